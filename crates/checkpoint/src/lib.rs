@@ -1,0 +1,49 @@
+//! The checkpoint contract of stategraph: the types every other crate speaks, the saver
+//! trait, LangGraph-compatible serde, and the in-memory saver.
+//!
+//! # Design
+//!
+//! This crate is deliberately small and stable (it is to stategraph what
+//! `langgraph-checkpoint` is to LangGraph, or `tower-service` to tower): backends depend on
+//! it and never on the engine. It has no SQL, no runtime and no engine code.
+//!
+//! * [`Value`] is the data model of everything stored: exactly what LangGraph's msgpack
+//!   serializer can write, including its extension types, kept as inert data.
+//! * [`Checkpoint`], [`CheckpointMetadata`], [`CheckpointTuple`], [`CheckpointConfig`] and
+//!   [`ChannelVersion`] are the v4 format of spec §2, with key order preserved so that the
+//!   bytes we write equal LangGraph's.
+//! * [`CheckpointSaver`] is object-safe: the engine holds `Arc<dyn CheckpointSaver>`.
+//! * [`serde`] reads and writes LangGraph's `(type tag, bytes)` pairs byte for byte.
+//! * [`id`] and [`source`] mint checkpoint ids, timestamps and versions exactly as
+//!   LangGraph does, from injectable clocks and random sources, so a test can reproduce
+//!   the very ids of a Python trace.
+//! * [`MemorySaver`] stores what LangGraph's `InMemorySaver` stores, laid out the same way.
+
+pub mod checkpoint;
+pub mod config;
+pub mod error;
+pub mod ext;
+pub mod id;
+pub mod memory;
+pub mod metadata;
+pub mod python;
+pub mod saver;
+pub mod serde;
+pub mod source;
+pub mod value;
+pub mod version;
+
+pub use checkpoint::{
+    write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,
+};
+pub use config::CheckpointConfig;
+pub use error::{Error, Result};
+pub use ext::{Ext, Object, ObjectCode};
+pub use memory::MemorySaver;
+pub use metadata::{CheckpointMetadata, CheckpointSource};
+pub use saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+pub use value::{Map, Value};
+pub use version::{ChannelVersion, ChannelVersions};
+
+/// The task id of writes that no task produced (client `Command`s).
+pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";

@@ -1,0 +1,176 @@
+//! The saver trait every backend implements, and the options of its operations.
+//!
+//! Five operations are required (`get_tuple`, `list`, `put`, `put_writes`,
+//! `delete_thread`) plus `get_next_version`; `get` is provided on top of `get_tuple`. The
+//! extended operations (`delete_for_runs`, `copy_thread`, `prune`) default to
+//! [`Error::Unsupported`] and a saver that implements them says so in
+//! [`CheckpointSaver::capabilities`]. The trait is object-safe (the engine holds an
+//! `Arc<dyn CheckpointSaver>`), so its async methods return boxed futures through
+//! `async_trait`.
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+
+use crate::checkpoint::{Checkpoint, CheckpointTuple};
+use crate::config::CheckpointConfig;
+use crate::error::{Error, Result};
+use crate::metadata::CheckpointMetadata;
+use crate::value::Value;
+use crate::version::{ChannelVersion, ChannelVersions};
+
+/// Options of [`CheckpointSaver::list`].
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    /// Only checkpoints whose metadata has each of these top-level keys equal to the value.
+    pub filter: Option<IndexMap<String, Value>>,
+    /// Only checkpoints whose id is strictly smaller than this config's `checkpoint_id`.
+    pub before: Option<CheckpointConfig>,
+    /// At most this many, applied after filtering.
+    pub limit: Option<usize>,
+}
+
+impl ListOptions {
+    /// Adds a metadata filter key (builder style).
+    pub fn filter(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.filter
+            .get_or_insert_with(IndexMap::new)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets `before` to a checkpoint id of the same thread (builder style).
+    pub fn before(mut self, config: CheckpointConfig) -> Self {
+        self.before = Some(config);
+        self
+    }
+
+    /// Sets the limit (builder style).
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// True when `metadata` matches every key of the filter (numbers compare by value).
+    pub fn matches(&self, metadata: &CheckpointMetadata) -> bool {
+        self.filter.as_ref().is_none_or(|f| {
+            f.iter()
+                .all(|(k, want)| metadata.get(k).is_some_and(|got| values_equal(&got, want)))
+        })
+    }
+}
+
+/// Python `==` on scalars: `1 == 1.0`; everything else structurally.
+fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
+        _ => a == b,
+    }
+}
+
+/// How [`CheckpointSaver::prune`] thins a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PruneStrategy {
+    /// Keep only the newest checkpoint (with its writes) of each namespace.
+    #[default]
+    KeepLatest,
+    /// Remove every checkpoint and write of the thread.
+    Delete,
+}
+
+/// Which optional operations a saver implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// [`CheckpointSaver::delete_for_runs`].
+    pub delete_for_runs: bool,
+    /// [`CheckpointSaver::copy_thread`].
+    pub copy_thread: bool,
+    /// [`CheckpointSaver::prune`].
+    pub prune: bool,
+}
+
+impl Capabilities {
+    /// All optional operations.
+    pub const ALL: Capabilities = Capabilities {
+        delete_for_runs: true,
+        copy_thread: true,
+        prune: true,
+    };
+}
+
+/// A place checkpoints are stored: in memory, SQLite, Postgres, or a wrapper of one.
+#[async_trait]
+pub trait CheckpointSaver: Send + Sync {
+    /// The checkpoint addressed by `config`: the given `checkpoint_id` in
+    /// `(thread_id, checkpoint_ns or "")`, else the one with the greatest id. `None` if
+    /// there is none. Required.
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>>;
+
+    /// Checkpoints newest first. `None` lists every thread; a config without
+    /// `checkpoint_ns` lists every namespace of its thread; with `checkpoint_id`, only that
+    /// one. Required.
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>>;
+
+    /// Stores a checkpoint. `config.checkpoint_id` is the parent's id (or none);
+    /// `new_versions` names the channels whose values are new since the parent. Returns the
+    /// config of the stored checkpoint. Re-putting an id replaces it. Required.
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<CheckpointConfig>;
+
+    /// Stores the writes of one task against the checkpoint `config.checkpoint_id`.
+    ///
+    /// Indexes follow LangGraph (spec §7.2): a reserved channel gets its fixed negative
+    /// index ([`crate::WRITES_IDX_MAP`]), any other its position in `writes`. The rule for
+    /// a repeated `(task_id, index)`, the same in every stategraph saver: a write at a
+    /// reserved index replaces the stored one (last wins); a write at a normal index is
+    /// ignored (first wins). Required.
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<()>;
+
+    /// Removes every checkpoint, write and blob of a thread, in every namespace. Deleting
+    /// an unknown thread is not an error. Required.
+    async fn delete_thread(&self, thread_id: &str) -> Result<()>;
+
+    /// The version that follows `current` for a channel (spec §3). Required.
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion;
+
+    /// The checkpoint addressed by `config`, without its tuple. Provided.
+    async fn get(&self, config: &CheckpointConfig) -> Result<Option<Checkpoint>> {
+        Ok(self.get_tuple(config).await?.map(|t| t.checkpoint))
+    }
+
+    /// Which optional operations this saver implements. Provided: none.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// Deletes every checkpoint (with its writes), in any thread and namespace, whose
+    /// metadata `run_id` is listed. Optional.
+    async fn delete_for_runs(&self, _run_ids: &[String]) -> Result<()> {
+        Err(Error::Unsupported("delete_for_runs"))
+    }
+
+    /// Copies every checkpoint, write and value of thread `source` to thread `target`,
+    /// keeping ids, namespaces and order. Optional.
+    async fn copy_thread(&self, _source: &str, _target: &str) -> Result<()> {
+        Err(Error::Unsupported("copy_thread"))
+    }
+
+    /// Thins the listed threads by `strategy`; other threads are untouched. Optional.
+    async fn prune(&self, _thread_ids: &[String], _strategy: PruneStrategy) -> Result<()> {
+        Err(Error::Unsupported("prune"))
+    }
+}

@@ -1,0 +1,78 @@
+//! Serialization compatible with LangGraph's `JsonPlusSerializer`, byte for byte.
+//!
+//! A serializer turns a [`Value`] into `(type tag, bytes)` and back ([`Serializer`]).
+//! [`JsonPlusSerializer`] writes the tags `msgpack`, `bytes` and `null`, and reads those
+//! plus `bytearray`, `empty` and the legacy `json`. [`EncryptedSerializer`] wraps any
+//! serializer with AES-EAX, in LangGraph's `EncryptedSerializer` format. The msgpack codec
+//! itself lives in [`msgpack`]; conversion between Rust types and [`Value`] in [`rust`].
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::error::Result;
+use crate::value::Value;
+
+pub mod encrypted;
+pub mod jsonplus;
+pub mod json_legacy;
+pub mod msgpack;
+pub mod rust;
+
+
+
+
+/// A serialized value: LangGraph's `(type, bytes)` pair.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Typed {
+    /// The type tag: `msgpack`, `bytes`, `bytearray`, `null`, `json`, `empty`, or an
+    /// encrypted form such as `msgpack+aes`.
+    pub tag: Cow<'static, str>,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Typed {
+    /// A pair from a tag and bytes.
+    pub fn new(tag: impl Into<Cow<'static, str>>, bytes: Vec<u8>) -> Typed {
+        Typed { tag: tag.into(), bytes }
+    }
+
+    /// The `("empty", b"")` sentinel savers store for "no value at this version".
+    pub fn empty() -> Typed {
+        Typed::new(TAG_EMPTY, Vec::new())
+    }
+
+    /// True for the `empty` sentinel.
+    pub fn is_empty_sentinel(&self) -> bool {
+        self.tag == TAG_EMPTY
+    }
+}
+
+impl fmt::Debug for Typed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({:?}, {} bytes)", self.tag, self.bytes.len())
+    }
+}
+
+/// Tag of msgpack-encoded values.
+pub const TAG_MSGPACK: &str = "msgpack";
+/// Tag of raw bytes.
+pub const TAG_BYTES: &str = "bytes";
+/// Tag of a Python bytearray (read as bytes).
+pub const TAG_BYTEARRAY: &str = "bytearray";
+/// Tag of `None` (no bytes).
+pub const TAG_NULL: &str = "null";
+/// Tag of legacy JSON values (read only).
+pub const TAG_JSON: &str = "json";
+/// The savers' sentinel for "channel had no value at this version".
+pub const TAG_EMPTY: &str = "empty";
+
+/// LangGraph's serializer protocol: `dumps_typed` / `loads_typed`.
+pub trait Serializer: Send + Sync + fmt::Debug {
+    /// Serializes a value to a tag and bytes.
+    fn dumps_typed(&self, value: &Value) -> Result<Typed>;
+
+    /// Deserializes a tag and bytes. Never executes anything: unknown tags, malformed or
+    /// hostile bytes give an error.
+    fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value>;
+}

@@ -1,0 +1,1 @@
+//! Injectable sources of time and randomness, and a Python-compatible random generator.

@@ -1,0 +1,335 @@
+//! The value model: everything LangGraph's serializer can write, and nothing that can run.
+//!
+//! A [`Value`] mirrors the msgpack data model that `JsonPlusSerializer` produces: nil,
+//! booleans, 64-bit integers (signed, and unsigned above `i64::MAX`), float64, UTF-8
+//! strings, bytes, lists, maps whose keys may be any value (kept in insertion order, as a
+//! Python dict is), and the extension types LangGraph uses for Python objects ([`Ext`]).
+//! Extension values are plain data: decoding one never constructs or runs anything.
+
+use std::fmt;
+
+use crate::ext::Ext;
+
+/// A value stored in a checkpoint, a write or a blob.
+///
+/// Integers are canonical: a non-negative integer that fits in `i64` is always
+/// [`Value::Int`]; [`Value::UInt`] holds only values above `i64::MAX`. The constructors and
+/// the decoder keep this invariant, so derived equality compares numbers correctly.
+#[derive(Clone, PartialEq, Default)]
+pub enum Value {
+    /// Python `None`, msgpack nil.
+    #[default]
+    Nil,
+    /// A boolean.
+    Bool(bool),
+    /// A signed integer (all integers in `i64` range).
+    Int(i64),
+    /// An unsigned integer above `i64::MAX`.
+    UInt(u64),
+    /// A float64 (msgpack always writes Python floats as float64).
+    Float(f64),
+    /// A UTF-8 string.
+    Str(String),
+    /// Raw bytes (Python `bytes`, `bytearray` and `memoryview` inside a value).
+    Bytes(Vec<u8>),
+    /// A list; Python tuples are written as lists and read back as lists.
+    List(Vec<Value>),
+    /// A map with keys of any type, in insertion order.
+    Map(Map),
+    /// A msgpack extension value (a Python object such as a UUID, datetime or message).
+    Ext(Box<Ext>),
+}
+
+impl Value {
+    /// Builds an integer value from a `u64`, canonically.
+    pub fn from_u64(n: u64) -> Value {
+        match i64::try_from(n) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::UInt(n),
+        }
+    }
+
+    /// The string, if this is a [`Value::Str`].
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer, if this is a [`Value::Int`].
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The float, if this is a [`Value::Float`].
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is a [`Value::Bool`].
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The map, if this is a [`Value::Map`].
+    pub fn as_map(&self) -> Option<&Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The list, if this is a [`Value::List`].
+    pub fn as_list(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The bytes, if this is a [`Value::Bytes`].
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The extension value, if this is a [`Value::Ext`].
+    pub fn as_ext(&self) -> Option<&Ext> {
+        match self {
+            Value::Ext(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// True for [`Value::Nil`].
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// Looks up a string key in a map value; `None` for other values or a missing key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_map().and_then(|m| m.get(key))
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Nil => f.write_str("None"),
+            Value::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::UInt(u) => write!(f, "{u}"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "b{:?}", String::from_utf8_lossy(b)),
+            Value::List(l) => f.debug_list().entries(l).finish(),
+            Value::Map(m) => fmt::Debug::fmt(m, f),
+            Value::Ext(e) => fmt::Debug::fmt(e, f),
+        }
+    }
+}
+
+/// An insertion-ordered map whose keys may be any [`Value`], as a Python dict.
+///
+/// Backed by a vector of pairs: checkpoint values are small maps written and read whole,
+/// where a vector is faster than a hash map and keeps msgpack's order for free.
+#[derive(Clone, PartialEq, Default)]
+pub struct Map(Vec<(Value, Value)>);
+
+impl Map {
+    /// An empty map.
+    pub fn new() -> Map {
+        Map(Vec::new())
+    }
+
+    /// An empty map with room for `n` entries.
+    pub fn with_capacity(n: usize) -> Map {
+        Map(Vec::with_capacity(n))
+    }
+
+    /// Builds a map from pairs, keeping duplicates as given (as msgpack bytes may).
+    pub fn from_pairs(pairs: Vec<(Value, Value)>) -> Map {
+        Map(pairs)
+    }
+
+    /// The value under a string key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// The value under any key.
+    pub fn get_value(&self, key: &Value) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key` to `value`: replaces in place if present (keeping its position, as a
+    /// Python dict does), appends otherwise. Returns the old value.
+    pub fn insert(&mut self, key: impl Into<Value>, value: impl Into<Value>) -> Option<Value> {
+        let key = key.into();
+        let value = value.into();
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => Some(std::mem::replace(v, value)),
+            None => {
+                self.0.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes a string key, keeping the order of the rest.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let pos = self.0.iter().position(|(k, _)| k.as_str() == Some(key))?;
+        Some(self.0.remove(pos).1)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The entries, as a slice of pairs.
+    pub fn as_slice(&self) -> &[(Value, Value)] {
+        &self.0
+    }
+
+    /// Consumes the map into its pairs.
+    pub fn into_pairs(self) -> Vec<(Value, Value)> {
+        self.0
+    }
+}
+
+impl fmt::Debug for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: Into<Value>, V: Into<Value>> FromIterator<(K, V)> for Map {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Map {
+        let mut m = Map::new();
+        for (k, v) in iter {
+            m.insert(k, v);
+        }
+        m
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (Value, Value);
+    type IntoIter = std::vec::IntoIter<(Value, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+macro_rules! from_signed {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(n: $t) -> Value { Value::Int(i64::from(n)) }
+        }
+    )*};
+}
+from_signed!(i8, i16, i32, i64, u8, u16, u32);
+
+impl From<u64> for Value {
+    fn from(n: u64) -> Value {
+        Value::from_u64(n)
+    }
+}
+impl From<usize> for Value {
+    fn from(n: usize) -> Value {
+        Value::from_u64(n as u64)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+impl From<f64> for Value {
+    fn from(x: f64) -> Value {
+        Value::Float(x)
+    }
+}
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Str(s.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Str(s)
+    }
+}
+impl From<&String> for Value {
+    fn from(s: &String) -> Value {
+        Value::Str(s.clone())
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(b: Vec<u8>) -> Value {
+        Value::Bytes(b)
+    }
+}
+impl From<Vec<Value>> for Value {
+    fn from(l: Vec<Value>) -> Value {
+        Value::List(l)
+    }
+}
+impl From<Map> for Value {
+    fn from(m: Map) -> Value {
+        Value::Map(m)
+    }
+}
+impl From<Ext> for Value {
+    fn from(e: Ext) -> Value {
+        Value::Ext(Box::new(e))
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Value {
+        o.map_or(Value::Nil, Into::into)
+    }
+}
+
+/// Builds a [`Value::Map`] with string keys: `map! { "a" => 1, "b" => "x" }`.
+#[macro_export]
+macro_rules! map {
+    () => { $crate::Value::Map($crate::Map::new()) };
+    ($($k:expr => $v:expr),+ $(,)?) => {{
+        let mut m = $crate::Map::new();
+        $( m.insert($crate::Value::from($k), $crate::Value::from($v)); )+
+        $crate::Value::Map(m)
+    }};
+}
+
+/// Builds a [`Value::List`]: `list![1, "a"]`.
+#[macro_export]
+macro_rules! list {
+    ($($v:expr),* $(,)?) => { $crate::Value::List(vec![$($crate::Value::from($v)),*]) };
+}
