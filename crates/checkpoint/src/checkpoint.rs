@@ -69,7 +69,10 @@ impl Checkpoint {
                 .collect();
             m.insert("channel_values", values);
         }
-        m.insert("channel_versions", versions_to_value(&self.channel_versions));
+        m.insert(
+            "channel_versions",
+            versions_to_value(&self.channel_versions),
+        );
         let seen: Map = self
             .versions_seen
             .iter()

@@ -32,6 +32,7 @@ pub mod serde;
 pub mod source;
 pub mod value;
 pub mod version;
+pub mod version_gen;
 
 pub use checkpoint::{
     write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,

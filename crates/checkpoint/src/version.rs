@@ -31,7 +31,11 @@ impl ChannelVersion {
     pub fn integer_part(&self) -> i64 {
         match self {
             ChannelVersion::Int(n) => *n,
-            ChannelVersion::Str(s) => s.split('.').next().and_then(|p| p.parse().ok()).unwrap_or(0),
+            ChannelVersion::Str(s) => s
+                .split('.')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0),
         }
     }
 
@@ -48,7 +52,9 @@ impl ChannelVersion {
         match v {
             Value::Str(s) => Some(ChannelVersion::Str(s.clone())),
             Value::Int(n) => Some(ChannelVersion::Int(*n)),
-            Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Some(ChannelVersion::Int(*f as i64)),
+            Value::Float(f) if f.fract() == 0.0 && f.is_finite() => {
+                Some(ChannelVersion::Int(*f as i64))
+            }
             _ => None,
         }
     }
@@ -69,12 +75,14 @@ impl Ord for ChannelVersion {
         match (self, other) {
             (ChannelVersion::Int(a), ChannelVersion::Int(b)) => a.cmp(b),
             (ChannelVersion::Str(a), ChannelVersion::Str(b)) => a.cmp(b),
-            (ChannelVersion::Int(_), ChannelVersion::Str(_)) => {
-                self.integer_part().cmp(&other.integer_part()).then(Ordering::Less)
-            }
-            (ChannelVersion::Str(_), ChannelVersion::Int(_)) => {
-                self.integer_part().cmp(&other.integer_part()).then(Ordering::Greater)
-            }
+            (ChannelVersion::Int(_), ChannelVersion::Str(_)) => self
+                .integer_part()
+                .cmp(&other.integer_part())
+                .then(Ordering::Less),
+            (ChannelVersion::Str(_), ChannelVersion::Int(_)) => self
+                .integer_part()
+                .cmp(&other.integer_part())
+                .then(Ordering::Greater),
         }
     }
 }

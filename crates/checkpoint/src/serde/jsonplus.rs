@@ -1,1 +1,107 @@
-//! TODO
+//! [`JsonPlusSerializer`]: LangGraph's default serializer, the `(tag, bytes)` pairs it writes.
+
+use crate::error::{Error, Result};
+use crate::serde::{
+    json_legacy, msgpack, Serializer, Typed, TAG_BYTEARRAY, TAG_BYTES, TAG_EMPTY, TAG_JSON,
+    TAG_MSGPACK, TAG_NULL,
+};
+use crate::value::Value;
+
+/// LangGraph's `JsonPlusSerializer`, byte for byte (spec §9.1).
+///
+/// Writes `("null", b"")` for [`Value::Nil`], `("bytes", raw)` for [`Value::Bytes`] and
+/// `("msgpack", encoding)` for everything else. Reads `null`, `bytes`, `bytearray` (as
+/// bytes), `msgpack` and the legacy `json` ([`json_legacy`]). Unlike Python it never
+/// constructs or imports anything: extension objects stay data ([`crate::Ext`]), and it
+/// has no pickle fallback.
+///
+/// The savers' `empty` sentinel ("no value at this version") is not a serialized value:
+/// `loads_typed("empty", ..)` fails with [`Error::InvalidData`] so that a saver that
+/// forgets to handle it does not silently turn a missing channel into `None`. (Python
+/// raises its unknown-type error for it.) Other unknown tags, `pickle` included, give
+/// [`Error::UnknownTag`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JsonPlusSerializer;
+
+impl JsonPlusSerializer {
+    /// The serializer.
+    pub fn new() -> JsonPlusSerializer {
+        JsonPlusSerializer
+    }
+}
+
+impl Serializer for JsonPlusSerializer {
+    fn dumps_typed(&self, value: &Value) -> Result<Typed> {
+        Ok(match value {
+            Value::Nil => Typed::new(TAG_NULL, Vec::new()),
+            Value::Bytes(b) => Typed::new(TAG_BYTES, b.clone()),
+            other => Typed::new(TAG_MSGPACK, msgpack::encode(other)?),
+        })
+    }
+
+    fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value> {
+        match tag {
+            TAG_MSGPACK => msgpack::decode(bytes),
+            TAG_NULL => Ok(Value::Nil),
+            TAG_BYTES | TAG_BYTEARRAY => Ok(Value::Bytes(bytes.to_vec())),
+            TAG_JSON => json_legacy::loads(bytes),
+            TAG_EMPTY => Err(Error::InvalidData(
+                "the \"empty\" sentinel has no value; savers must handle it before loads_typed"
+                    .into(),
+            )),
+            other => Err(Error::UnknownTag(other.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dumps_picks_the_tag_python_picks() {
+        let s = JsonPlusSerializer;
+        assert_eq!(
+            s.dumps_typed(&Value::Nil).unwrap(),
+            Typed::new("null", vec![])
+        );
+        let raw = Value::Bytes(vec![1, 2]);
+        assert_eq!(
+            s.dumps_typed(&raw).unwrap(),
+            Typed::new("bytes", vec![1, 2])
+        );
+        let hi = Value::from("hi");
+        assert_eq!(
+            s.dumps_typed(&hi).unwrap(),
+            Typed::new("msgpack", vec![0xa2, b'h', b'i'])
+        );
+    }
+
+    #[test]
+    fn loads_reads_every_tag() {
+        let s = JsonPlusSerializer;
+        assert_eq!(s.loads_typed("null", b"").unwrap(), Value::Nil);
+        assert_eq!(
+            s.loads_typed("bytes", b"ab").unwrap(),
+            Value::Bytes(b"ab".to_vec())
+        );
+        assert_eq!(
+            s.loads_typed("bytearray", b"ab").unwrap(),
+            Value::Bytes(b"ab".to_vec())
+        );
+        assert_eq!(s.loads_typed("msgpack", &[0x05]).unwrap(), Value::Int(5));
+        assert_eq!(
+            s.loads_typed("json", b"[1]").unwrap(),
+            Value::List(vec![1.into()])
+        );
+        assert!(matches!(
+            s.loads_typed("empty", b""),
+            Err(Error::InvalidData(_))
+        ));
+        assert!(matches!(s.loads_typed("pickle", b""), Err(Error::UnknownTag(t)) if t == "pickle"));
+        assert!(matches!(
+            s.loads_typed("msgpack+aes", b""),
+            Err(Error::UnknownTag(_))
+        ));
+    }
+}

@@ -13,13 +13,13 @@ use crate::error::Result;
 use crate::value::Value;
 
 pub mod encrypted;
-pub mod jsonplus;
 pub mod json_legacy;
+pub mod jsonplus;
 pub mod msgpack;
 pub mod rust;
 
-
-
+pub use encrypted::{AesCipher, Cipher, EncryptedSerializer};
+pub use jsonplus::JsonPlusSerializer;
 
 /// A serialized value: LangGraph's `(type, bytes)` pair.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -34,7 +34,10 @@ pub struct Typed {
 impl Typed {
     /// A pair from a tag and bytes.
     pub fn new(tag: impl Into<Cow<'static, str>>, bytes: Vec<u8>) -> Typed {
-        Typed { tag: tag.into(), bytes }
+        Typed {
+            tag: tag.into(),
+            bytes,
+        }
     }
 
     /// The `("empty", b"")` sentinel savers store for "no value at this version".

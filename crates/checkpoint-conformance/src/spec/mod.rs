@@ -1,0 +1,147 @@
+//! The behaviours, one file per capability, and the one list that names them all.
+//!
+//! Every behaviour is `pub async fn name(saver: &dyn CheckpointSaver) -> Result<(), Failure>`,
+//! named after LangGraph's `test_<capability>_<name>`. The numbers in their docs (`#12`)
+//! are those of `CHECKPOINTER_BEHAVIOURS.md` §2. [`tightened`] holds the behaviours this
+//! port adds where the Python suite is loose (§4 of that file).
+
+pub mod copy_thread;
+pub mod delete_for_runs;
+pub mod delete_thread;
+pub mod get_tuple;
+pub mod list;
+pub mod prune;
+pub mod put;
+pub mod put_writes;
+pub mod tightened;
+
+/// Given `[callback] args…`, calls `callback! { [args…] module { name: Capability, … } … }` with every behaviour of
+/// the suite: the single list both [`crate::behaviours`] and [`crate::conformance_suite!`]
+/// are generated from.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_behaviours {
+    ([$($callback:tt)*] $($args:tt)*) => {
+        $($callback)*! {
+            [$($args)*]
+            put {
+                returns_config: Put,
+                roundtrip: Put,
+                preserves_channel_values: Put,
+                preserves_channel_versions: Put,
+                preserves_versions_seen: Put,
+                preserves_metadata: Put,
+                root_namespace: Put,
+                child_namespace: Put,
+                default_namespace: Put,
+                multiple_checkpoints_same_thread: Put,
+                multiple_threads_isolated: Put,
+                parent_config: Put,
+                incremental_channel_update: Put,
+                new_channel_added: Put,
+                channel_removed: Put,
+                preserves_run_id: Put,
+                preserves_versions_seen_values: Put,
+            }
+            put_writes {
+                basic: PutWrites,
+                multiple_writes_same_task: PutWrites,
+                multiple_tasks: PutWrites,
+                preserves_task_id: PutWrites,
+                preserves_channel_and_value: PutWrites,
+                task_path: PutWrites,
+                idempotent: PutWrites,
+                special_channels: PutWrites,
+                across_namespaces: PutWrites,
+                cleared_on_next_checkpoint: PutWrites,
+            }
+            get_tuple {
+                nonexistent_returns_none: GetTuple,
+                latest_when_no_checkpoint_id: GetTuple,
+                specific_checkpoint_id: GetTuple,
+                config_structure: GetTuple,
+                checkpoint_fields: GetTuple,
+                metadata: GetTuple,
+                parent_config: GetTuple,
+                pending_writes: GetTuple,
+                respects_namespace: GetTuple,
+                nonexistent_checkpoint_id: GetTuple,
+            }
+            list {
+                all: List,
+                by_thread: List,
+                by_namespace: List,
+                ordering: List,
+                metadata_filter_single_key: List,
+                metadata_filter_step: List,
+                metadata_filter_multiple_keys: List,
+                metadata_filter_no_match: List,
+                metadata_custom_keys: List,
+                before: List,
+                limit: List,
+                limit_plus_before: List,
+                combined_thread_and_filter: List,
+                empty_result: List,
+                includes_pending_writes: List,
+                multiple_namespaces: List,
+            }
+            delete_thread {
+                removes_checkpoints: DeleteThread,
+                removes_writes: DeleteThread,
+                removes_all_namespaces: DeleteThread,
+                preserves_other_threads: DeleteThread,
+                nonexistent_noop: DeleteThread,
+            }
+            delete_for_runs {
+                single: DeleteForRuns,
+                multiple: DeleteForRuns,
+                preserves_other_runs: DeleteForRuns,
+                removes_writes: DeleteForRuns,
+                empty_list_noop: DeleteForRuns,
+                nonexistent_noop: DeleteForRuns,
+                across_namespaces: DeleteForRuns,
+            }
+            copy_thread {
+                basic: CopyThread,
+                all_checkpoints: CopyThread,
+                preserves_metadata: CopyThread,
+                preserves_namespaces: CopyThread,
+                preserves_writes: CopyThread,
+                preserves_ordering: CopyThread,
+                source_unchanged: CopyThread,
+                nonexistent_source: CopyThread,
+            }
+            prune {
+                keep_latest_single_thread: Prune,
+                keep_latest_multiple_threads: Prune,
+                keep_latest_across_namespaces: Prune,
+                keep_latest_preserves_writes: Prune,
+                delete_all: Prune,
+                preserves_other_threads: Prune,
+                empty_list_noop: Prune,
+                nonexistent_noop: Prune,
+            }
+            tightened {
+                int_float_bool_values_stay_distinct: Put,
+                bytes_and_nil_values_roundtrip: Put,
+                metadata_parents_roundtrip: Put,
+                bytes_and_nil_writes_roundtrip: PutWrites,
+                task_path_orders_writes: PutWrites,
+                reserved_writes_come_first: PutWrites,
+                repeated_normal_write_keeps_first: PutWrites,
+                repeated_reserved_writes_keep_last: PutWrites,
+                repeated_mixed_batch: PutWrites,
+                absent_ns_gets_root: GetTuple,
+                absent_ns_lists_every_namespace: List,
+                no_config_lists_every_thread: List,
+                delete_thread_removes_write_rows: DeleteThread,
+                delete_for_runs_removes_the_run: DeleteForRuns,
+                delete_for_runs_removes_write_rows: DeleteForRuns,
+                delete_for_runs_survivor_has_no_parent: DeleteForRuns,
+                prune_keep_latest_removes_write_rows: Prune,
+                prune_delete_removes_write_rows: Prune,
+                prune_survivor_has_no_parent: Prune,
+            }
+        }
+    };
+}

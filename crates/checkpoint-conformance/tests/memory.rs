@@ -1,0 +1,166 @@
+//! The suite against `MemorySaver`, and checks that the suite itself skips and fails.
+
+use stategraph_checkpoint::MemorySaver;
+use stategraph_checkpoint_conformance::conformance_suite;
+
+conformance_suite!(make = async { MemorySaver::new() });
+
+/// The same suite through the closure form, a boxed saver that declares no optional
+/// capability, and `skip`: the required groups run, the optional ones are skipped.
+mod required_only {
+    use super::support::Limited;
+    use stategraph_checkpoint::CheckpointSaver;
+    use stategraph_checkpoint_conformance::conformance_suite;
+
+    conformance_suite!(
+        make = || async { Box::new(Limited::required_only()) as Box<dyn CheckpointSaver> },
+        skip = [prune],
+    );
+}
+
+mod support {
+    use async_trait::async_trait;
+    use stategraph_checkpoint::{
+        Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
+        CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, MemorySaver, Result,
+        Value,
+    };
+
+    /// A `MemorySaver` that declares no optional capability, and may drop every write.
+    pub struct Limited {
+        inner: MemorySaver,
+        drop_writes: bool,
+    }
+
+    impl Limited {
+        /// Implements the required operations only.
+        pub fn required_only() -> Limited {
+            Limited {
+                inner: MemorySaver::new(),
+                drop_writes: false,
+            }
+        }
+
+        /// Also broken: `put_writes` succeeds and stores nothing.
+        pub fn dropping_writes() -> Limited {
+            Limited {
+                inner: MemorySaver::new(),
+                drop_writes: true,
+            }
+        }
+    }
+
+    #[async_trait]
+    impl CheckpointSaver for Limited {
+        async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+            self.inner.get_tuple(config).await
+        }
+
+        async fn list(
+            &self,
+            config: Option<&CheckpointConfig>,
+            options: &ListOptions,
+        ) -> Result<Vec<CheckpointTuple>> {
+            self.inner.list(config, options).await
+        }
+
+        async fn put(
+            &self,
+            config: &CheckpointConfig,
+            checkpoint: &Checkpoint,
+            metadata: &CheckpointMetadata,
+            new_versions: &ChannelVersions,
+        ) -> Result<CheckpointConfig> {
+            self.inner.put(config, checkpoint, metadata, new_versions).await
+        }
+
+        async fn put_writes(
+            &self,
+            config: &CheckpointConfig,
+            writes: &[(String, Value)],
+            task_id: &str,
+            task_path: &str,
+        ) -> Result<()> {
+            if self.drop_writes {
+                return Ok(());
+            }
+            self.inner.put_writes(config, writes, task_id, task_path).await
+        }
+
+        async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+            self.inner.delete_thread(thread_id).await
+        }
+
+        fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+            self.inner.get_next_version(current)
+        }
+
+        fn capabilities(&self) -> Capabilities {
+            Capabilities::default()
+        }
+    }
+}
+
+/// `validate` and the behaviour table, checked on savers that pass, skip and fail.
+mod harness {
+    use super::support::Limited;
+    use stategraph_checkpoint::MemorySaver;
+    use stategraph_checkpoint_conformance::{behaviours, validate, Capability, Level};
+
+    #[test]
+    fn table_has_the_81_behaviours_and_the_tightened_ones() {
+        let all = behaviours();
+        let upstream: Vec<_> = all.iter().filter(|b| !b.name.starts_with("tightened::")).collect();
+        assert_eq!(upstream.len(), 81);
+        let count = |c: Capability| upstream.iter().filter(|b| b.capability == c).count();
+        let counts: Vec<usize> = Capability::ALL.iter().map(|c| count(*c)).collect();
+        assert_eq!(counts, [17, 10, 10, 16, 5, 7, 8, 8]);
+        assert_eq!(all.len() - upstream.len(), 19);
+        let mut names: Vec<_> = all.iter().map(|b| b.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "behaviour names are unique");
+    }
+
+    #[tokio::test]
+    async fn memory_saver_passes_everything() {
+        let report = validate(|| async { MemorySaver::new() }).await;
+        println!("{report}");
+        assert!(report.passed_all_required());
+        assert!(report.passed_all());
+        assert_eq!(report.level(), Level::Full);
+        assert_eq!((report.passed(), report.failed(), report.skipped()), (100, 0, 0));
+    }
+
+    #[tokio::test]
+    async fn undeclared_optional_capabilities_are_skipped() {
+        let report = validate(|| async { Limited::required_only() }).await;
+        println!("{report}");
+        assert!(report.passed_all_required());
+        assert_eq!(report.level(), Level::Required);
+        for r in report.optional() {
+            assert!(!r.detected, "{} should not be detected", r.capability);
+            assert_eq!(r.verdict(), None);
+            assert_eq!((r.passed, r.failed), (0, 0));
+            assert!(r.skipped > 0);
+        }
+        let text = report.to_string();
+        assert!(text.contains("prune            SKIPPED"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_saver_that_drops_writes_fails() {
+        let report = validate(|| async { Limited::dropping_writes() }).await;
+        println!("{report}");
+        assert!(!report.passed_all_required());
+        assert_eq!(report.level(), Level::Failing);
+        let put_writes = report.capability(Capability::PutWrites).expect("put_writes ran");
+        assert_eq!(put_writes.verdict(), Some(false));
+        assert!(
+            report.failures().any(|f| f.starts_with("put_writes::basic: ")),
+            "{report}"
+        );
+        let put = report.capability(Capability::Put).expect("put ran");
+        assert_eq!(put.verdict(), Some(true), "put does not depend on writes");
+    }
+}

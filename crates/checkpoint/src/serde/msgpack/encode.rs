@@ -1,0 +1,238 @@
+//! The msgpack writer: smallest encodings, extension headers written in place.
+
+use crate::error::{Error, Result};
+use crate::ext::{Ext, Object};
+use crate::value::Value;
+
+/// Room reserved before an extension payload: the largest header (`c9`, 4 length bytes,
+/// the type byte). The unused part is closed up once the payload length is known.
+const EXT_HEADER_ROOM: usize = 6;
+
+/// Writes values to a byte vector.
+pub(super) struct Encoder<'a> {
+    out: &'a mut Vec<u8>,
+    max_depth: usize,
+}
+
+impl<'a> Encoder<'a> {
+    /// An encoder appending to `out`, refusing nesting deeper than `max_depth`.
+    pub(super) fn new(out: &'a mut Vec<u8>, max_depth: usize) -> Encoder<'a> {
+        Encoder { out, max_depth }
+    }
+
+    /// Writes `value`, which sits inside `depth` containers.
+    pub(super) fn value(&mut self, value: &Value, depth: usize) -> Result<()> {
+        match value {
+            Value::Nil => self.out.push(0xc0),
+            Value::Bool(b) => self.out.push(if *b { 0xc3 } else { 0xc2 }),
+            Value::Int(i) => match u64::try_from(*i) {
+                Ok(u) => self.uint(u),
+                Err(_) => self.negative(*i),
+            },
+            Value::UInt(u) => self.uint(*u),
+            Value::Float(x) => {
+                self.out.push(0xcb);
+                self.out.extend_from_slice(&x.to_bits().to_be_bytes());
+            }
+            Value::Str(s) => self.str(s)?,
+            Value::Bytes(b) => self.bin(b)?,
+            Value::List(items) => {
+                let inner = self.enter(depth)?;
+                self.array_header(items.len())?;
+                for item in items {
+                    self.value(item, inner)?;
+                }
+            }
+            Value::Map(map) => {
+                let inner = self.enter(depth)?;
+                self.map_header(map.len())?;
+                for (k, v) in map.iter() {
+                    self.value(k, inner)?;
+                    self.value(v, inner)?;
+                }
+            }
+            Value::Ext(ext) => self.ext(ext, depth)?,
+        }
+        Ok(())
+    }
+
+    /// The depth of a container's children, or an error past the limit.
+    fn enter(&self, depth: usize) -> Result<usize> {
+        let inner = depth + 1;
+        if inner > self.max_depth {
+            return Err(Error::Encode(format!(
+                "value nested deeper than {} levels",
+                self.max_depth
+            )));
+        }
+        Ok(inner)
+    }
+
+    fn uint(&mut self, u: u64) {
+        if u < 0x80 {
+            self.out.push(u as u8);
+        } else if u <= 0xff {
+            self.out.extend_from_slice(&[0xcc, u as u8]);
+        } else if u <= 0xffff {
+            self.out.push(0xcd);
+            self.out.extend_from_slice(&(u as u16).to_be_bytes());
+        } else if u <= 0xffff_ffff {
+            self.out.push(0xce);
+            self.out.extend_from_slice(&(u as u32).to_be_bytes());
+        } else {
+            self.out.push(0xcf);
+            self.out.extend_from_slice(&u.to_be_bytes());
+        }
+    }
+
+    /// Writes a negative integer (`i < 0`).
+    fn negative(&mut self, i: i64) {
+        if i >= -32 {
+            self.out.push(i as u8);
+        } else if i >= i64::from(i8::MIN) {
+            self.out.extend_from_slice(&[0xd0, i as u8]);
+        } else if i >= i64::from(i16::MIN) {
+            self.out.push(0xd1);
+            self.out.extend_from_slice(&(i as i16).to_be_bytes());
+        } else if i >= i64::from(i32::MIN) {
+            self.out.push(0xd2);
+            self.out.extend_from_slice(&(i as i32).to_be_bytes());
+        } else {
+            self.out.push(0xd3);
+            self.out.extend_from_slice(&i.to_be_bytes());
+        }
+    }
+
+    fn str(&mut self, s: &str) -> Result<()> {
+        let n = s.len();
+        if n < 32 {
+            self.out.push(0xa0 | n as u8);
+        } else {
+            self.sized(n, [0xd9, 0xda, 0xdb], "string")?;
+        }
+        self.out.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+
+    fn bin(&mut self, b: &[u8]) -> Result<()> {
+        self.sized(b.len(), [0xc4, 0xc5, 0xc6], "bytes")?;
+        self.out.extend_from_slice(b);
+        Ok(())
+    }
+
+    fn array_header(&mut self, n: usize) -> Result<()> {
+        if n < 16 {
+            self.out.push(0x90 | n as u8);
+            Ok(())
+        } else {
+            self.sized16(n, [0xdc, 0xdd], "array")
+        }
+    }
+
+    fn map_header(&mut self, n: usize) -> Result<()> {
+        if n < 16 {
+            self.out.push(0x80 | n as u8);
+            Ok(())
+        } else {
+            self.sized16(n, [0xde, 0xdf], "map")
+        }
+    }
+
+    /// Writes a length with an 8, 16 or 32-bit marker.
+    fn sized(&mut self, n: usize, markers: [u8; 3], what: &str) -> Result<()> {
+        if n <= 0xff {
+            self.out.extend_from_slice(&[markers[0], n as u8]);
+            Ok(())
+        } else {
+            self.sized16(n, [markers[1], markers[2]], what)
+        }
+    }
+
+    /// Writes a length with a 16 or 32-bit marker.
+    fn sized16(&mut self, n: usize, markers: [u8; 2], what: &str) -> Result<()> {
+        if n <= 0xffff {
+            self.out.push(markers[0]);
+            self.out.extend_from_slice(&(n as u16).to_be_bytes());
+        } else {
+            let n = u32::try_from(n).map_err(|_| too_long(what, n))?;
+            self.out.push(markers[1]);
+            self.out.extend_from_slice(&n.to_be_bytes());
+        }
+        Ok(())
+    }
+
+    /// Writes an extension: reserves header room, writes the payload, then writes the
+    /// minimal header just before the payload and closes the gap.
+    fn ext(&mut self, ext: &Ext, depth: usize) -> Result<()> {
+        let inner = self.enter(depth)?;
+        let start = self.out.len();
+        self.out.extend_from_slice(&[0; EXT_HEADER_ROOM]);
+        let body = self.out.len();
+        match ext {
+            Ext::Object(object) => self.object(object, inner)?,
+            Ext::NumpyArray(v) | Ext::DeltaSnapshot(v) => self.value(v, inner)?,
+        }
+        let len = self.out.len() - body;
+        let mut header = [0u8; EXT_HEADER_ROOM];
+        let h = ext_header(len, ext.code(), &mut header)?;
+        self.out[body - h..body].copy_from_slice(&header[..h]);
+        if h < EXT_HEADER_ROOM {
+            self.out.copy_within(body - h.., start);
+            self.out.truncate(self.out.len() - (EXT_HEADER_ROOM - h));
+        }
+        Ok(())
+    }
+
+    /// Writes an object payload, the tuple `(module, class, data[, method])`.
+    fn object(&mut self, object: &Object, depth: usize) -> Result<()> {
+        let inner = self.enter(depth)?;
+        self.out
+            .push(if object.method.is_some() { 0x94 } else { 0x93 });
+        self.str(&object.module)?;
+        self.str(&object.class)?;
+        self.value(&object.data, inner)?;
+        if let Some(method) = &object.method {
+            self.str(method)?;
+        }
+        Ok(())
+    }
+}
+
+/// Fills `header` with the smallest extension header for a payload of `len` bytes and
+/// returns its length.
+fn ext_header(len: usize, code: i8, header: &mut [u8; EXT_HEADER_ROOM]) -> Result<usize> {
+    let code = code as u8;
+    let fixext = match len {
+        1 => Some(0xd4),
+        2 => Some(0xd5),
+        4 => Some(0xd6),
+        8 => Some(0xd7),
+        16 => Some(0xd8),
+        _ => None,
+    };
+    let h = if let Some(marker) = fixext {
+        header[..2].copy_from_slice(&[marker, code]);
+        2
+    } else if len <= 0xff {
+        header[..3].copy_from_slice(&[0xc7, len as u8, code]);
+        3
+    } else if len <= 0xffff {
+        header[0] = 0xc8;
+        header[1..3].copy_from_slice(&(len as u16).to_be_bytes());
+        header[3] = code;
+        4
+    } else {
+        let n = u32::try_from(len).map_err(|_| too_long("extension payload", len))?;
+        header[0] = 0xc9;
+        header[1..5].copy_from_slice(&n.to_be_bytes());
+        header[5] = code;
+        6
+    };
+    Ok(h)
+}
+
+fn too_long(what: &str, n: usize) -> Error {
+    Error::Encode(format!(
+        "{what} of length {n} exceeds msgpack's 32-bit limit"
+    ))
+}

@@ -1,0 +1,97 @@
+//! The msgpack codec of LangGraph's serializer: ormsgpack's exact bytes, hostile-input safe.
+//!
+//! [`encode`] writes a [`Value`] exactly as `ormsgpack.packb` (with LangGraph's options and
+//! `default` hook) writes the equivalent Python object, so that a checkpoint written here
+//! is byte-identical to one written by Python:
+//!
+//! * the smallest encoding of every length and integer: non-negative integers as positive
+//!   fixint or `cc`..`cf` (unsigned), negative ones as negative fixint or `d0`..`d3`;
+//! * floats always as float64 (`cb`);
+//! * strings as fixstr, `d9`, `da`, `db`; bytes as `c4`, `c5`, `c6`;
+//! * extensions with `d4`..`d8` when the payload is exactly 1, 2, 4, 8 or 16 bytes long,
+//!   else `c7`, `c8`, `c9`; the payload of codes 0 to 5 is the array
+//!   `[module, class, data]` or `[module, class, data, method]`, the payload of codes 6
+//!   and 7 the encoding of the kept value.
+//!
+//! [`decode`] reads any valid msgpack (non-minimal lengths, float32, signed encodings of
+//! positive numbers), canonicalises integers as [`Value`] requires, and rejects:
+//! truncated input, trailing bytes (after the value, or inside an extension payload), the
+//! reserved byte `c1`, invalid UTF-8 in strings (ormsgpack rejects it too; replacing it
+//! would break the byte round trip), extension codes other than 0 to 7
+//! ([`crate::Error::UnknownExtension`], where Python silently reads `None`), malformed object
+//! payloads, and nesting deeper than [`DecodeLimits::max_depth`]. Duplicate map keys are
+//! kept as written (Python keeps the last value at the first key's position).
+//! Map keys of any type are accepted, including maps and extensions that ormsgpack refuses.
+//!
+//! # Why hand-written
+//!
+//! `rmp`/`rmpv` were considered. `rmpv::Value` is a different model (it would cost a
+//! second allocation pass to convert into [`Value`]), its decoder trusts length prefixes
+//! for preallocation in some paths, and its extension values are opaque byte blobs, so
+//! every object payload would be decoded twice. The format needs about 300 lines here:
+//! one pass in each direction, straight into or out of [`Value`], with every length
+//! checked against the input that remains before anything is allocated, and the encoder
+//! writing extension headers in place (no temporary buffer per extension).
+//!
+//! # Limits
+//!
+//! Nesting depth counts every array, map and extension, and the tuple inside an object
+//! extension: `[module, class, data]` puts `data` two levels below the extension's own
+//! level. The default limit, 1000, is below ormsgpack's own decoding limit (about 1022
+//! levels), so everything this encoder accepts (it enforces the same limit) is readable
+//! by Python too. Allocation is bounded by the input: a collection's preallocation is
+//! never more than the bytes that remain, nor more than 1024 elements.
+
+mod decode;
+mod encode;
+
+use crate::error::Result;
+use crate::value::Value;
+
+/// Limits applied while decoding untrusted bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// The deepest nesting of arrays, maps and extensions accepted (default
+    /// [`DecodeLimits::DEFAULT_MAX_DEPTH`], 1000). The encoder enforces the default too.
+    pub max_depth: usize,
+}
+
+impl DecodeLimits {
+    /// The default nesting limit: below ormsgpack's (about 1022), well within a 2 MiB stack.
+    pub const DEFAULT_MAX_DEPTH: usize = 1000;
+}
+
+impl Default for DecodeLimits {
+    fn default() -> DecodeLimits {
+        DecodeLimits {
+            max_depth: DecodeLimits::DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// Encodes a value as LangGraph's msgpack bytes.
+///
+/// Fails ([`crate::Error::Encode`]) only for lengths above `u32::MAX` or nesting deeper
+/// than [`DecodeLimits::DEFAULT_MAX_DEPTH`].
+pub fn encode(value: &Value) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    encode_into(value, &mut out)?;
+    Ok(out)
+}
+
+/// Appends the msgpack encoding of a value to `out`.
+///
+/// On error, `out` may hold a partial encoding after its original contents.
+pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<()> {
+    encode::Encoder::new(out, DecodeLimits::DEFAULT_MAX_DEPTH).value(value, 0)
+}
+
+/// Decodes one msgpack value that must span all of `bytes`, with the default limits.
+pub fn decode(bytes: &[u8]) -> Result<Value> {
+    decode_with(bytes, &DecodeLimits::default())
+}
+
+/// Decodes one msgpack value that must span all of `bytes`, with the given limits.
+pub fn decode_with(bytes: &[u8], limits: &DecodeLimits) -> Result<Value> {
+    decode::Decoder::new(bytes, limits.max_depth).whole(0)
+}

@@ -1,0 +1,163 @@
+//! `LastValue` and `LastValueAfterFinish`: a channel holding the one value written last.
+
+use stategraph_checkpoint::Value;
+
+use super::python::unpack_pair;
+use super::{Channel, ChannelError};
+
+/// The troubleshooting link LangGraph appends to an `INVALID_CONCURRENT_GRAPH_UPDATE` error.
+const CONCURRENT_UPDATE_HINT: &str = "For troubleshooting, visit: https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CONCURRENT_GRAPH_UPDATE";
+
+/// LangGraph's `INVALID_CONCURRENT_GRAPH_UPDATE` message: `message`, then the
+/// troubleshooting link on its own line.
+pub(crate) fn concurrent_update_error(message: &str) -> ChannelError {
+    ChannelError::InvalidUpdate(format!("{message}\n{CONCURRENT_UPDATE_HINT}"))
+}
+
+/// Stores the last value received; accepts at most one value per step.
+///
+/// A plain state key without a reducer. Two writes in one step fail with LangGraph's
+/// `INVALID_CONCURRENT_GRAPH_UPDATE` message (the caller prefixes `At key '…': `).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LastValue {
+    value: Option<Value>,
+}
+
+impl LastValue {
+    /// An empty channel.
+    pub fn new() -> LastValue {
+        LastValue { value: None }
+    }
+}
+
+impl Channel for LastValue {
+    fn kind(&self) -> &'static str {
+        "LastValue"
+    }
+
+    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
+        match values.len() {
+            0 => Ok(false),
+            1 => {
+                self.value = values.pop();
+                Ok(true)
+            }
+            _ => Err(concurrent_update_error(
+                "Can receive only one value per step. Use an Annotated key to handle multiple values.",
+            )),
+        }
+    }
+
+    fn get(&self) -> Option<Value> {
+        self.value.clone()
+    }
+
+    fn is_available(&self) -> bool {
+        self.value.is_some()
+    }
+
+    fn checkpoint(&self) -> Option<Value> {
+        self.value.clone()
+    }
+
+    fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
+        Ok(Box::new(LastValue { value }))
+    }
+
+    fn clone_box(&self) -> Box<dyn Channel> {
+        Box::new(self.clone())
+    }
+}
+
+/// Stores the last value received, readable only after the run would otherwise finish.
+///
+/// The trigger of a deferred node: a write sets the value (not yet available), `finish`
+/// makes it available, and `consume` (the deferred node ran) clears it. Any number of
+/// values may arrive in a step; the last one wins. Checkpoints as the pair
+/// `[value, finished]`, or nothing while empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LastValueAfterFinish {
+    value: Option<Value>,
+    finished: bool,
+}
+
+impl LastValueAfterFinish {
+    /// An empty channel.
+    pub fn new() -> LastValueAfterFinish {
+        LastValueAfterFinish {
+            value: None,
+            finished: false,
+        }
+    }
+}
+
+impl Channel for LastValueAfterFinish {
+    fn kind(&self) -> &'static str {
+        "LastValueAfterFinish"
+    }
+
+    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
+        match values.pop() {
+            None => Ok(false),
+            Some(last) => {
+                self.value = Some(last);
+                self.finished = false;
+                Ok(true)
+            }
+        }
+    }
+
+    fn get(&self) -> Option<Value> {
+        if self.finished {
+            self.value.clone()
+        } else {
+            None
+        }
+    }
+
+    fn is_available(&self) -> bool {
+        self.finished && self.value.is_some()
+    }
+
+    fn consume(&mut self) -> bool {
+        if !self.finished {
+            return false;
+        }
+        self.finished = false;
+        self.value = None;
+        true
+    }
+
+    fn finish(&mut self) -> bool {
+        if self.finished || self.value.is_none() {
+            return false;
+        }
+        self.finished = true;
+        true
+    }
+
+    fn checkpoint(&self) -> Option<Value> {
+        let value = self.value.clone()?;
+        Some(Value::List(vec![value, Value::Bool(self.finished)]))
+    }
+
+    fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
+        let Some(stored) = value else {
+            return Ok(Box::new(LastValueAfterFinish::new()));
+        };
+        let (value, finished) = unpack_pair(stored, "LastValueAfterFinish")?;
+        let finished = finished.as_bool().ok_or_else(|| {
+            ChannelError::InvalidCheckpoint(format!(
+                "LastValueAfterFinish: `finished` must be a boolean, got {finished:?}"
+            ))
+        })?;
+        Ok(Box::new(LastValueAfterFinish {
+            value: Some(value),
+            finished,
+        }))
+    }
+
+    fn clone_box(&self) -> Box<dyn Channel> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,118 @@
+//! The configuration of one run: thread, checkpoint, limits, interrupts, durability.
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::{CheckpointConfig, Value};
+
+/// LangGraph's default recursion limit (`LANGGRAPH_DEFAULT_RECURSION_LIMIT`).
+pub const DEFAULT_RECURSION_LIMIT: usize = 10007;
+
+/// When checkpoints and writes reach the saver (spec §5.13).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Each step's checkpoint is saved before the next step starts.
+    Sync,
+    /// Checkpoints are saved in the background, in order (LangGraph's default).
+    #[default]
+    Async,
+    /// Only the final state (and the writes of interrupted or failed tasks) at exit.
+    Exit,
+}
+
+/// The config of a run (LangGraph's `RunnableConfig`, the parts stategraph reads).
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The thread; required with a checkpointer.
+    pub thread_id: Option<String>,
+    /// Start from this checkpoint instead of the latest (time travel).
+    pub checkpoint_id: Option<String>,
+    /// How many super-steps a run may take.
+    pub recursion_limit: usize,
+    /// Further `configurable` keys (copied into checkpoint metadata when scalar).
+    pub configurable: IndexMap<String, Value>,
+    /// `config["metadata"]` (copied into checkpoint metadata when scalar).
+    pub metadata: IndexMap<String, Value>,
+    /// Overrides the compiled `interrupt_before` for this run.
+    pub interrupt_before: Option<Vec<String>>,
+    /// Overrides the compiled `interrupt_after` for this run.
+    pub interrupt_after: Option<Vec<String>>,
+    /// When checkpoints are saved.
+    pub durability: Durability,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            thread_id: None,
+            checkpoint_id: None,
+            recursion_limit: DEFAULT_RECURSION_LIMIT,
+            configurable: IndexMap::new(),
+            metadata: IndexMap::new(),
+            interrupt_before: None,
+            interrupt_after: None,
+            durability: Durability::default(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// A config for a thread.
+    pub fn thread(thread_id: impl Into<String>) -> RunConfig {
+        RunConfig {
+            thread_id: Some(thread_id.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Starts from a given checkpoint (builder style).
+    pub fn at_checkpoint(mut self, checkpoint_id: impl Into<String>) -> Self {
+        self.checkpoint_id = Some(checkpoint_id.into());
+        self
+    }
+
+    /// Sets the recursion limit (builder style).
+    pub fn recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = limit;
+        self
+    }
+
+    /// Adds a configurable key (builder style).
+    pub fn with_configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.configurable.insert(key.into(), value.into());
+        self
+    }
+
+    /// Adds a metadata key (builder style).
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the durability (builder style).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Sets `interrupt_before` for this run (builder style).
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_before = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets `interrupt_after` for this run (builder style).
+    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_after = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The checkpoint config of this run in namespace `ns`.
+    pub(crate) fn checkpoint_config(&self, ns: &str) -> CheckpointConfig {
+        CheckpointConfig {
+            thread_id: self.thread_id.clone().unwrap_or_default(),
+            checkpoint_ns: Some(ns.to_owned()),
+            checkpoint_id: self.checkpoint_id.clone(),
+            configurable: self.configurable.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The one error type of the engine.
+
+use stategraph_checkpoint as checkpoint;
+
+/// Everything that can go wrong building or running a graph.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The graph is malformed (unknown node, no entry point, reserved name, ...).
+    #[error("invalid graph: {0}")]
+    InvalidGraph(String),
+    /// A write that a channel refused (`InvalidUpdateError` in LangGraph).
+    #[error("{0}")]
+    InvalidUpdate(String),
+    /// The run hit the recursion limit (`GraphRecursionError`).
+    #[error("Recursion limit of {0} reached without hitting a stop condition. You can increase the limit by setting the `recursion_limit` config key.")]
+    RecursionLimit(usize),
+    /// No input was given where the graph needs some (`EmptyInputError`).
+    #[error("empty input: {0}")]
+    EmptyInput(String),
+    /// A node failed: its name and the error it returned (or its panic message).
+    #[error("node {node:?} failed: {message}")]
+    Node {
+        /// The node.
+        node: String,
+        /// `repr`-like text of the error, as stored in the `__error__` write.
+        message: String,
+    },
+    /// Converting between a Rust state type and stored values failed.
+    #[error("state conversion: {0}")]
+    State(String),
+    /// The checkpoint layer failed (saver, serde).
+    #[error(transparent)]
+    Checkpoint(#[from] checkpoint::Error),
+    /// An operation that needs a checkpointer was used without one.
+    #[error("this operation needs a checkpointer")]
+    NoCheckpointer,
+}
+
+/// The result type of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,203 @@
+//! `StateGraph`: the builder of nodes, edges and conditional edges over a state schema.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use indexmap::IndexMap;
+
+use super::branch::{Branch, BranchTargets};
+use super::compile::CompileOptions;
+use super::compiled::CompiledGraph;
+use super::node::{NodeContext, NodeError, NodeHandler, NodeOutput};
+use crate::channels::Channel;
+use crate::error::Result;
+use crate::state::State;
+
+/// The virtual entry node (and input channel).
+pub const START: &str = "__start__";
+/// The virtual exit node.
+pub const END: &str = "__end__";
+
+pub(crate) type BoxedHandler<S> = Arc<
+    dyn Fn(S, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync,
+>;
+
+pub(crate) struct NodeSpec<S> {
+    pub handler: BoxedHandler<S>,
+    pub defer: bool,
+}
+
+/// A graph over state `S` under construction. Nodes are functions of the state; edges say
+/// which node runs after which; [`StateGraph::compile`] checks it and makes it runnable.
+///
+/// ```
+/// # use stategraph::{DynState, StateGraph, START, END, channels::LastValue};
+/// let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), Box::new(LastValue::new()) as _)]);
+/// g.add_node("inc", |s: DynState| async move { stategraph::update([("n", 1)]) });
+/// g.add_edge(START, "inc").add_edge("inc", END);
+/// let graph = g.compile().unwrap();
+/// ```
+pub struct StateGraph<S: State> {
+    pub(crate) channels: IndexMap<String, Box<dyn Channel>>,
+    pub(crate) nodes: IndexMap<String, NodeSpec<S>>,
+    pub(crate) edges: Vec<(String, String)>,
+    pub(crate) waiting_edges: Vec<(Vec<String>, String)>,
+    pub(crate) branches: Vec<(String, Arc<Branch<S>>)>,
+    pub(crate) build_errors: Vec<String>,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S: State> Default for StateGraph<S> {
+    fn default() -> Self {
+        StateGraph::new()
+    }
+}
+
+impl<S: State> StateGraph<S> {
+    /// A graph whose channels are the fields of `S`.
+    pub fn new() -> StateGraph<S> {
+        StateGraph::with_channels(S::channels())
+    }
+
+    /// A graph with explicit state channels (for a dynamic state such as
+    /// [`crate::DynState`], or to override the derived ones).
+    pub fn with_channels(channels: Vec<(String, Box<dyn Channel>)>) -> StateGraph<S> {
+        StateGraph {
+            channels: channels.into_iter().collect(),
+            nodes: IndexMap::new(),
+            edges: Vec::new(),
+            waiting_edges: Vec::new(),
+            branches: Vec::new(),
+            build_errors: Vec::new(),
+            _state: PhantomData,
+        }
+    }
+
+    /// Adds a node: an async function of the state (and optionally its
+    /// [`NodeContext`]) returning an update, a `Command`, a `Send` or a `Result` of one.
+    pub fn add_node<M>(&mut self, name: impl Into<String>, node: impl NodeHandler<S, M>) -> &mut Self {
+        self.insert_node(name.into(), node, false)
+    }
+
+    /// Adds a node that runs only when nothing else is left to run (LangGraph's
+    /// `defer=True`).
+    pub fn add_deferred_node<M>(
+        &mut self,
+        name: impl Into<String>,
+        node: impl NodeHandler<S, M>,
+    ) -> &mut Self {
+        self.insert_node(name.into(), node, true)
+    }
+
+    fn insert_node<M>(&mut self, name: String, node: impl NodeHandler<S, M>, defer: bool) -> &mut Self {
+        let node = Arc::new(node);
+        let handler: BoxedHandler<S> = Arc::new(move |s, ctx| node.call(s, ctx));
+        // A duplicate or reserved name is reported by `compile`; keep the first definition.
+        if self.nodes.contains_key(&name) {
+            self.build_errors.push(format!("Node `{name}` already present."));
+            return self;
+        }
+        self.nodes.insert(name, NodeSpec { handler, defer });
+        self
+    }
+
+    /// Adds an edge: `end` runs after `start`. `START` marks the entry, `END` the exit.
+    pub fn add_edge(&mut self, start: impl Into<String>, end: impl Into<String>) -> &mut Self {
+        self.edges.push((start.into(), end.into()));
+        self
+    }
+
+    /// Adds a join: `end` runs once every node in `starts` has run (LangGraph's
+    /// `add_edge([a, b], c)`).
+    pub fn add_join<I, T>(&mut self, starts: I, end: impl Into<String>) -> &mut Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        let starts: Vec<String> = starts.into_iter().map(Into::into).collect();
+        if starts.len() == 1 {
+            let start = starts.into_iter().next().unwrap_or_default();
+            return self.add_edge(start, end);
+        }
+        self.waiting_edges.push((starts, end.into()));
+        self
+    }
+
+    /// Adds nodes in sequence, each after the previous one (`add_sequence`). Each element
+    /// is `(name, node)`.
+    pub fn add_sequence<M, N>(&mut self, nodes: Vec<(&str, N)>) -> &mut Self
+    where
+        N: NodeHandler<S, M>,
+    {
+        let mut previous: Option<String> = None;
+        for (name, node) in nodes {
+            self.add_node(name, node);
+            if let Some(p) = previous {
+                self.add_edge(p, name);
+            }
+            previous = Some(name.to_owned());
+        }
+        self
+    }
+
+    /// Adds a conditional edge: after `source`, `path` reads the state (with `source`'s
+    /// writes applied) and names where to go: node names, `END`, or `Send`s.
+    pub fn add_conditional_edges<F, T>(&mut self, source: impl Into<String>, path: F) -> &mut Self
+    where
+        F: Fn(&S) -> T + Send + Sync + 'static,
+        T: Into<BranchTargets>,
+    {
+        self.push_branch(source.into(), path, None)
+    }
+
+    /// Adds a conditional edge whose results are keys of `path_map`, mapped to node names.
+    pub fn add_conditional_edges_with_map<F, T, I, K, V>(
+        &mut self,
+        source: impl Into<String>,
+        path: F,
+        path_map: I,
+    ) -> &mut Self
+    where
+        F: Fn(&S) -> T + Send + Sync + 'static,
+        T: Into<BranchTargets>,
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let map = path_map
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self.push_branch(source.into(), path, Some(map))
+    }
+
+    fn push_branch<F, T>(
+        &mut self,
+        source: String,
+        path: F,
+        path_map: Option<IndexMap<String, String>>,
+    ) -> &mut Self
+    where
+        F: Fn(&S) -> T + Send + Sync + 'static,
+        T: Into<BranchTargets>,
+    {
+        let branch = Branch {
+            path: Arc::new(move |s: &S| path(s).into()),
+            path_map,
+        };
+        self.branches.push((source, Arc::new(branch)));
+        self
+    }
+
+    /// Checks the graph and makes it runnable, without a checkpointer.
+    pub fn compile(&self) -> Result<CompiledGraph<S>> {
+        self.compile_with(CompileOptions::default())
+    }
+
+    /// Checks the graph and makes it runnable with these options (checkpointer,
+    /// interrupts, strictness).
+    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>> {
+        super::compile::compile(self, options)
+    }
+}

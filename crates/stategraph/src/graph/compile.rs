@@ -1,0 +1,373 @@
+//! Compiling a `StateGraph`: validation, then the Pregel form (channels, nodes, writers).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use indexmap::IndexMap;
+use stategraph_checkpoint::{CheckpointSaver, Value};
+
+use super::branch::Branch;
+use super::builder::{NodeSpec, StateGraph, END, START};
+use super::compiled::CompiledGraph;
+use super::node::{NodeContext, NodeError};
+use crate::channels::{
+    Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue,
+    NamedBarrierValueAfterFinish, Topic,
+};
+use crate::error::{Error, Result};
+use crate::pregel::algo::TASKS;
+use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads};
+use crate::state::State;
+use crate::types::Goto;
+
+/// Options of [`StateGraph::compile_with`].
+#[derive(Clone, Default)]
+pub struct CompileOptions {
+    /// Where checkpoints go; without one a run keeps nothing.
+    pub checkpointer: Option<Arc<dyn CheckpointSaver>>,
+    /// Stop before these nodes run (`"*"`: every node).
+    pub interrupt_before: Vec<String>,
+    /// Stop after these nodes ran (`"*"`: every node).
+    pub interrupt_after: Vec<String>,
+    /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
+    /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
+    pub strict: bool,
+}
+
+impl CompileOptions {
+    /// Default options.
+    pub fn new() -> CompileOptions {
+        CompileOptions::default()
+    }
+
+    /// Sets the checkpointer (builder style).
+    pub fn checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
+        self.checkpointer = Some(saver);
+        self
+    }
+
+    /// Sets the nodes to interrupt before (builder style).
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_before = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the nodes to interrupt after (builder style).
+    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_after = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Makes unreachable nodes an error (builder style).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::InvalidGraph(msg.into())
+}
+
+fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()> {
+    if let Some(e) = g.build_errors.first() {
+        return Err(invalid(e.clone()));
+    }
+    for name in g.nodes.keys() {
+        if name == START || name == END {
+            return Err(invalid(format!("Node `{name}` is reserved.")));
+        }
+        if name.contains('|') || name.contains(':') {
+            return Err(invalid(format!(
+                "Node name `{name}` contains a reserved character ('|' or ':')."
+            )));
+        }
+        if g.channels.contains_key(name) {
+            return Err(invalid(format!("`{name}` is already being used as a state key")));
+        }
+    }
+    let is_node = |n: &str| g.nodes.contains_key(n);
+    let mut sources: Vec<&str> = g.edges.iter().map(|(s, _)| s.as_str()).collect();
+    sources.extend(g.waiting_edges.iter().flat_map(|(s, _)| s.iter().map(String::as_str)));
+    sources.extend(g.branches.iter().map(|(s, _)| s.as_str()));
+    for s in &sources {
+        if *s == END {
+            return Err(invalid("END cannot be a start node"));
+        }
+        if *s != START && !is_node(s) {
+            return Err(invalid(format!("Found edge starting at unknown node '{s}'")));
+        }
+    }
+    if !sources.contains(&START) {
+        return Err(invalid(
+            "Graph must have an entrypoint: add at least one edge from START to another node",
+        ));
+    }
+    let mut targets: Vec<&str> = g.edges.iter().map(|(_, e)| e.as_str()).collect();
+    targets.extend(g.waiting_edges.iter().map(|(_, e)| e.as_str()));
+    let mut unmapped_branch = false;
+    for (_, b) in &g.branches {
+        match &b.path_map {
+            Some(m) => targets.extend(m.values().map(String::as_str)),
+            None => unmapped_branch = true,
+        }
+    }
+    for t in &targets {
+        if *t == START {
+            return Err(invalid("START cannot be an end node"));
+        }
+        if *t != END && !is_node(t) {
+            return Err(invalid(format!("Found edge ending at unknown node `{t}`")));
+        }
+    }
+    if !unmapped_branch {
+        let reached: HashSet<&str> = targets.iter().copied().collect();
+        for name in g.nodes.keys() {
+            if !reached.contains(name.as_str()) {
+                let msg = format!(
+                    "Node `{name}` is not reachable: no edge or mapped conditional edge leads to it"
+                );
+                if options.strict {
+                    return Err(invalid(msg));
+                }
+                tracing::warn!("{msg}");
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> Result<CompiledGraph<S>> {
+    validate(g, &options)?;
+    let state_keys: Arc<Vec<String>> = Arc::new(g.channels.keys().cloned().collect());
+
+    let mut channels: IndexMap<String, Box<dyn Channel>> = IndexMap::new();
+    for (k, ch) in &g.channels {
+        channels.insert(k.clone(), ch.clone_box());
+    }
+    channels.insert(START.into(), Box::new(EphemeralValue::new(true)));
+    channels.insert(TASKS.into(), Box::new(Topic::new(false)));
+    for (name, spec) in &g.nodes {
+        let ch: Box<dyn Channel> = if spec.defer {
+            Box::new(LastValueAfterFinish::new())
+        } else {
+            Box::new(EphemeralValue::new(false))
+        };
+        channels.insert(format!("branch:to:{name}"), ch);
+    }
+    let mut join_triggers: IndexMap<String, Vec<String>> = IndexMap::new();
+    let mut join_writes: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
+    for (starts, end) in &g.waiting_edges {
+        let chan = format!("join:{}:{end}", starts.join("+"));
+        let deferred = g.nodes.get(end).is_some_and(|n| n.defer);
+        let ch: Box<dyn Channel> = if deferred {
+            Box::new(NamedBarrierValueAfterFinish::new(starts.clone()))
+        } else {
+            Box::new(NamedBarrierValue::new(starts.clone()))
+        };
+        channels.insert(chan.clone(), ch);
+        join_triggers.entry(end.clone()).or_default().push(chan.clone());
+        for s in starts {
+            join_writes
+                .entry(s.clone())
+                .or_default()
+                .push((chan.clone(), Value::from(s.as_str())));
+        }
+    }
+    let static_writes = |source: &str| -> Vec<(String, Value)> {
+        let mut w: Vec<(String, Value)> = g
+            .edges
+            .iter()
+            .filter(|(s, e)| s == source && e != END)
+            .map(|(_, e)| (format!("branch:to:{e}"), Value::Nil))
+            .collect();
+        if let Some(j) = join_writes.get(source) {
+            w.extend(j.iter().cloned());
+        }
+        w
+    };
+    let branches_of = |source: &str| -> Vec<Arc<Branch<S>>> {
+        g.branches
+            .iter()
+            .filter(|(s, _)| s == source)
+            .map(|(_, b)| b.clone())
+            .collect()
+    };
+
+    let mut nodes = IndexMap::new();
+    nodes.insert(
+        START.to_owned(),
+        PregelNode {
+            name: START.into(),
+            triggers: vec![START.into()],
+            reads: Reads::Single(START.into()),
+            run: Some(start_runner::<S>(
+                state_keys.clone(),
+                static_writes(START),
+                branches_of(START),
+            )),
+            hidden: true,
+        },
+    );
+    for (name, spec) in &g.nodes {
+        let mut triggers = vec![format!("branch:to:{name}")];
+        if let Some(j) = join_triggers.get(name) {
+            triggers.extend(j.iter().cloned());
+        }
+        nodes.insert(
+            name.clone(),
+            PregelNode {
+                name: name.clone(),
+                triggers,
+                reads: Reads::Many(state_keys.to_vec()),
+                run: Some(user_runner(
+                    spec,
+                    state_keys.clone(),
+                    static_writes(name),
+                    branches_of(name),
+                )),
+                hidden: false,
+            },
+        );
+    }
+    let mut graph = PregelGraph {
+        channels,
+        nodes,
+        trigger_to_nodes: IndexMap::new(),
+        output_channels: state_keys.to_vec(),
+    };
+    graph.index_triggers();
+    Ok(CompiledGraph::new(Arc::new(graph), options))
+}
+
+/// The input map as `(key, value)` pairs, in order.
+fn map_pairs(input: Value) -> Vec<(String, Value)> {
+    match input {
+        Value::Map(m) => m
+            .into_iter()
+            .filter_map(|(k, v)| match k {
+                Value::Str(k) => Some((k, v)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn start_runner<S: State>(
+    state_keys: Arc<Vec<String>>,
+    static_writes: Vec<(String, Value)>,
+    branches: Vec<Arc<Branch<S>>>,
+) -> NodeRunner {
+    Arc::new(move |input: Value, ctx: NodeContext| {
+        let state_keys = state_keys.clone();
+        let mut writes: Vec<(String, Value)> = map_pairs(input)
+            .into_iter()
+            .filter(|(k, _)| state_keys.contains(k))
+            .collect();
+        writes.extend(static_writes.iter().cloned());
+        let branches = branches.clone();
+        async move {
+            run_branches(&branches, &ctx, &state_keys, &mut writes)?;
+            Ok(writes)
+        }
+        .boxed()
+    })
+}
+
+fn user_runner<S: State>(
+    spec: &NodeSpec<S>,
+    state_keys: Arc<Vec<String>>,
+    static_writes: Vec<(String, Value)>,
+    branches: Vec<Arc<Branch<S>>>,
+) -> NodeRunner {
+    let handler = spec.handler.clone();
+    let static_writes = Arc::new(static_writes);
+    Arc::new(move |input: Value, ctx: NodeContext| {
+        let handler = handler.clone();
+        let state_keys = state_keys.clone();
+        let static_writes = static_writes.clone();
+        let branches = branches.clone();
+        async move {
+            let values: IndexMap<String, Value> = map_pairs(input).into_iter().collect();
+            let state = S::from_values(&values).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+            let output = handler(state, ctx.clone()).await?;
+            let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
+            writes.extend(
+                output
+                    .writes
+                    .into_iter()
+                    .filter(|(k, _)| state_keys.contains(k)),
+            );
+            for g in output.goto {
+                match g {
+                    Goto::Node(n) if n == END => {}
+                    Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
+                    Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
+                }
+            }
+            writes.extend(static_writes.iter().cloned());
+            run_branches(&branches, &ctx, &state_keys, &mut writes)?;
+            Ok(writes)
+        }
+        .boxed()
+    })
+}
+
+/// Evaluates conditional edges on the task's fresh view of the state and appends their
+/// writes.
+fn run_branches<S: State>(
+    branches: &[Arc<Branch<S>>],
+    ctx: &NodeContext,
+    state_keys: &[String],
+    writes: &mut Vec<(String, Value)>,
+) -> Result<(), NodeError> {
+    if branches.is_empty() {
+        return Ok(());
+    }
+    let fresh = fresh_values(ctx, state_keys, writes)?;
+    let state = S::from_values(&fresh).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+    for b in branches {
+        let targets = (b.path)(&state);
+        let w = b
+            .writes(targets)
+            .map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+        writes.extend(w);
+    }
+    Ok(())
+}
+
+/// The state as this task sees it: channel values at the start of the step with the
+/// task's own writes applied.
+fn fresh_values(
+    ctx: &NodeContext,
+    state_keys: &[String],
+    writes: &[(String, Value)],
+) -> Result<IndexMap<String, Value>, NodeError> {
+    let mut out = IndexMap::with_capacity(state_keys.len());
+    for k in state_keys {
+        let Some(ch) = ctx.inner.channels.get(k) else {
+            continue;
+        };
+        let vals: Vec<Value> = writes
+            .iter()
+            .filter(|(c, _)| c == k)
+            .map(|(_, v)| v.clone())
+            .collect();
+        if vals.is_empty() {
+            if ch.is_available() {
+                out.insert(k.clone(), ch.get().unwrap_or_default());
+            }
+        } else {
+            let mut local = ch.clone_box();
+            local
+                .update(vals)
+                .map_err(|e| NodeError::named("InvalidUpdateError", format!("At key '{k}': {e}")))?;
+            if local.is_available() {
+                out.insert(k.clone(), local.get().unwrap_or_default());
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,191 @@
+//! A compiled graph: run it (`invoke`, `stream`) on a thread, with or without a saver.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::stream::{BoxStream, StreamExt};
+use stategraph_checkpoint::{CheckpointSaver, Map, Value};
+
+use super::compile::CompileOptions;
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::pregel::graph::PregelGraph;
+use crate::pregel::run_loop::{Loop, LoopParams, RunInput, RunOutcome};
+use crate::pregel::sources::Sources;
+use crate::pregel::stream::{StreamEvent, StreamMode, StreamSink};
+use crate::state::{IntoUpdate, State};
+use crate::types::{Command, Interrupt};
+
+/// "No input": continue the thread from where it stopped (LangGraph's `invoke(None)`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoInput;
+
+/// What a run may be given: an update of the state (new input), a [`Command`], or
+/// [`NoInput`].
+pub trait IntoInput {
+    /// Converts to the run's input.
+    fn into_input(self) -> Result<RunInput>;
+}
+
+impl<U: IntoUpdate> IntoInput for U {
+    fn into_input(self) -> Result<RunInput> {
+        let writes = self.into_writes()?;
+        let map: Map = writes.into_iter().map(|(k, v)| (Value::Str(k), v)).collect();
+        Ok(RunInput::Values(Value::Map(map)))
+    }
+}
+
+impl<U: IntoUpdate> IntoInput for Command<U> {
+    fn into_input(self) -> Result<RunInput> {
+        let update = match self.update {
+            Some(u) => Some(u.into_writes()?),
+            None => None,
+        };
+        Ok(RunInput::Command(Command {
+            graph: self.graph,
+            update,
+            resume: self.resume,
+            goto: self.goto,
+        }))
+    }
+}
+
+impl IntoInput for NoInput {
+    fn into_input(self) -> Result<RunInput> {
+        Ok(RunInput::Resume)
+    }
+}
+
+/// The end of a run: the state, and the interrupts that stopped it (empty when the run
+/// finished).
+#[derive(Debug)]
+pub struct Outcome<S> {
+    /// The state at the end of the run.
+    pub state: S,
+    /// The interrupts waiting for an answer.
+    pub interrupts: Vec<Interrupt>,
+    /// The raw output channel values (what LangGraph's `invoke` returns as a dict).
+    pub values: indexmap::IndexMap<String, Value>,
+}
+
+/// A graph ready to run. Cheap to clone; safe to share between tasks.
+pub struct CompiledGraph<S> {
+    pub(crate) graph: Arc<PregelGraph>,
+    pub(crate) options: CompileOptions,
+    pub(crate) sources: Sources,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for CompiledGraph<S> {
+    fn clone(&self) -> Self {
+        CompiledGraph {
+            graph: self.graph.clone(),
+            options: self.options.clone(),
+            sources: self.sources.clone(),
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<S: State> CompiledGraph<S> {
+    pub(crate) fn new(graph: Arc<PregelGraph>, options: CompileOptions) -> Self {
+        CompiledGraph {
+            graph,
+            options,
+            sources: Sources::default(),
+            _state: PhantomData,
+        }
+    }
+
+    /// Uses these id and clock sources (to reproduce a trace exactly).
+    pub fn with_sources(mut self, sources: Sources) -> Self {
+        self.sources = sources;
+        self
+    }
+
+    /// The checkpointer, if the graph has one.
+    pub fn checkpointer(&self) -> Option<&Arc<dyn CheckpointSaver>> {
+        self.options.checkpointer.as_ref()
+    }
+
+    /// The Pregel form of the graph (channels, nodes, triggers).
+    pub fn pregel(&self) -> &PregelGraph {
+        &self.graph
+    }
+
+    fn params(&self, config: &RunConfig, sink: Option<StreamSink>) -> LoopParams {
+        LoopParams {
+            graph: self.graph.clone(),
+            saver: self.options.checkpointer.clone(),
+            sources: self.sources.clone(),
+            config: config.clone(),
+            interrupt_before: config
+                .interrupt_before
+                .clone()
+                .unwrap_or_else(|| self.options.interrupt_before.clone()),
+            interrupt_after: config
+                .interrupt_after
+                .clone()
+                .unwrap_or_else(|| self.options.interrupt_after.clone()),
+            sink,
+            ns: String::new(),
+        }
+    }
+
+    async fn run(&self, input: RunInput, config: &RunConfig, sink: Option<StreamSink>) -> Result<RunOutcome> {
+        if config.recursion_limit < 1 {
+            return Err(Error::InvalidGraph("recursion_limit must be at least 1".into()));
+        }
+        let lp = Loop::start(self.params(config, sink), input).await?;
+        lp.run().await
+    }
+
+    /// Runs the graph to the end (or to an interrupt) and returns the final state.
+    pub async fn invoke(&self, input: impl IntoInput, config: &RunConfig) -> Result<S> {
+        Ok(self.invoke_outcome(input, config).await?.state)
+    }
+
+    /// Runs the graph and returns the state together with any pending interrupts.
+    pub async fn invoke_outcome(&self, input: impl IntoInput, config: &RunConfig) -> Result<Outcome<S>> {
+        let outcome = self.run(input.into_input()?, config, None).await?;
+        Ok(Outcome {
+            state: S::from_values(&outcome.values)?,
+            interrupts: outcome.interrupts,
+            values: outcome.values,
+        })
+    }
+
+    /// Runs the graph, yielding events of the given modes as they happen. A failure of
+    /// the run is the stream's last item.
+    pub fn stream(
+        &self,
+        input: impl IntoInput,
+        config: &RunConfig,
+        modes: &[StreamMode],
+    ) -> BoxStream<'static, Result<StreamEvent>> {
+        let input = match input.into_input() {
+            Ok(i) => i,
+            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
+        };
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let sink = StreamSink::new(tx, modes);
+        let this = self.clone();
+        let config = config.clone();
+        let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
+        let events = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|e| (Ok(e), rx))
+        });
+        let tail = futures::stream::once(async move {
+            match handle.await {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(Err(e)),
+                Err(e) => Some(Err(Error::Node {
+                    node: String::new(),
+                    message: format!("run task failed: {e}"),
+                })),
+            }
+        })
+        .filter_map(|x| async move { x });
+        events.chain(tail).boxed()
+    }
+}

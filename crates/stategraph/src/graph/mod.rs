@@ -1,0 +1,13 @@
+//! The graph API: build a [`StateGraph`], compile it, run the [`CompiledGraph`].
+
+pub mod branch;
+pub mod builder;
+pub mod compile;
+pub mod compiled;
+pub mod node;
+
+pub use branch::BranchTargets;
+pub use builder::{StateGraph, END, START};
+pub use compile::CompileOptions;
+pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
+pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};

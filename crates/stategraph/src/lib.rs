@@ -1,0 +1,31 @@
+//! stategraph: stateful, checkpointed multi-step graphs (agents and workflows), the Rust
+//! counterpart of Python's LangGraph and byte-compatible with its checkpoints.
+
+pub mod channels;
+pub mod config;
+#[doc(hidden)]
+pub mod derive_support;
+pub mod error;
+pub mod graph;
+pub mod messages;
+pub mod pregel;
+pub mod reducers;
+pub mod state;
+pub mod types;
+
+pub use error::{Error, Result};
+pub use config::{Durability, RunConfig};
+pub use graph::{
+    CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
+    StateGraph, END, START,
+};
+pub use messages::{Message, Role, ToolCall};
+pub use pregel::sources::Sources;
+pub use pregel::stream::{StreamEvent, StreamMode};
+pub use state::{update, DynState, IntoUpdate, State};
+/// Derives [`State`](trait@State) for a struct with named fields (see the `stategraph_derive` crate).
+pub use stategraph_derive::State;
+pub use types::{Command, Goto, Interrupt, Resume, Send};
+
+pub use stategraph_checkpoint as checkpoint;
+pub use stategraph_checkpoint::{map, list, Map, Value};

@@ -1,0 +1,393 @@
+//! The pure super-step algorithm: which tasks run next, and how their writes change the
+//! channels (spec §5.5, §5.8, §5.9). No I/O happens here: the loop (`run_loop.rs`) loads
+//! and saves, this module only computes, so every rule is unit-testable.
+
+use std::collections::{BTreeSet, HashSet};
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::{ChannelVersion, Checkpoint, Value};
+
+use super::graph::{PregelGraph, Reads};
+use super::task::{checkpoint_id_bytes, task_id, TaskPath, PULL, PUSH};
+use crate::channels::Channel;
+use crate::error::{Error, Result};
+use crate::types::Send;
+
+/// The live channels of a run, in graph order.
+pub type Channels = IndexMap<String, Box<dyn Channel>>;
+
+/// Pseudo-channels that are write tags, never applied to channels (spec §7.1).
+pub const WRITE_TAGS: [&str; 7] = [
+    "__no_writes__",
+    PUSH,
+    "__resume__",
+    "__interrupt__",
+    "__return__",
+    "__error__",
+    "__error_source_node__",
+];
+
+/// Channels that are never consumed as triggers.
+const RESERVED_TRIGGERS: [&str; 2] = ["__interrupt__", PUSH];
+
+/// The channel of pending `Send` packets.
+pub const TASKS: &str = "__pregel_tasks";
+
+/// A task prepared for a super-step.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// The task id.
+    pub id: String,
+    /// The node it runs.
+    pub name: String,
+    /// Its path.
+    pub path: TaskPath,
+    /// Its triggers, sorted (`[__pregel_push]` for push tasks).
+    pub triggers: Vec<String>,
+    /// Its input: the map of readable channels, one channel's value, or a Send's arg.
+    pub input: Value,
+    /// Its checkpoint namespace, `node_ns:task_id`.
+    pub ns: String,
+    /// The writes it made (or that were restored for it).
+    pub writes: Vec<(String, Value)>,
+}
+
+/// What `apply_writes` needs of a task.
+pub struct TaskWrites<'a> {
+    /// The task's path (tasks are applied in path-string order).
+    pub path: &'a TaskPath,
+    /// The node name (its `versions_seen` entry).
+    pub name: &'a str,
+    /// Its triggers.
+    pub triggers: &'a [String],
+    /// Its writes.
+    pub writes: &'a [(String, Value)],
+}
+
+impl<'a> From<&'a Task> for TaskWrites<'a> {
+    fn from(t: &'a Task) -> Self {
+        TaskWrites {
+            path: &t.path,
+            name: &t.name,
+            triggers: &t.triggers,
+            writes: &t.writes,
+        }
+    }
+}
+
+/// The "null version" of a checkpoint: the empty value of its version type.
+fn null_version(checkpoint: &Checkpoint) -> Option<ChannelVersion> {
+    checkpoint.channel_versions.values().next().map(|v| match v {
+        ChannelVersion::Int(_) => ChannelVersion::Int(0),
+        ChannelVersion::Str(_) => ChannelVersion::Str(String::new()),
+    })
+}
+
+/// Prepares the tasks of the next super-step: push tasks for pending Sends, then pull
+/// tasks for triggered nodes (spec §5.5).
+pub fn prepare_next_tasks(
+    checkpoint: &Checkpoint,
+    graph: &PregelGraph,
+    channels: &Channels,
+    step: i64,
+    parent_ns: &str,
+    updated_channels: Option<&BTreeSet<String>>,
+) -> Result<Vec<Task>> {
+    let id_bytes = checkpoint_id_bytes(&checkpoint.id);
+    let step_str = step.to_string();
+    let mut tasks = Vec::new();
+
+    if let Some(tasks_channel) = channels.get(TASKS) {
+        if tasks_channel.is_available() {
+            if let Some(Value::List(packets)) = tasks_channel.get() {
+                for (idx, packet) in packets.iter().enumerate() {
+                    let Some(send) = Send::from_value(packet) else {
+                        tracing::warn!("ignoring an invalid packet in pending sends");
+                        continue;
+                    };
+                    let Some(node) = graph.nodes.get(&send.node) else {
+                        tracing::warn!(node = %send.node, "ignoring a Send to an unknown node");
+                        continue;
+                    };
+                    if node.run.is_none() {
+                        continue;
+                    }
+                    let node_ns = node_namespace(parent_ns, &send.node);
+                    let idx_str = idx.to_string();
+                    let id = task_id(
+                        &id_bytes,
+                        &[&node_ns, &step_str, &send.node, PUSH, &idx_str],
+                    );
+                    tasks.push(Task {
+                        ns: format!("{node_ns}:{id}"),
+                        id,
+                        name: send.node.clone(),
+                        path: TaskPath::push(idx),
+                        triggers: vec![PUSH.to_owned()],
+                        input: send.arg,
+                        writes: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+
+    let Some(null) = null_version(checkpoint) else {
+        return Ok(tasks);
+    };
+    let candidates: Vec<&str> = match updated_channels {
+        Some(updated) if !updated.is_empty() => {
+            let mut set = BTreeSet::new();
+            for c in updated {
+                if let Some(nodes) = graph.trigger_to_nodes.get(c) {
+                    set.extend(nodes.iter().map(String::as_str));
+                }
+            }
+            set.into_iter().collect()
+        }
+        _ => graph.nodes.keys().map(String::as_str).collect(),
+    };
+
+    for name in candidates {
+        let Some(node) = graph.nodes.get(name) else {
+            continue;
+        };
+        if !triggered(channels, checkpoint, name, &node.triggers, &null) {
+            continue;
+        }
+        let input = match &node.reads {
+            Reads::Single(c) => match channels.get(c).filter(|ch| ch.is_available()) {
+                Some(ch) => ch.get().unwrap_or_default(),
+                None => continue,
+            },
+            Reads::Many(list) => {
+                let mut m = stategraph_checkpoint::Map::with_capacity(list.len());
+                for c in list {
+                    if let Some(ch) = channels.get(c) {
+                        if ch.is_available() {
+                            m.insert(c.as_str(), ch.get().unwrap_or_default());
+                        }
+                    }
+                }
+                Value::Map(m)
+            }
+        };
+        let mut triggers = node.triggers.clone();
+        triggers.sort();
+        let node_ns = node_namespace(parent_ns, name);
+        let mut parts: Vec<&str> = vec![&node_ns, &step_str, name, PULL];
+        parts.extend(triggers.iter().map(String::as_str));
+        let id = task_id(&id_bytes, &parts);
+        tasks.push(Task {
+            ns: format!("{node_ns}:{id}"),
+            id,
+            name: name.to_owned(),
+            path: TaskPath::pull(name),
+            triggers,
+            input,
+            writes: Vec::new(),
+        });
+    }
+    Ok(tasks)
+}
+
+/// `node` at the root, `parent_ns|node` inside a subgraph.
+pub fn node_namespace(parent_ns: &str, node: &str) -> String {
+    if parent_ns.is_empty() {
+        node.to_owned()
+    } else {
+        format!("{parent_ns}|{node}")
+    }
+}
+
+fn triggered(
+    channels: &Channels,
+    checkpoint: &Checkpoint,
+    name: &str,
+    triggers: &[String],
+    null: &ChannelVersion,
+) -> bool {
+    let available = |c: &String| channels.get(c).is_some_and(|ch| ch.is_available());
+    match checkpoint.versions_seen.get(name) {
+        None => triggers.iter().any(available),
+        Some(seen) => triggers.iter().any(|c| {
+            available(c)
+                && checkpoint.channel_versions.get(c).unwrap_or(null) > seen.get(c).unwrap_or(null)
+        }),
+    }
+}
+
+/// Applies the writes of a super-step's tasks to the channels and the checkpoint's
+/// versions; returns the channels updated and available afterwards (spec §5.8).
+pub fn apply_writes(
+    checkpoint: &mut Checkpoint,
+    channels: &mut Channels,
+    tasks: &[TaskWrites<'_>],
+    next_version: &dyn Fn(Option<&ChannelVersion>) -> ChannelVersion,
+    trigger_to_nodes: &IndexMap<String, Vec<String>>,
+) -> Result<BTreeSet<String>> {
+    let mut order: Vec<(String, usize)> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.path.to_path_string(), i))
+        .collect();
+    order.sort();
+    let tasks: Vec<&TaskWrites<'_>> = order.iter().map(|(_, i)| &tasks[*i]).collect();
+    let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
+
+    for t in &tasks {
+        let seen = checkpoint.versions_seen.entry(t.name.to_owned()).or_default();
+        for c in t.triggers {
+            if let Some(v) = checkpoint.channel_versions.get(c) {
+                seen.insert(c.clone(), v.clone());
+            }
+        }
+    }
+
+    let next = next_version(checkpoint.channel_versions.values().max());
+
+    let mut consumed: HashSet<&str> = HashSet::new();
+    for t in &tasks {
+        for c in t.triggers {
+            if !RESERVED_TRIGGERS.contains(&c.as_str()) && consumed.insert(c) {
+                if let Some(ch) = channels.get_mut(c) {
+                    if ch.consume() {
+                        checkpoint.channel_versions.insert(c.clone(), next.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    let mut by_channel: IndexMap<&str, Vec<Value>> = IndexMap::new();
+    for t in &tasks {
+        for (c, v) in t.writes {
+            if WRITE_TAGS.contains(&c.as_str()) {
+                continue;
+            }
+            if channels.contains_key(c) {
+                by_channel.entry(c.as_str()).or_default().push(v.clone());
+            } else {
+                tracing::warn!(task = t.name, channel = %c, "write to an unknown channel ignored");
+            }
+        }
+    }
+
+    let mut updated = BTreeSet::new();
+    for (c, values) in by_channel {
+        let Some(ch) = channels.get_mut(c) else {
+            continue;
+        };
+        let changed = ch
+            .update(values)
+            .map_err(|e| Error::InvalidUpdate(format!("At key '{c}': {e}")))?;
+        if changed {
+            checkpoint.channel_versions.insert(c.to_owned(), next.clone());
+            if ch.is_available() {
+                updated.insert(c.to_owned());
+            }
+        }
+    }
+
+    if bump_step {
+        for (c, ch) in channels.iter_mut() {
+            if ch.is_available() && !updated.contains(c) {
+                let changed = ch
+                    .update(Vec::new())
+                    .map_err(|e| Error::InvalidUpdate(format!("At key '{c}': {e}")))?;
+                if changed {
+                    checkpoint.channel_versions.insert(c.clone(), next.clone());
+                    if ch.is_available() {
+                        updated.insert(c.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    if bump_step && !updated.iter().any(|c| trigger_to_nodes.contains_key(c)) {
+        for (c, ch) in channels.iter_mut() {
+            if ch.finish() {
+                checkpoint.channel_versions.insert(c.clone(), next.clone());
+                if ch.is_available() {
+                    updated.insert(c.clone());
+                }
+            }
+        }
+    }
+    Ok(updated)
+}
+
+/// The checkpoint that follows `checkpoint` after a step: new id and timestamp, the values
+/// of every versioned channel that has one, versions copied (spec §5.9).
+pub fn create_checkpoint(
+    checkpoint: &Checkpoint,
+    channels: &Channels,
+    id: String,
+    ts: String,
+    updated_channels: Option<&BTreeSet<String>>,
+) -> Checkpoint {
+    let mut values = IndexMap::with_capacity(channels.len());
+    for (k, ch) in channels {
+        if !checkpoint.channel_versions.contains_key(k) {
+            continue;
+        }
+        if let Some(v) = ch.checkpoint() {
+            values.insert(k.clone(), v);
+        }
+    }
+    Checkpoint {
+        v: stategraph_checkpoint::CHECKPOINT_FORMAT,
+        ts,
+        id,
+        channel_values: values,
+        channel_versions: checkpoint.channel_versions.clone(),
+        versions_seen: checkpoint.versions_seen.clone(),
+        updated_channels: updated_channels.map(|u| u.iter().cloned().collect()),
+        pending_sends: None,
+        extra: IndexMap::new(),
+    }
+}
+
+/// Builds live channels from a checkpoint's values (spec §5.2 step 5).
+pub fn channels_from_checkpoint(graph: &PregelGraph, checkpoint: &Checkpoint) -> Result<Channels> {
+    let mut out = IndexMap::with_capacity(graph.channels.len());
+    for (k, spec) in &graph.channels {
+        let ch = spec
+            .from_checkpoint(checkpoint.channel_values.get(k).cloned())
+            .map_err(|e| Error::InvalidUpdate(format!("At key '{k}': {e}")))?;
+        out.insert(k.clone(), ch);
+    }
+    Ok(out)
+}
+
+/// `should_interrupt`: the tasks named in `nodes` (or all visible ones for `*`), if any
+/// channel changed since the last interrupt bookkeeping (spec §5.11).
+pub fn should_interrupt<'t>(
+    checkpoint: &Checkpoint,
+    nodes: &[String],
+    tasks: &'t [Task],
+    hidden: &dyn Fn(&str) -> bool,
+) -> Vec<&'t Task> {
+    let seen = checkpoint.versions_seen.get("__interrupt__");
+    let null = null_version(checkpoint);
+    let any_updates = checkpoint.channel_versions.iter().any(|(c, v)| {
+        match seen.and_then(|s| s.get(c)).or(null.as_ref()) {
+            Some(s) => v > s,
+            None => true,
+        }
+    });
+    if !any_updates {
+        return Vec::new();
+    }
+    tasks
+        .iter()
+        .filter(|t| {
+            if nodes.iter().any(|n| n == "*") {
+                !hidden(&t.name)
+            } else {
+                nodes.iter().any(|n| *n == t.name)
+            }
+        })
+        .collect()
+}

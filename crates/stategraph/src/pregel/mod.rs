@@ -1,0 +1,11 @@
+//! The Pregel runtime: the pure step algorithm, the run loop with its I/O, task running.
+
+pub mod algo;
+pub mod events;
+pub mod graph;
+pub mod run_loop;
+pub(crate) mod runner;
+pub mod sources;
+pub mod status;
+pub mod stream;
+pub mod task;

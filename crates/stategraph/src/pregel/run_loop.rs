@@ -1,0 +1,711 @@
+//! The run loop: loads a checkpoint, applies input, runs super-steps, saves checkpoints
+//! and writes (spec §5). All saver I/O of a run happens here; the rules live in `algo`.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver, CheckpointSource, Map, Value, NULL_TASK_ID,
+};
+
+use super::algo::{
+    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks,
+    should_interrupt, Channels, Task, TaskWrites,
+};
+use super::events;
+use super::graph::PregelGraph;
+use super::runner::{run_tasks, StepOutcome};
+use super::sources::Sources;
+use super::status::read_task_statuses;
+use super::stream::{StreamMode, StreamSink};
+use super::task::TaskPath;
+use crate::config::{Durability, RunConfig};
+use crate::error::{Error, Result};
+use crate::types::{Command, Goto, Interrupt, Resume};
+
+/// The input of a run.
+#[derive(Clone, Debug)]
+pub enum RunInput {
+    /// New input: the value written to `__start__` (a map of state keys).
+    Values(Value),
+    /// A client command (update, goto, resume).
+    Command(Command),
+    /// No input: resume the thread from where it stopped.
+    Resume,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The output channels' values at the end.
+    pub values: IndexMap<String, Value>,
+    /// The interrupts that stopped the run, if it was interrupted.
+    pub interrupts: Vec<Interrupt>,
+    /// The config of the last checkpoint saved, when there is a saver.
+    pub checkpoint_config: Option<CheckpointConfig>,
+}
+
+/// Everything a run needs besides its input.
+pub struct LoopParams {
+    /// The compiled graph.
+    pub graph: Arc<PregelGraph>,
+    /// The saver, if any.
+    pub saver: Option<Arc<dyn CheckpointSaver>>,
+    /// Id, timestamp and debug clocks.
+    pub sources: Sources,
+    /// The run config.
+    pub config: RunConfig,
+    /// Nodes to stop before.
+    pub interrupt_before: Vec<String>,
+    /// Nodes to stop after.
+    pub interrupt_after: Vec<String>,
+    /// Where events go.
+    pub sink: Option<StreamSink>,
+    /// This graph's checkpoint namespace (`""` at the root).
+    pub ns: String,
+}
+
+/// The state of one run.
+pub(crate) struct Loop {
+    p: LoopParams,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    channels: Channels,
+    step: i64,
+    stop: i64,
+    pending_writes: Vec<(String, String, Value)>,
+    updated_channels: Option<BTreeSet<String>>,
+    previous_versions: ChannelVersions,
+    /// Thread, ns and the id of the last checkpoint saved (the next put's parent).
+    checkpoint_config: CheckpointConfig,
+    prev_checkpoint_config: Option<CheckpointConfig>,
+    tasks: Vec<Task>,
+    resume_map: Option<Vec<(String, Value)>>,
+    is_replaying: bool,
+}
+
+impl Loop {
+    /// Applies task writes to the live channels and the checkpoint's versions.
+    fn apply(&mut self, tasks: &[TaskWrites<'_>]) -> Result<BTreeSet<String>> {
+        let saver = self.p.saver.clone();
+        let next = move |current: Option<&ChannelVersion>| match &saver {
+            Some(s) => s.get_next_version(current),
+            None => stategraph_checkpoint::version_gen::next_int_version(current),
+        };
+        apply_writes(
+            &mut self.checkpoint,
+            &mut self.channels,
+            tasks,
+            &next,
+            &self.p.graph.trigger_to_nodes,
+        )
+    }
+
+    /// Loads the thread (or starts an empty one) and applies the input (spec §5.2, §5.3).
+    pub(crate) async fn start(p: LoopParams, input: RunInput) -> Result<Loop> {
+        let mut base = p.config.checkpoint_config(&p.ns);
+        base.configurable.shift_remove("checkpoint_ns");
+        let addressed = p.config.checkpoint_id.is_some();
+        let saved = match &p.saver {
+            Some(saver) => {
+                if p.config.thread_id.is_none() {
+                    return Err(Error::InvalidGraph(
+                        "a checkpointer requires a thread_id in the run config".into(),
+                    ));
+                }
+                saver.get_tuple(&base).await?
+            }
+            None => None,
+        };
+        let superseded = match (&saved, &p.saver, addressed) {
+            (Some(t), Some(saver), true) => {
+                let head = saver
+                    .get_tuple(&CheckpointConfig {
+                        checkpoint_id: None,
+                        ..base.clone()
+                    })
+                    .await?;
+                head.is_some_and(|h| h.checkpoint.id != t.checkpoint.id)
+            }
+            _ => false,
+        };
+        let (checkpoint, metadata, pending_writes, checkpoint_config, prev) = match saved {
+            Some(t) => {
+                let mut cfg = base.clone();
+                cfg.checkpoint_id = Some(t.checkpoint.id.clone());
+                (
+                    t.checkpoint,
+                    t.metadata,
+                    t.pending_writes
+                        .into_iter()
+                        .map(|w| (w.task_id, w.channel, w.value))
+                        .collect(),
+                    cfg,
+                    t.parent_config,
+                )
+            }
+            None => {
+                let id = p.sources.ids().uuid6(-2);
+                let ts = p.sources.ts();
+                let md = CheckpointMetadata {
+                    step: Some(-2),
+                    ..Default::default()
+                };
+                let mut cfg = base.clone();
+                cfg.checkpoint_id = None;
+                (Checkpoint::empty(id, ts), md, Vec::new(), cfg, None)
+            }
+        };
+        let channels = channels_from_checkpoint(&p.graph, &checkpoint)?;
+        let step = metadata.step.unwrap_or(-2) + 1;
+        let stop = step + p.config.recursion_limit as i64 + 1;
+        let updated_channels = checkpoint
+            .updated_channels
+            .as_ref()
+            .filter(|u| !u.is_empty())
+            .map(|u| u.iter().cloned().collect());
+        let mut lp = Loop {
+            previous_versions: checkpoint.channel_versions.clone(),
+            p,
+            checkpoint,
+            metadata,
+            channels,
+            step,
+            stop,
+            pending_writes,
+            updated_channels,
+            checkpoint_config,
+            prev_checkpoint_config: prev,
+            tasks: Vec::new(),
+            resume_map: None,
+            is_replaying: false,
+        };
+        lp.first(input, addressed, superseded).await?;
+        Ok(lp)
+    }
+
+    async fn first(&mut self, input: RunInput, addressed: bool, superseded: bool) -> Result<()> {
+        let has_state = !self.checkpoint.channel_versions.is_empty();
+        let is_command = matches!(input, RunInput::Command(_));
+        let is_resuming = has_state
+            && match &input {
+                RunInput::Resume | RunInput::Command(_) => true,
+                RunInput::Values(_) => self
+                    .p
+                    .config
+                    .metadata
+                    .get("run_id")
+                    .is_some_and(|r| self.metadata.extra.get("run_id") == Some(r)),
+            };
+        let resumes_with_value = matches!(&input, RunInput::Command(c) if c.resume.is_some());
+        let is_time_traveling = addressed && !resumes_with_value;
+        self.is_replaying = is_time_traveling || superseded;
+        if is_time_traveling {
+            self.pending_writes.retain(|w| w.1 != "__resume__");
+        }
+        let forks = is_resuming
+            && is_time_traveling
+            && (!matches!(
+                self.metadata.source,
+                Some(CheckpointSource::Update) | Some(CheckpointSource::Fork)
+            ) || superseded);
+        let mut carried: Vec<(String, String, Value)> = Vec::new();
+
+        if let RunInput::Command(cmd) = &input {
+            if cmd.graph.as_deref() == Some(crate::types::PARENT) {
+                return Err(Error::InvalidUpdate("There is no parent graph".into()));
+            }
+            let mut resume_is_map = false;
+            if let Some(resume) = &cmd.resume {
+                if self.p.saver.is_none() {
+                    return Err(Error::NoCheckpointer);
+                }
+                match resume {
+                    Resume::ById(map) => {
+                        resume_is_map = true;
+                        self.resume_map = Some(map.clone());
+                    }
+                    Resume::Value(_) => {
+                        if self.pending_interrupt_ids().len() > 1 {
+                            return Err(Error::InvalidUpdate(
+                                "When there are multiple pending interrupts, you must specify the interrupt id when resuming.".into(),
+                            ));
+                        }
+                    }
+                }
+            }
+            let writes = map_command(cmd)?;
+            if writes.is_empty() && !resume_is_map {
+                return Err(Error::EmptyInput("Received empty Command input".into()));
+            }
+            if !writes.is_empty() {
+                if forks {
+                    carried.extend(writes.into_iter().map(|(c, v)| (NULL_TASK_ID.to_owned(), c, v)));
+                } else {
+                    self.put_writes(NULL_TASK_ID, writes).await?;
+                }
+            }
+        }
+
+        let null_writes: Vec<(String, Value)> = self
+            .pending_writes
+            .iter()
+            .chain(carried.iter())
+            .filter(|w| w.0 == NULL_TASK_ID)
+            .map(|w| (w.1.clone(), w.2.clone()))
+            .collect();
+        if !null_writes.is_empty() {
+            let path = TaskPath::default();
+            let task = TaskWrites {
+                path: &path,
+                name: "__input__",
+                triggers: &[],
+                writes: &null_writes,
+            };
+            let updated = self.apply(&[task])?;
+            if let Some(u) = &mut self.updated_channels {
+                u.extend(updated);
+            }
+        }
+
+        if is_resuming {
+            let versions: Vec<(String, ChannelVersion)> = self
+                .channels
+                .keys()
+                .filter_map(|k| {
+                    self.checkpoint
+                        .channel_versions
+                        .get(k)
+                        .map(|v| (k.clone(), v.clone()))
+                })
+                .collect();
+            let seen = self
+                .checkpoint
+                .versions_seen
+                .entry("__interrupt__".to_owned())
+                .or_default();
+            for (k, v) in versions {
+                seen.insert(k, v);
+            }
+            if forks {
+                self.pending_writes.retain(|w| w.1 != "__interrupt__");
+                self.put_checkpoint(CheckpointSource::Fork).await?;
+            }
+            self.emit_values();
+        } else if let RunInput::Values(v) = input {
+            let discard = prepare_next_tasks(
+                &self.checkpoint,
+                &self.p.graph,
+                &self.channels,
+                self.step,
+                &self.p.ns,
+                self.updated_channels.as_ref(),
+            )?;
+            let input_writes = vec![("__start__".to_owned(), v)];
+            let path = TaskPath::default();
+            let mut all: Vec<TaskWrites<'_>> = discard.iter().map(TaskWrites::from).collect();
+            all.push(TaskWrites {
+                path: &path,
+                name: "__input__",
+                triggers: &[],
+                writes: &input_writes,
+            });
+            let updated = self.apply(&all)?;
+            drop(all);
+            self.updated_channels = Some(updated);
+            self.put_checkpoint(CheckpointSource::Input).await?;
+        } else if !is_command {
+            return Err(Error::EmptyInput("Received no input for __start__".into()));
+        }
+        Ok(())
+    }
+
+    fn pending_interrupt_ids(&self) -> Vec<String> {
+        let statuses = read_task_statuses(
+            self.pending_writes
+                .iter()
+                .map(|(t, c, v)| (t.as_str(), c.as_str(), v)),
+        );
+        statuses
+            .values()
+            .filter(|s| !s.finished())
+            .flat_map(|s| s.interrupts.iter().map(|i| i.id.clone()))
+            .collect()
+    }
+
+    /// Runs super-steps until the graph is done, interrupted or fails.
+    pub(crate) async fn run(mut self) -> Result<RunOutcome> {
+        loop {
+            if self.step > self.stop {
+                self.prepare_tasks_and_emit()?;
+                return Err(Error::RecursionLimit(self.p.config.recursion_limit));
+            }
+            self.prepare_tasks_and_emit()?;
+            if self.tasks.is_empty() {
+                return Ok(self.finish(Vec::new()));
+            }
+            if !self.is_replaying && !self.pending_writes.is_empty() {
+                self.reapply_finished_writes();
+            }
+            if !self.p.interrupt_before.is_empty() {
+                let hidden = |n: &str| self.p.graph.nodes.get(n).is_some_and(|x| x.hidden);
+                if !should_interrupt(&self.checkpoint, &self.p.interrupt_before, &self.tasks, &hidden)
+                    .is_empty()
+                {
+                    return Ok(self.finish(Vec::new()));
+                }
+            }
+            self.emit_task_starts();
+            for i in 0..self.tasks.len() {
+                if !self.tasks[i].writes.is_empty() {
+                    let t = self.tasks[i].clone();
+                    self.output_writes(&t, &t.writes, true);
+                }
+            }
+            let outcome = self.run_step().await?;
+            if !outcome.interrupts.is_empty() {
+                self.emit_interrupt_values(&outcome.interrupts);
+                return Ok(self.finish(outcome.interrupts));
+            }
+            if let Some(err) = outcome.error {
+                return Err(err);
+            }
+            self.after_tick().await?;
+            if !self.p.interrupt_after.is_empty() {
+                let hidden = |n: &str| self.p.graph.nodes.get(n).is_some_and(|x| x.hidden);
+                if !should_interrupt(&self.checkpoint, &self.p.interrupt_after, &self.tasks, &hidden)
+                    .is_empty()
+                {
+                    self.prepare_tasks_and_emit()?;
+                    return Ok(self.finish(Vec::new()));
+                }
+            }
+        }
+    }
+
+    fn finish(self, interrupts: Vec<Interrupt>) -> RunOutcome {
+        let values = self.read_output();
+        let checkpoint_config = self
+            .p
+            .saver
+            .as_ref()
+            .map(|_| self.checkpoint_config.clone());
+        RunOutcome {
+            values,
+            interrupts,
+            checkpoint_config,
+        }
+    }
+
+    fn read_output(&self) -> IndexMap<String, Value> {
+        let mut out = IndexMap::new();
+        for k in &self.p.graph.output_channels {
+            if let Some(ch) = self.channels.get(k) {
+                if ch.is_available() {
+                    out.insert(k.clone(), ch.get().unwrap_or_default());
+                }
+            }
+        }
+        out
+    }
+
+    fn prepare_tasks_and_emit(&mut self) -> Result<()> {
+        self.tasks = prepare_next_tasks(
+            &self.checkpoint,
+            &self.p.graph,
+            &self.channels,
+            self.step,
+            &self.p.ns,
+            self.updated_channels.as_ref(),
+        )?;
+        if self.p.saver.is_some() {
+            if let Some(sink) = self.p.sink.clone() {
+                if sink.wants(StreamMode::Checkpoints) || sink.wants(StreamMode::Debug) {
+                    let mut cfg = self.checkpoint_config.clone();
+                    cfg.checkpoint_id = Some(self.checkpoint.id.clone());
+                    let payload = events::checkpoint_payload(
+                        &cfg,
+                        self.prev_checkpoint_config.as_ref(),
+                        self.read_output(),
+                        &self.metadata,
+                        &self.tasks,
+                        &self.pending_writes,
+                        &self.p.graph.output_channels,
+                    );
+                    self.emit_with_debug(&sink, StreamMode::Checkpoints, payload, self.step - 1, "checkpoint");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_with_debug(&self, sink: &StreamSink, mode: StreamMode, payload: Value, step: i64, kind: &str) {
+        if sink.wants(StreamMode::Debug) {
+            let mut m = Map::with_capacity(4);
+            m.insert("step", step);
+            m.insert("timestamp", self.p.sources.debug_ts());
+            m.insert("type", kind);
+            m.insert("payload", payload.clone());
+            sink.emit(mode, payload);
+            sink.emit(StreamMode::Debug, Value::Map(m));
+        } else {
+            sink.emit(mode, payload);
+        }
+    }
+
+    fn emit_task_starts(&self) {
+        let Some(sink) = &self.p.sink else {
+            return;
+        };
+        if !(sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug)) {
+            return;
+        }
+        for t in &self.tasks {
+            if self.is_hidden(&t.name) {
+                continue;
+            }
+            let payload = events::task_start_payload(t);
+            self.emit_with_debug(sink, StreamMode::Tasks, payload, self.step, "task");
+        }
+    }
+
+    fn is_hidden(&self, name: &str) -> bool {
+        self.p.graph.nodes.get(name).is_some_and(|n| n.hidden)
+    }
+
+    /// Streams `updates` and `tasks` events for one task's committed writes.
+    fn output_writes(&self, task: &Task, writes: &[(String, Value)], cached: bool) {
+        let Some(sink) = &self.p.sink else {
+            return;
+        };
+        if self.is_hidden(&task.name) || writes.is_empty() {
+            return;
+        }
+        let first = writes[0].0.as_str();
+        if first == "__interrupt__" {
+            if sink.wants(StreamMode::Updates) {
+                sink.emit(StreamMode::Updates, events::interrupt_update(writes));
+            }
+        } else if first != "__error__" && sink.wants(StreamMode::Updates) {
+            if let Some(u) = events::updates_payload(task, writes, &self.p.graph.output_channels, cached) {
+                sink.emit(StreamMode::Updates, u);
+            }
+        }
+        if !cached && (sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug)) {
+            let payload = events::task_result_payload(task, writes, &self.p.graph.output_channels);
+            self.emit_with_debug(sink, StreamMode::Tasks, payload, self.step, "task_result");
+        }
+    }
+
+    fn emit_values(&self) {
+        if let Some(sink) = &self.p.sink {
+            if sink.wants(StreamMode::Values) {
+                sink.emit(StreamMode::Values, events::values_payload(self.read_output()));
+            }
+        }
+    }
+
+    fn emit_interrupt_values(&self, interrupts: &[Interrupt]) {
+        if let Some(sink) = &self.p.sink {
+            if sink.wants(StreamMode::Values) {
+                let mut values = self.read_output();
+                values.insert(
+                    "__interrupt__".into(),
+                    Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
+                );
+                sink.emit(StreamMode::Values, events::values_payload(values));
+            }
+        }
+    }
+
+    /// Gives finished tasks back the output they recorded before a failure or interrupt.
+    fn reapply_finished_writes(&mut self) {
+        let statuses = read_task_statuses(
+            self.pending_writes
+                .iter()
+                .map(|(t, c, v)| (t.as_str(), c.as_str(), v)),
+        );
+        for t in &mut self.tasks {
+            if let Some(s) = statuses.get(&t.id) {
+                t.writes.extend(s.output.iter().cloned());
+            }
+        }
+    }
+
+    /// Runs the step's tasks that have no writes yet, committing each as it finishes.
+    async fn run_step(&mut self) -> Result<StepOutcome> {
+        let to_run: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| self.tasks[*i].writes.is_empty())
+            .collect();
+        let channels = Arc::new(std::mem::take(&mut self.channels));
+        let outcome = run_tasks(self, &to_run, channels.clone()).await;
+        self.channels = Arc::try_unwrap(channels).unwrap_or_else(|a| (*a).clone());
+        outcome
+    }
+
+    /// Records the writes of a task: in memory for this step, and in the saver.
+    pub(crate) async fn put_writes(&mut self, task_id: &str, mut writes: Vec<(String, Value)>) -> Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let special = |c: &str| stategraph_checkpoint::WRITES_IDX_MAP.iter().any(|(s, _)| *s == c);
+        if writes.iter().all(|(c, _)| special(c)) {
+            let mut last: IndexMap<String, Value> = IndexMap::new();
+            for (c, v) in writes {
+                last.insert(c, v);
+            }
+            writes = last.into_iter().collect();
+        }
+        let to_save: Vec<(String, Value)> = if task_id == NULL_TASK_ID {
+            self.pending_writes
+                .retain(|w| w.0 != task_id || !special(&w.1));
+            writes.sort_by_key(|(c, _)| special(c));
+            self.pending_writes
+                .iter()
+                .filter(|w| w.0 == task_id)
+                .map(|w| (w.1.clone(), w.2.clone()))
+                .chain(writes.iter().cloned())
+                .collect()
+        } else {
+            self.pending_writes.retain(|w| w.0 != task_id);
+            writes.clone()
+        };
+        self.pending_writes
+            .extend(writes.iter().map(|(c, v)| (task_id.to_owned(), c.clone(), v.clone())));
+        if self.p.config.durability != Durability::Exit {
+            if let Some(saver) = &self.p.saver {
+                let mut cfg = self.checkpoint_config.clone();
+                cfg.checkpoint_id = Some(self.checkpoint.id.clone());
+                let path = self
+                    .tasks
+                    .iter()
+                    .find(|t| t.id == task_id)
+                    .map(|t| t.path.to_path_string())
+                    .unwrap_or_default();
+                saver.put_writes(&cfg, &to_save, task_id, &path).await?;
+            }
+        }
+        if let Some(t) = self.tasks.iter().find(|t| t.id == task_id).cloned() {
+            self.output_writes(&t, &writes, false);
+        }
+        Ok(())
+    }
+
+    /// Applies the step's writes and saves the next checkpoint (spec §5.9).
+    async fn after_tick(&mut self) -> Result<()> {
+        let tasks = std::mem::take(&mut self.tasks);
+        let writes: Vec<TaskWrites<'_>> = tasks.iter().map(TaskWrites::from).collect();
+        let res = self.apply(&writes);
+        drop(writes);
+        self.tasks = tasks;
+        let updated = res?;
+        let outputs_changed = updated
+            .iter()
+            .any(|c| self.p.graph.output_channels.contains(c));
+        self.updated_channels = Some(updated);
+        if outputs_changed {
+            self.emit_values();
+        }
+        self.pending_writes.clear();
+        self.is_replaying = false;
+        self.put_checkpoint(CheckpointSource::Loop).await
+    }
+
+    /// Creates the next checkpoint from the live channels and saves it.
+    async fn put_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
+        let parents = match self.p.config.configurable.get("checkpoint_map") {
+            Some(Value::Map(m)) => m
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.as_str()?.to_owned())))
+                .collect(),
+            _ => IndexMap::new(),
+        };
+        self.metadata = CheckpointMetadata {
+            source: Some(source),
+            step: Some(self.step),
+            parents: Some(parents),
+            extra: IndexMap::new(),
+        };
+        let ts = self.p.sources.ts();
+        let id = self.p.sources.ids().uuid6(self.step);
+        self.checkpoint = create_checkpoint(
+            &self.checkpoint,
+            &self.channels,
+            id,
+            ts,
+            self.updated_channels.as_ref(),
+        );
+        if let Some(saver) = &self.p.saver {
+            if self.p.config.durability != Durability::Exit {
+                self.prev_checkpoint_config = self
+                    .checkpoint_config
+                    .checkpoint_id
+                    .as_ref()
+                    .map(|_| self.checkpoint_config.clone());
+                let new_versions: ChannelVersions = self
+                    .checkpoint
+                    .channel_versions
+                    .iter()
+                    .filter(|(k, v)| match self.previous_versions.get(*k) {
+                        Some(prev) => *v > prev,
+                        None => true,
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                self.previous_versions = self.checkpoint.channel_versions.clone();
+                let stored = saver
+                    .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
+                    .await?;
+                self.checkpoint_config.checkpoint_id = stored.checkpoint_id;
+            }
+        }
+        self.step += 1;
+        Ok(())
+    }
+
+    /// Accessors for the task runner.
+    pub(crate) fn params(&self) -> &LoopParams {
+        &self.p
+    }
+
+    pub(crate) fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    pub(crate) fn tasks_mut(&mut self) -> &mut Vec<Task> {
+        &mut self.tasks
+    }
+
+    pub(crate) fn step(&self) -> i64 {
+        self.step
+    }
+
+    pub(crate) fn pending_writes(&self) -> &[(String, String, Value)] {
+        &self.pending_writes
+    }
+
+    pub(crate) fn resume_map(&self) -> Option<&[(String, Value)]> {
+        self.resume_map.as_deref()
+    }
+}
+
+/// The writes of a client command (spec §5.3): Sends, gotos, resume, then the update.
+fn map_command(cmd: &Command) -> Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
+    for g in &cmd.goto {
+        match g {
+            Goto::Send(s) => out.push((super::algo::TASKS.to_owned(), s.to_value())),
+            Goto::Node(n) if n == "__end__" => {}
+            Goto::Node(n) => out.push((format!("branch:to:{n}"), Value::from("__start__"))),
+        }
+    }
+    if let Some(Resume::Value(v)) = &cmd.resume {
+        out.push(("__resume__".to_owned(), v.clone()));
+    }
+    if let Some(update) = &cmd.update {
+        out.extend(update.iter().cloned());
+    }
+    Ok(out)
+}

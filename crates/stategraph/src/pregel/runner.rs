@@ -1,0 +1,174 @@
+//! Running the tasks of one super-step: concurrently on tokio, each committed (its writes
+//! recorded and saved) as soon as it finishes (spec §5.7).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+use parking_lot::Mutex;
+use stategraph_checkpoint::{Value, NULL_TASK_ID};
+
+use super::algo::Channels;
+use super::run_loop::Loop;
+use super::status::CONTROL_WRITES;
+use super::task::interrupt_id;
+use crate::error::{Error, Result};
+use crate::graph::node::{NodeContext, NodeError, NodeErrorKind, Scratchpad, TaskScope};
+use crate::types::Interrupt;
+
+/// What happened in a step.
+#[derive(Debug, Default)]
+pub(crate) struct StepOutcome {
+    /// Interrupts raised by the step's tasks.
+    pub interrupts: Vec<Interrupt>,
+    /// The first failure, if any task failed.
+    pub error: Option<Error>,
+}
+
+type TaskFuture = BoxFuture<'static, (usize, Result<Vec<(String, Value)>, NodeError>, Vec<(String, Value)>)>;
+
+/// Runs the tasks at `indices` of the loop's current step.
+pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Channels>) -> Result<StepOutcome> {
+    let null_resume = Arc::new(Mutex::new(
+        lp.pending_writes()
+            .iter()
+            .find(|(t, c, _)| t == NULL_TASK_ID && c == "__resume__")
+            .map(|(_, _, v)| v.clone()),
+    ));
+    let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
+    for &i in indices {
+        let task = &lp.tasks()[i];
+        let Some(runner) = lp.params().graph.nodes.get(&task.name).and_then(|n| n.run.clone()) else {
+            continue;
+        };
+        let mut resume: Vec<Value> = lp
+            .pending_writes()
+            .iter()
+            .filter(|(t, c, _)| *t == task.id && c == "__resume__")
+            .flat_map(|(_, _, v)| match v {
+                Value::List(l) => l.clone(),
+                other => vec![other.clone()],
+            })
+            .collect();
+        if let Some(map) = lp.resume_map() {
+            let next_id = interrupt_id(&task.ns, resume.len());
+            if let Some((_, v)) = map.iter().find(|(id, _)| *id == next_id) {
+                resume.push(v.clone());
+            }
+        }
+        let scope = Arc::new(TaskScope {
+            task_id: task.id.clone(),
+            name: task.name.clone(),
+            step: lp.step(),
+            ns: task.ns.clone(),
+            thread_id: lp.params().config.thread_id.clone(),
+            channels: channels.clone(),
+            sink: lp.params().sink.clone(),
+            scratchpad: Mutex::new(Scratchpad { resume, counter: 0 }),
+            null_resume: null_resume.clone(),
+            body_writes: Mutex::new(Vec::new()),
+        });
+        let ctx = NodeContext { inner: scope.clone() };
+        let fut = runner(task.input.clone(), ctx);
+        futures.push(
+            async move {
+                let result = match AssertUnwindSafe(fut).catch_unwind().await {
+                    Ok(r) => r,
+                    Err(panic) => Err(NodeError::named("Panic", panic_message(&panic))),
+                };
+                let body = std::mem::take(&mut *scope.body_writes.lock());
+                (i, result, body)
+            }
+            .boxed(),
+        );
+    }
+
+    let mut outcome = StepOutcome::default();
+    let in_tokio = tokio::runtime::Handle::try_current().is_ok();
+    if futures.len() <= 1 || !in_tokio {
+        let mut pending: FuturesUnordered<TaskFuture> = futures.into_iter().collect();
+        while let Some((i, result, body)) = pending.next().await {
+            if commit(lp, i, result, body, &mut outcome).await? {
+                break;
+            }
+        }
+    } else {
+        let mut set = tokio::task::JoinSet::new();
+        for f in futures {
+            set.spawn(f);
+        }
+        while let Some(joined) = set.join_next().await {
+            let (i, result, body) = match joined {
+                Ok(x) => x,
+                Err(e) => return Err(Error::Node {
+                    node: String::new(),
+                    message: format!("task join failed: {e}"),
+                }),
+            };
+            if commit(lp, i, result, body, &mut outcome).await? {
+                set.abort_all();
+                break;
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Records one finished task. Returns true when the step must stop (a failure).
+async fn commit(
+    lp: &mut Loop,
+    i: usize,
+    result: Result<Vec<(String, Value)>, NodeError>,
+    body: Vec<(String, Value)>,
+    outcome: &mut StepOutcome,
+) -> Result<bool> {
+    let task_id = lp.tasks()[i].id.clone();
+    let name = lp.tasks()[i].name.clone();
+    match result {
+        Ok(mut writes) => {
+            if writes.iter().all(|(c, _)| CONTROL_WRITES.contains(&c.as_str())) {
+                writes.push(("__no_writes__".into(), Value::Nil));
+            }
+            lp.tasks_mut()[i].writes = writes.clone();
+            lp.put_writes(&task_id, writes).await?;
+            Ok(false)
+        }
+        Err(err) => match err.kind {
+            NodeErrorKind::Interrupt(interrupts) => {
+                let mut writes = vec![(
+                    "__interrupt__".to_owned(),
+                    Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
+                )];
+                writes.extend(body.into_iter().filter(|(c, _)| c == "__resume__"));
+                lp.put_writes(&task_id, writes).await?;
+                outcome.interrupts.extend(interrupts);
+                Ok(false)
+            }
+            NodeErrorKind::Failed { repr, .. } => {
+                let mut writes: Vec<(String, Value)> = body;
+                writes.push(("__error__".to_owned(), Value::Str(repr.clone())));
+                lp.put_writes(&task_id, writes).await?;
+                outcome.error = Some(Error::Node { node: name, message: repr });
+                Ok(true)
+            }
+            NodeErrorKind::ParentCommand(_) => {
+                outcome.error = Some(Error::InvalidUpdate(format!(
+                    "node {name:?} sent a command to a parent graph, but this graph has no parent"
+                )));
+                Ok(true)
+            }
+        },
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "node panicked".to_owned()
+    }
+}

@@ -1,0 +1,277 @@
+//! The built-in reducers: `operator.add`, dict merge, `add_messages`, and typed functions.
+//!
+//! A reducer combines a channel's current value with one written value (a
+//! `BinaryOperatorAggregate` channel applies it once per write). Reducers work on
+//! [`Value`]s, the stored data model, so that a channel holds exactly what LangGraph's
+//! holds; [`from_fn`] wraps a typed Rust function.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use stategraph_checkpoint::serde::rust::{from_value, to_value};
+use stategraph_checkpoint::Value;
+
+use crate::channels::{ChannelError, Reducer};
+use crate::messages::{Message, REMOVE_ALL_MESSAGES};
+
+/// Python's `operator.add` on values (see [`add_values`]).
+pub fn add() -> Reducer {
+    Arc::new(add_values)
+}
+
+/// Dict merge, the right side winning (see [`merge_values`]).
+pub fn merge() -> Reducer {
+    Arc::new(merge_values)
+}
+
+/// LangGraph's `add_messages` (see [`add_message_values`]).
+pub fn add_messages() -> Reducer {
+    Arc::new(add_message_values)
+}
+
+/// Wraps a typed reducer: both values are read as `T`, and the result written back, with
+/// the serde conversion of `stategraph_checkpoint::serde::rust`.
+pub fn from_fn<T>(f: fn(T, T) -> T) -> Reducer
+where
+    T: Serialize + DeserializeOwned + 'static,
+{
+    Arc::new(move |left: Value, right: Value| {
+        let read = |v: Value, side: &str| {
+            from_value::<T>(v).map_err(|e| ChannelError::Reducer(format!("{side} value: {e}")))
+        };
+        let out = f(read(left, "current")?, read(right, "written")?);
+        to_value(&out).map_err(|e| ChannelError::Reducer(format!("result: {e}")))
+    })
+}
+
+/// `left + right` with Python's semantics: lists, strings and bytes concatenate; integers
+/// (and booleans, which Python counts as integers) add, becoming a float when either side
+/// is a float. Anything else, or an integer sum outside the 64-bit range, is a
+/// [`ChannelError::Reducer`] worded as Python's `TypeError`.
+pub fn add_values(left: Value, right: Value) -> Result<Value, ChannelError> {
+    match (left, right) {
+        (Value::List(mut a), Value::List(b)) => {
+            a.extend(b);
+            Ok(Value::List(a))
+        }
+        (Value::Str(mut a), Value::Str(b)) => {
+            a.push_str(&b);
+            Ok(Value::Str(a))
+        }
+        (Value::Bytes(mut a), Value::Bytes(b)) => {
+            a.extend(b);
+            Ok(Value::Bytes(a))
+        }
+        (Value::Float(a), b) if as_int(&b).is_some() || matches!(b, Value::Float(_)) => {
+            Ok(Value::Float(a + as_float(&b)))
+        }
+        (a, Value::Float(b)) if as_int(&a).is_some() => Ok(Value::Float(as_float(&a) + b)),
+        (a, b) => match (as_int(&a), as_int(&b)) {
+            (Some(x), Some(y)) => int_value(x + y),
+            _ => Err(add_type_error(&a, &b)),
+        },
+    }
+}
+
+/// `{**left, **right}`: keys of `left` in their order, each replaced by `right`'s value
+/// when `right` has it, then `right`'s new keys. Both sides must be dicts.
+pub fn merge_values(left: Value, right: Value) -> Result<Value, ChannelError> {
+    match (left, right) {
+        (Value::Map(mut a), Value::Map(b)) => {
+            for (k, v) in b {
+                a.insert(k, v);
+            }
+            Ok(Value::Map(a))
+        }
+        (a, b) => Err(ChannelError::Reducer(format!(
+            "merge needs two dicts, got '{}' and '{}'",
+            python_type(&a),
+            python_type(&b)
+        ))),
+    }
+}
+
+/// LangGraph's `add_messages(left, right)`.
+///
+/// Each side is a list of message-like values, or one such value (a `[role, content]`
+/// pair must therefore be inside a list). Both are converted to messages
+/// ([`Message::coerce`]; stored messages are kept as they are) and every message without
+/// an id gets a fresh uuid4. Then, in `right`'s order: a `RemoveMessage` whose id is
+/// [`REMOVE_ALL_MESSAGES`] makes the result the messages after the last such one; a
+/// message whose id is already present replaces it in place; a `RemoveMessage` deletes
+/// the message with its id (an unknown id is an error); any other message is appended.
+pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelError> {
+    let mut left = message_list(left)?;
+    let mut right = message_list(right)?;
+    let mut remove_all = None;
+    for m in &mut left {
+        ensure_id(m);
+    }
+    for (i, m) in right.iter_mut().enumerate() {
+        if ensure_id(m).as_deref() == Some(REMOVE_ALL_MESSAGES) && is_remove(m) {
+            remove_all = Some(i);
+        }
+    }
+    if let Some(i) = remove_all {
+        return Ok(Value::List(right.split_off(i + 1)));
+    }
+
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, m) in left.iter().enumerate() {
+        index.insert(message_id(m).unwrap_or_default(), i);
+    }
+    let mut merged = left;
+    let mut to_remove: HashSet<String> = HashSet::new();
+    for m in right {
+        let id = message_id(&m).unwrap_or_default();
+        match index.get(&id) {
+            // The slot stays until the end: a later message with this id may still
+            // replace it and cancel the removal.
+            Some(_) if is_remove(&m) => {
+                to_remove.insert(id);
+            }
+            Some(&i) => {
+                to_remove.remove(&id);
+                merged[i] = m;
+            }
+            None if is_remove(&m) => {
+                return Err(ChannelError::Reducer(format!(
+                    "Attempting to delete a message with an ID that doesn't exist ('{id}')"
+                )));
+            }
+            None => {
+                index.insert(id, merged.len());
+                merged.push(m);
+            }
+        }
+    }
+    if !to_remove.is_empty() {
+        merged.retain(|m| !to_remove.contains(&message_id(m).unwrap_or_default()));
+    }
+    Ok(Value::List(merged))
+}
+
+/// One side of `add_messages` as a list of message values.
+fn message_list(v: Value) -> Result<Vec<Value>, ChannelError> {
+    let items = match v {
+        Value::List(items) => items,
+        other => vec![other],
+    };
+    items.into_iter().map(message_value).collect()
+}
+
+/// A message-like value as a stored message; a stored (non-chunk) message is kept as is,
+/// so that fields this crate does not model survive untouched.
+fn message_value(v: Value) -> Result<Value, ChannelError> {
+    if let Some((class, _)) = v.as_message() {
+        if !class.ends_with("Chunk") {
+            return Ok(v);
+        }
+    }
+    Message::coerce(&v)
+        .map(|m| m.to_value())
+        .map_err(|e| ChannelError::Reducer(message_error(e)))
+}
+
+/// The text of a message conversion error.
+fn message_error(e: crate::Error) -> String {
+    match e {
+        crate::Error::State(msg) => msg,
+        other => other.to_string(),
+    }
+}
+
+/// The id of a stored message, if it has one.
+fn message_id(m: &Value) -> Option<String> {
+    m.as_message()?.1.get("id")?.as_str().map(str::to_owned)
+}
+
+/// True for a `RemoveMessage`.
+fn is_remove(m: &Value) -> bool {
+    m.as_message()
+        .is_some_and(|(class, _)| class == "RemoveMessage")
+}
+
+/// The message's id, after giving it a fresh uuid4 if it had none.
+fn ensure_id(m: &mut Value) -> Option<String> {
+    if let Some(id) = message_id(m) {
+        return Some(id);
+    }
+    let Value::Ext(ext) = m else {
+        return None;
+    };
+    let stategraph_checkpoint::Ext::Object(obj) = ext.as_mut() else {
+        return None;
+    };
+    let Value::Map(fields) = &mut obj.data else {
+        return None;
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    fields.insert("id", id.as_str());
+    Some(id)
+}
+
+/// An integer (or boolean) as `i128`, for Python's int arithmetic.
+fn as_int(v: &Value) -> Option<i128> {
+    match v {
+        Value::Bool(b) => Some(i128::from(*b)),
+        Value::Int(i) => Some(i128::from(*i)),
+        Value::UInt(u) => Some(i128::from(*u)),
+        _ => None,
+    }
+}
+
+/// A number as a float (Python's `float(x)`); 0.0 for anything else.
+fn as_float(v: &Value) -> f64 {
+    match v {
+        Value::Float(x) => *x,
+        // An i128 built from 64-bit values converts like Python's int-to-float.
+        other => as_int(other).map_or(0.0, |i| i as f64),
+    }
+}
+
+/// An integer sum as a canonical value, or an error outside the 64-bit range.
+fn int_value(n: i128) -> Result<Value, ChannelError> {
+    if let Ok(i) = i64::try_from(n) {
+        Ok(Value::Int(i))
+    } else if let Ok(u) = u64::try_from(n) {
+        Ok(Value::UInt(u))
+    } else {
+        Err(ChannelError::Reducer(format!(
+            "integer sum {n} is outside the 64-bit range"
+        )))
+    }
+}
+
+/// Python's `TypeError` text for `a + b`.
+fn add_type_error(a: &Value, b: &Value) -> ChannelError {
+    let (ta, tb) = (python_type(a), python_type(b));
+    ChannelError::Reducer(match a {
+        Value::List(_) | Value::Str(_) => {
+            format!("can only concatenate {ta} (not \"{tb}\") to {ta}")
+        }
+        Value::Bytes(_) => format!("can't concat {tb} to bytes"),
+        _ => format!("unsupported operand type(s) for +: '{ta}' and '{tb}'"),
+    })
+}
+
+/// The Python type name of a value, for error messages.
+pub(crate) fn python_type(v: &Value) -> &str {
+    match v {
+        Value::Nil => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::UInt(_) => "int",
+        Value::Float(_) => "float",
+        Value::Str(_) => "str",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "list",
+        Value::Map(_) => "dict",
+        Value::Ext(e) => match e.as_ref() {
+            stategraph_checkpoint::Ext::Object(o) => &o.class,
+            stategraph_checkpoint::Ext::NumpyArray(_) => "ndarray",
+            stategraph_checkpoint::Ext::DeltaSnapshot(_) => "_DeltaSnapshot",
+        },
+    }
+}

@@ -1,0 +1,93 @@
+//! The state schema: how a Rust state type maps onto channels, and partial updates.
+//!
+//! A graph's state is a set of named channels. A typed state is a struct whose fields are
+//! the channels (`#[derive(State)]` writes the impl); each field's type is converted to and
+//! from the stored [`Value`] model with serde. A node returns a partial update, the
+//! generated `<Name>Update` struct whose fields are all `Option`s: only the fields a node
+//! sets become writes, in field order.
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::Value;
+
+use crate::channels::Channel;
+use crate::error::Result;
+
+/// A state schema: its channels, how to read it from channel values, and its updates.
+pub trait State: Send + Sync + Sized + 'static {
+    /// A partial update of this state (the fields a node sets).
+    type Update: IntoUpdate + Default + Send + 'static;
+
+    /// The channels of the state's fields, in declaration order: `(name, channel)`.
+    fn channels() -> Vec<(String, Box<dyn Channel>)>;
+
+    /// Reads the state from the values of the available channels; a field whose channel
+    /// is empty takes its default.
+    fn from_values(values: &IndexMap<String, Value>) -> Result<Self>;
+
+    /// The state as channel writes, every field (used to read a whole state as input).
+    fn to_values(&self) -> Result<Vec<(String, Value)>>;
+}
+
+/// Something that becomes channel writes: a generated `<Name>Update`, or a map of values.
+pub trait IntoUpdate {
+    /// The writes, as `(channel, value)` pairs in order.
+    fn into_writes(self) -> Result<Vec<(String, Value)>>;
+}
+
+impl IntoUpdate for Vec<(String, Value)> {
+    fn into_writes(self) -> Result<Vec<(String, Value)>> {
+        Ok(self)
+    }
+}
+
+impl IntoUpdate for IndexMap<String, Value> {
+    fn into_writes(self) -> Result<Vec<(String, Value)>> {
+        Ok(self.into_iter().collect())
+    }
+}
+
+impl IntoUpdate for () {
+    fn into_writes(self) -> Result<Vec<(String, Value)>> {
+        Ok(Vec::new())
+    }
+}
+
+/// A state without a Rust type: channel name to value, with channels given to
+/// [`crate::StateGraph::with_channels`]. It can run any thread, including one that
+/// Python wrote.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DynState(pub IndexMap<String, Value>);
+
+impl DynState {
+    /// The value of a channel.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}
+
+impl State for DynState {
+    type Update = Vec<(String, Value)>;
+
+    fn channels() -> Vec<(String, Box<dyn Channel>)> {
+        Vec::new()
+    }
+
+    fn from_values(values: &IndexMap<String, Value>) -> Result<Self> {
+        Ok(DynState(values.clone()))
+    }
+
+    fn to_values(&self) -> Result<Vec<(String, Value)>> {
+        Ok(self.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+}
+
+/// Builds an update from pairs: `update([("name", "Ada"), ("age", 36)])` for a node of a
+/// [`DynState`] graph.
+pub fn update<I, K, V>(pairs: I) -> Vec<(String, Value)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<String>,
+    V: Into<Value>,
+{
+    pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+}

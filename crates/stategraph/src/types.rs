@@ -1,0 +1,191 @@
+//! The control-flow values nodes and callers use: `Send`, `Command`, `Interrupt`.
+
+use stategraph_checkpoint::{Ext, Map, ObjectCode, Value};
+
+/// Runs `node` in the next super-step with `arg` as its input (map-reduce fan-out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Send {
+    /// The node to run.
+    pub node: String,
+    /// Its input (not the graph state).
+    pub arg: Value,
+}
+
+impl Send {
+    /// A packet for `node` with input `arg`.
+    pub fn new(node: impl Into<String>, arg: impl Into<Value>) -> Send {
+        Send {
+            node: node.into(),
+            arg: arg.into(),
+        }
+    }
+
+    /// The stored form: `langgraph.types.Send` as msgpack extension 1 (spec §9.3).
+    pub fn to_value(&self) -> Value {
+        Value::from(Ext::object(
+            ObjectCode::ConstructorPosArgs,
+            "langgraph.types",
+            "Send",
+            Value::List(vec![Value::from(self.node.as_str()), self.arg.clone()]),
+            None,
+        ))
+    }
+
+    /// Reads a stored `Send`.
+    pub fn from_value(v: &Value) -> Option<Send> {
+        let o = v.as_ext()?.as_object()?;
+        if o.class != "Send" {
+            return None;
+        }
+        let args = o.data.as_list()?;
+        Some(Send {
+            node: args.first()?.as_str()?.to_owned(),
+            arg: args.get(1).cloned().unwrap_or_default(),
+        })
+    }
+}
+
+/// Where a [`Command`] sends control.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Goto {
+    /// A node by name (`END` = `"__end__"` goes nowhere).
+    Node(String),
+    /// A [`Send`] packet.
+    Send(Send),
+}
+
+impl From<&str> for Goto {
+    fn from(s: &str) -> Goto {
+        Goto::Node(s.to_owned())
+    }
+}
+
+impl From<String> for Goto {
+    fn from(s: String) -> Goto {
+        Goto::Node(s)
+    }
+}
+
+impl From<Send> for Goto {
+    fn from(s: Send) -> Goto {
+        Goto::Send(s)
+    }
+}
+
+/// The answer to pending interrupts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resume {
+    /// One value: answers the only pending interrupt.
+    Value(Value),
+    /// Interrupt id to value.
+    ById(Vec<(String, Value)>),
+}
+
+/// Update the state and choose where to go, from a node or as input (spec §8.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Command<U = Vec<(String, Value)>> {
+    /// `Some("__parent__")` sends the command to the parent graph.
+    pub graph: Option<String>,
+    /// The state update.
+    pub update: Option<U>,
+    /// The answer to pending interrupts (input only).
+    pub resume: Option<Resume>,
+    /// Where to go next.
+    pub goto: Vec<Goto>,
+}
+
+impl<U> Default for Command<U> {
+    fn default() -> Self {
+        Command {
+            graph: None,
+            update: None,
+            resume: None,
+            goto: Vec::new(),
+        }
+    }
+}
+
+impl<U> Command<U> {
+    /// A command that updates the state.
+    pub fn update(update: U) -> Self {
+        Command {
+            update: Some(update),
+            ..Default::default()
+        }
+    }
+
+    /// A command that goes to `target`.
+    pub fn goto(target: impl Into<Goto>) -> Self {
+        Command {
+            goto: vec![target.into()],
+            ..Default::default()
+        }
+    }
+
+    /// A command that resumes with one value.
+    pub fn resume(value: impl Into<Value>) -> Self {
+        Command {
+            resume: Some(Resume::Value(value.into())),
+            ..Default::default()
+        }
+    }
+
+    /// Adds a goto target (builder style).
+    pub fn and_goto(mut self, target: impl Into<Goto>) -> Self {
+        self.goto.push(target.into());
+        self
+    }
+
+    /// Sets the update (builder style).
+    pub fn with_update(mut self, update: U) -> Self {
+        self.update = Some(update);
+        self
+    }
+
+    /// Addresses the parent graph (builder style).
+    pub fn to_parent(mut self) -> Self {
+        self.graph = Some(PARENT.to_owned());
+        self
+    }
+}
+
+/// `Command.PARENT`.
+pub const PARENT: &str = "__parent__";
+
+/// A pause requested by a node: the value shown to the human and the interrupt id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interrupt {
+    /// What the node asked.
+    pub value: Value,
+    /// The id to resume it by (32 hex characters).
+    pub id: String,
+}
+
+impl Interrupt {
+    /// The stored form: `langgraph.types.Interrupt` as msgpack extension 2.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("value", self.value.clone());
+        m.insert("id", self.id.as_str());
+        m.insert("response_schema", Value::Nil);
+        Value::from(Ext::object(
+            ObjectCode::ConstructorKwArgs,
+            "langgraph.types",
+            "Interrupt",
+            Value::Map(m),
+            None,
+        ))
+    }
+
+    /// Reads a stored `Interrupt`.
+    pub fn from_value(v: &Value) -> Option<Interrupt> {
+        let o = v.as_ext()?.as_object()?;
+        if o.class != "Interrupt" {
+            return None;
+        }
+        Some(Interrupt {
+            value: o.data.get("value").cloned().unwrap_or_default(),
+            id: o.data.get("id")?.as_str()?.to_owned(),
+        })
+    }
+}

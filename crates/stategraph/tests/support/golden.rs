@@ -1,0 +1,218 @@
+//! Reading the golden Python traces and comparing a run's storage with them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value as J;
+use stategraph::checkpoint::id::IdGenerator;
+use stategraph::checkpoint::serde::Typed;
+use stategraph::checkpoint::source::{FakeClock, PyRandom};
+use stategraph::checkpoint::version_gen::VersionGenerator;
+use stategraph::checkpoint::{MemorySaver, Value};
+use stategraph::Sources;
+
+/// 2025-01-01T00:00:00Z, the fake clock's epoch in `gen_golden.py`.
+pub const BASE_NS: u64 = 1_735_689_600 * 1_000_000_000;
+/// The seed of `gen_golden.py`.
+pub const SEED: u64 = 1234;
+
+pub fn load(name: &str) -> J {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/golden")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).expect("golden file is JSON")
+}
+
+/// The id, timestamp and debug clocks `gen_golden.py` installs, freshly seeded.
+pub fn sources() -> Sources {
+    let ids = IdGenerator::new(
+        Arc::new(FakeClock::new(BASE_NS, 1_000_000)),
+        Box::new(PyRandom::new(SEED)),
+    );
+    Sources::new(
+        Arc::new(ids),
+        Arc::new(FakeClock::new(BASE_NS + 1_000, 1_000_000)),
+        Arc::new(FakeClock::new(BASE_NS + 1_000, 1_000_000)),
+    )
+}
+
+/// A MemorySaver minting the versions of the traces.
+pub fn saver() -> Arc<MemorySaver> {
+    Arc::new(MemorySaver::new().with_versions(VersionGenerator::python_seeded(SEED + 1)))
+}
+
+fn s(j: &J) -> String {
+    j.as_str().unwrap_or_else(|| panic!("not a string: {j}")).to_owned()
+}
+
+fn show(tag: &str, bytes: &[u8]) -> String {
+    format!("({tag}, {})", hex::encode(bytes))
+}
+
+fn typed_j(j: &J) -> String {
+    show(&s(&j["type"]), &hex::decode(s(&j["hex"])).expect("hex"))
+}
+
+fn typed(t: &Typed) -> String {
+    show(&t.tag, &t.bytes)
+}
+
+type Maps = (
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+);
+
+fn expected(inmemory: &J) -> Maps {
+    let mut storage = BTreeMap::new();
+    for e in inmemory["storage"].as_array().expect("storage") {
+        let key = format!("{}|{}|{}", s(&e["thread_id"]), s(&e["checkpoint_ns"]), s(&e["checkpoint_id"]));
+        let parent = e["parent_checkpoint_id"].as_str().unwrap_or("None").to_owned();
+        storage.insert(key, format!("{} {} parent={parent}", typed_j(&e["checkpoint"]), typed_j(&e["metadata"])));
+    }
+    let mut writes = BTreeMap::new();
+    for e in inmemory["writes"].as_array().expect("writes") {
+        let key = format!(
+            "{}|{}|{}|{}|{}",
+            s(&e["thread_id"]),
+            s(&e["checkpoint_ns"]),
+            s(&e["checkpoint_id"]),
+            s(&e["task_id"]),
+            e["idx"]
+        );
+        writes.insert(
+            key,
+            format!("{} {} path={}", s(&e["channel"]), typed_j(&e["value"]), s(&e["task_path"])),
+        );
+    }
+    let mut blobs = BTreeMap::new();
+    for e in inmemory["blobs"].as_array().expect("blobs") {
+        let key = format!(
+            "{}|{}|{}|{}",
+            s(&e["thread_id"]),
+            s(&e["checkpoint_ns"]),
+            s(&e["channel"]),
+            s(&e["version"])
+        );
+        blobs.insert(key, typed_j(&e["value"]));
+    }
+    (storage, writes, blobs)
+}
+
+fn actual(saver: &MemorySaver) -> Maps {
+    let layout = saver.storage_snapshot();
+    let mut storage = BTreeMap::new();
+    for e in &layout.storage {
+        let key = format!("{}|{}|{}", e.thread_id, e.checkpoint_ns, e.checkpoint_id);
+        let parent = e.parent_checkpoint_id.clone().unwrap_or_else(|| "None".into());
+        storage.insert(key, format!("{} {} parent={parent}", typed(&e.checkpoint), typed(&e.metadata)));
+    }
+    let mut writes = BTreeMap::new();
+    for e in &layout.writes {
+        let key = format!(
+            "{}|{}|{}|{}|{}",
+            e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.task_id, e.idx
+        );
+        writes.insert(key, format!("{} {} path={}", e.channel, typed(&e.value), e.task_path));
+    }
+    let mut blobs = BTreeMap::new();
+    for e in &layout.blobs {
+        let key = format!("{}|{}|{}|{}", e.thread_id, e.checkpoint_ns, e.channel, e.version);
+        blobs.insert(key, typed(&e.value));
+    }
+    (storage, writes, blobs)
+}
+
+fn same(what: &str, exp: &BTreeMap<String, String>, got: &BTreeMap<String, String>) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for (k, v) in exp {
+        match got.get(k) {
+            None => diffs.push(format!("{what} missing {k}: {v}")),
+            Some(g) if g != v => diffs.push(format!("{what} differs {k}:\n   expected {v}\n   got      {g}")),
+            _ => {}
+        }
+    }
+    for (k, v) in got {
+        if !exp.contains_key(k) {
+            diffs.push(format!("{what} extra {k}: {v}"));
+        }
+    }
+    diffs
+}
+
+/// Asserts the saver holds exactly the trace's `inmemory` storage, writes and blobs.
+pub fn assert_storage_matches(trace: &J, saver: &MemorySaver) {
+    let (es, ew, eb) = expected(&trace["inmemory"]);
+    let (gs, gw, gb) = actual(saver);
+    let mut diffs = same("storage", &es, &gs);
+    diffs.extend(same("writes", &ew, &gw));
+    diffs.extend(same("blobs", &eb, &gb));
+    assert!(
+        diffs.is_empty(),
+        "{} differences from the trace:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    assert!(!es.is_empty(), "the trace stores something");
+}
+
+/// Converts a golden JSON rendering into a comparable JSON form (tuples become lists).
+pub fn normalize(j: &J) -> J {
+    match j {
+        J::Object(m) if m.len() == 1 && m.contains_key("$tuple") => normalize(&m["$tuple"]),
+        J::Object(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        J::Array(a) => J::Array(a.iter().map(normalize).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A value as JSON for comparison with a golden rendering (objects as `$type` maps).
+pub fn to_json(v: &Value) -> J {
+    match v {
+        Value::Nil => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(i) => J::from(*i),
+        Value::UInt(u) => J::from(*u),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Value::Str(s) => J::String(s.clone()),
+        Value::Bytes(b) => J::String(hex::encode(b)),
+        Value::List(l) => J::Array(l.iter().map(to_json).collect()),
+        Value::Map(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Value::Str(s) => s.clone(),
+                        other => format!("{other:?}"),
+                    };
+                    (key, to_json(v))
+                })
+                .collect(),
+        ),
+        Value::Ext(e) => match e.as_object() {
+            Some(o) if o.class == "set" || o.class == "frozenset" => {
+                let mut items: Vec<J> = o.data.as_list().unwrap_or(&[]).iter().map(to_json).collect();
+                items.sort_by_key(|a| a.to_string());
+                serde_json::json!({ "$set": items })
+            }
+            Some(o) if o.class == "Send" => {
+                let args = o.data.as_list().unwrap_or(&[]);
+                serde_json::json!({
+                    "$type": format!("{}.{}", o.module, o.class),
+                    "node": args.first().map(to_json),
+                    "arg": args.get(1).map(to_json),
+                })
+            }
+            Some(o) => {
+                let mut m = serde_json::Map::new();
+                m.insert("$type".into(), J::String(format!("{}.{}", o.module, o.class)));
+                if let J::Object(fields) = to_json(&o.data) {
+                    m.extend(fields);
+                }
+                J::Object(m)
+            }
+            None => J::Null,
+        },
+    }
+}

@@ -1,0 +1,4 @@
+//! Shared helpers of the engine's integration tests.
+#![allow(unreachable_pub, dead_code)]
+
+pub mod golden;
