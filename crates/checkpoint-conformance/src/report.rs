@@ -179,7 +179,11 @@ fn section<'a>(
         match r.verdict() {
             None => {
                 let reason = r.skip_reason.as_deref().unwrap_or("nothing ran");
-                writeln!(f, "  {name:<16} SKIPPED ({} behaviours): {reason}", r.skipped)?
+                writeln!(
+                    f,
+                    "  {name:<16} SKIPPED ({} behaviours): {reason}",
+                    r.skipped
+                )?
             }
             Some(ok) => {
                 let word = if ok { "PASS" } else { "FAIL" };

@@ -25,7 +25,10 @@ pub async fn run_behaviour(
     if !capability.declared_by(saver.capabilities()) {
         return Outcome::Skipped(format!("the saver does not declare {capability}"));
     }
-    match AssertUnwindSafe((behaviour.run)(saver)).catch_unwind().await {
+    match AssertUnwindSafe((behaviour.run)(saver))
+        .catch_unwind()
+        .await
+    {
         Ok(Ok(())) => Outcome::Passed,
         Ok(Err(failure)) => Outcome::Failed(failure),
         Err(panic) => Outcome::Failed(Failure::new(format!(

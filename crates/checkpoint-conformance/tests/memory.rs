@@ -26,34 +26,65 @@ mod support {
         Value,
     };
 
-    /// A `MemorySaver` that declares no optional capability, and may drop every write.
-    pub struct Limited {
+    /// A deliberate bug of [`Limited`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Bug {
+        /// None: a correct saver.
+        None,
+        /// `put_writes` succeeds and stores nothing.
+        DropWrites,
+        /// Pending writes come back in reverse order.
+        ReverseWrites,
+        /// Integer channel values come back as floats.
+        IntsAsFloats,
+        /// Nil channel values are dropped.
+        DropNil,
+        /// `delete_thread` succeeds and deletes nothing.
+        NoopDelete,
+    }
+
+    /// A `MemorySaver` that declares no optional capability, with an optional bug.
+    pub(crate) struct Limited {
         inner: MemorySaver,
-        drop_writes: bool,
+        bug: Bug,
     }
 
     impl Limited {
-        /// Implements the required operations only.
-        pub fn required_only() -> Limited {
+        /// Implements the required operations only, correctly.
+        pub(crate) fn required_only() -> Limited {
+            Limited::with_bug(Bug::None)
+        }
+
+        /// Implements the required operations only, with `bug`.
+        pub(crate) fn with_bug(bug: Bug) -> Limited {
             Limited {
                 inner: MemorySaver::new(),
-                drop_writes: false,
+                bug,
             }
         }
 
-        /// Also broken: `put_writes` succeeds and stores nothing.
-        pub fn dropping_writes() -> Limited {
-            Limited {
-                inner: MemorySaver::new(),
-                drop_writes: true,
+        /// Applies the read-side bug to a tuple.
+        fn spoil(&self, mut tuple: CheckpointTuple) -> CheckpointTuple {
+            match self.bug {
+                Bug::ReverseWrites => tuple.pending_writes.reverse(),
+                Bug::IntsAsFloats => {
+                    for v in tuple.checkpoint.channel_values.values_mut() {
+                        if let Value::Int(i) = v {
+                            *v = Value::Float(*i as f64);
+                        }
+                    }
+                }
+                Bug::DropNil => tuple.checkpoint.channel_values.retain(|_, v| !v.is_nil()),
+                Bug::None | Bug::DropWrites | Bug::NoopDelete => {}
             }
+            tuple
         }
     }
 
     #[async_trait]
     impl CheckpointSaver for Limited {
         async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-            self.inner.get_tuple(config).await
+            Ok(self.inner.get_tuple(config).await?.map(|t| self.spoil(t)))
         }
 
         async fn list(
@@ -61,7 +92,8 @@ mod support {
             config: Option<&CheckpointConfig>,
             options: &ListOptions,
         ) -> Result<Vec<CheckpointTuple>> {
-            self.inner.list(config, options).await
+            let tuples = self.inner.list(config, options).await?;
+            Ok(tuples.into_iter().map(|t| self.spoil(t)).collect())
         }
 
         async fn put(
@@ -71,7 +103,9 @@ mod support {
             metadata: &CheckpointMetadata,
             new_versions: &ChannelVersions,
         ) -> Result<CheckpointConfig> {
-            self.inner.put(config, checkpoint, metadata, new_versions).await
+            self.inner
+                .put(config, checkpoint, metadata, new_versions)
+                .await
         }
 
         async fn put_writes(
@@ -81,13 +115,18 @@ mod support {
             task_id: &str,
             task_path: &str,
         ) -> Result<()> {
-            if self.drop_writes {
+            if self.bug == Bug::DropWrites {
                 return Ok(());
             }
-            self.inner.put_writes(config, writes, task_id, task_path).await
+            self.inner
+                .put_writes(config, writes, task_id, task_path)
+                .await
         }
 
         async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+            if self.bug == Bug::NoopDelete {
+                return Ok(());
+            }
             self.inner.delete_thread(thread_id).await
         }
 
@@ -103,14 +142,19 @@ mod support {
 
 /// `validate` and the behaviour table, checked on savers that pass, skip and fail.
 mod harness {
-    use super::support::Limited;
+    use super::support::{Bug, Limited};
     use stategraph_checkpoint::MemorySaver;
-    use stategraph_checkpoint_conformance::{behaviours, validate, Capability, Level};
+    use stategraph_checkpoint_conformance::{
+        behaviours, run_behaviour, validate, Capability, Level, Outcome,
+    };
 
     #[test]
     fn table_has_the_81_behaviours_and_the_tightened_ones() {
         let all = behaviours();
-        let upstream: Vec<_> = all.iter().filter(|b| !b.name.starts_with("tightened::")).collect();
+        let upstream: Vec<_> = all
+            .iter()
+            .filter(|b| !b.name.starts_with("tightened::"))
+            .collect();
         assert_eq!(upstream.len(), 81);
         let count = |c: Capability| upstream.iter().filter(|b| b.capability == c).count();
         let counts: Vec<usize> = Capability::ALL.iter().map(|c| count(*c)).collect();
@@ -129,7 +173,10 @@ mod harness {
         assert!(report.passed_all_required());
         assert!(report.passed_all());
         assert_eq!(report.level(), Level::Full);
-        assert_eq!((report.passed(), report.failed(), report.skipped()), (100, 0, 0));
+        assert_eq!(
+            (report.passed(), report.failed(), report.skipped()),
+            (100, 0, 0)
+        );
     }
 
     #[tokio::test]
@@ -150,17 +197,55 @@ mod harness {
 
     #[tokio::test]
     async fn a_saver_that_drops_writes_fails() {
-        let report = validate(|| async { Limited::dropping_writes() }).await;
+        let report = validate(|| async { Limited::with_bug(Bug::DropWrites) }).await;
         println!("{report}");
         assert!(!report.passed_all_required());
         assert_eq!(report.level(), Level::Failing);
-        let put_writes = report.capability(Capability::PutWrites).expect("put_writes ran");
+        let put_writes = report
+            .capability(Capability::PutWrites)
+            .expect("put_writes ran");
         assert_eq!(put_writes.verdict(), Some(false));
         assert!(
-            report.failures().any(|f| f.starts_with("put_writes::basic: ")),
+            report
+                .failures()
+                .any(|f| f.starts_with("put_writes::basic: ")),
             "{report}"
         );
         let put = report.capability(Capability::Put).expect("put ran");
         assert_eq!(put.verdict(), Some(true), "put does not depend on writes");
+    }
+
+    #[tokio::test]
+    async fn tightened_behaviours_catch_their_bugs() {
+        let cases = [
+            (Bug::ReverseWrites, "tightened::task_path_orders_writes"),
+            (Bug::ReverseWrites, "tightened::reserved_writes_come_first"),
+            (
+                Bug::IntsAsFloats,
+                "tightened::int_float_bool_values_stay_distinct",
+            ),
+            (Bug::IntsAsFloats, "put::preserves_channel_values"),
+            (Bug::DropNil, "tightened::bytes_and_nil_values_roundtrip"),
+            (
+                Bug::NoopDelete,
+                "tightened::delete_thread_removes_write_rows",
+            ),
+        ];
+        let all = behaviours();
+        for (bug, name) in cases {
+            let behaviour = all
+                .iter()
+                .find(|b| b.name == name)
+                .expect("known behaviour");
+            let saver = Limited::with_bug(Bug::None);
+            let outcome = run_behaviour(&saver, behaviour, &[]).await;
+            assert_eq!(outcome, Outcome::Passed, "{name} on a correct saver");
+            let saver = Limited::with_bug(bug);
+            let outcome = run_behaviour(&saver, behaviour, &[]).await;
+            assert!(
+                matches!(outcome, Outcome::Failed(_)),
+                "{name} with {bug:?}: {outcome:?}"
+            );
+        }
     }
 }

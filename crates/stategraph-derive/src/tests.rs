@@ -74,5 +74,9 @@ fn keywords_and_paths_pick_their_reducer() {
         code.contains("::stategraph::reducers::add_messages()"),
         "{code}"
     );
-    assert!(code.contains("structSUpdate{pub"), "{code}");
+    assert!(code.contains("structSUpdate{"), "{code}");
+    assert!(
+        code.contains("pubfnb(mutself,value:impl::std::convert::Into<i64>)"),
+        "{code}"
+    );
 }

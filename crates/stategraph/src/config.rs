@@ -37,6 +37,9 @@ pub struct RunConfig {
     pub interrupt_after: Option<Vec<String>>,
     /// When checkpoints are saved.
     pub durability: Durability,
+    /// At most this many tasks of a step run at once (`None`: all of them). With 1 the
+    /// tasks run one after another in task order, which makes event order deterministic.
+    pub max_concurrency: Option<usize>,
 }
 
 impl Default for RunConfig {
@@ -50,6 +53,7 @@ impl Default for RunConfig {
             interrupt_before: None,
             interrupt_after: None,
             durability: Durability::default(),
+            max_concurrency: None,
         }
     }
 }
@@ -90,6 +94,12 @@ impl RunConfig {
     /// Sets the durability (builder style).
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
+        self
+    }
+
+    /// Sets the largest number of tasks run at once (builder style).
+    pub fn max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = Some(n.max(1));
         self
     }
 

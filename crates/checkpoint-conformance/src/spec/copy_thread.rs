@@ -37,7 +37,10 @@ async fn source(
 }
 
 /// The root-namespace checkpoints of a thread, newest first.
-async fn listed(saver: &dyn CheckpointSaver, thread: &str) -> Result<Vec<CheckpointTuple>, Failure> {
+async fn listed(
+    saver: &dyn CheckpointSaver,
+    thread: &str,
+) -> Result<Vec<CheckpointTuple>, Failure> {
     list(saver, &root(thread), &ListOptions::default()).await
 }
 
@@ -46,7 +49,11 @@ pub async fn basic(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (src, dst) = (uuid4(), uuid4());
     source(saver, &src, 3, &[""]).await?;
     saver.copy_thread(&src, &dst).await?;
-    ensure_eq!(listed(saver, &dst).await?.len(), 3, "checkpoints listed on the target");
+    ensure_eq!(
+        listed(saver, &dst).await?.len(),
+        3,
+        "checkpoints listed on the target"
+    );
     Ok(())
 }
 
@@ -86,7 +93,11 @@ pub async fn preserves_metadata(saver: &dyn CheckpointSaver) -> Result<(), Failu
             .into_iter()
             .chain(s.metadata.extra.keys().map(String::as_str));
         for key in keys {
-            ensure_eq!(d.metadata.get(key), s.metadata.get(key), "metadata {key:?} of the copy");
+            ensure_eq!(
+                d.metadata.get(key),
+                s.metadata.get(key),
+                "metadata {key:?} of the copy"
+            );
         }
     }
     Ok(())
@@ -99,7 +110,11 @@ pub async fn preserves_namespaces(saver: &dyn CheckpointSaver) -> Result<(), Fai
     saver.copy_thread(&src, &dst).await?;
     for ns in ["", "child:1"] {
         let got = list(saver, &in_ns(&dst, ns), &ListOptions::default()).await?;
-        ensure_eq!(got.len(), 1, "checkpoints on the target in namespace {ns:?}");
+        ensure_eq!(
+            got.len(),
+            1,
+            "checkpoints on the target in namespace {ns:?}"
+        );
     }
     Ok(())
 }
@@ -108,7 +123,9 @@ pub async fn preserves_namespaces(saver: &dyn CheckpointSaver) -> Result<(), Fai
 pub async fn preserves_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (src, dst) = (uuid4(), uuid4());
     let stored = source(saver, &src, 1, &[""]).await?;
-    saver.put_writes(&stored[0], &[write("ch", "write_val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored[0], &[write("ch", "write_val")], &uuid4(), "")
+        .await?;
     saver.copy_thread(&src, &dst).await?;
     let tuple = get_existing(saver, &root(&dst)).await?;
     let w = &tuple.pending_writes;
@@ -126,7 +143,11 @@ pub async fn preserves_ordering(saver: &dyn CheckpointSaver) -> Result<(), Failu
     source(saver, &src, 4, &[""]).await?;
     saver.copy_thread(&src, &dst).await?;
     let from = ids(&listed(saver, &src).await?);
-    ensure_eq!(ids(&listed(saver, &dst).await?), from, "ids listed on the target");
+    ensure_eq!(
+        ids(&listed(saver, &dst).await?),
+        from,
+        "ids listed on the target"
+    );
     Ok(())
 }
 
@@ -136,7 +157,11 @@ pub async fn source_unchanged(saver: &dyn CheckpointSaver) -> Result<(), Failure
     source(saver, &src, 2, &[""]).await?;
     let before = ids(&listed(saver, &src).await?);
     saver.copy_thread(&src, &dst).await?;
-    ensure_eq!(ids(&listed(saver, &src).await?), before, "ids listed on the source");
+    ensure_eq!(
+        ids(&listed(saver, &src).await?),
+        before,
+        "ids listed on the source"
+    );
     Ok(())
 }
 
@@ -149,6 +174,10 @@ pub async fn nonexistent_source(saver: &dyn CheckpointSaver) -> Result<(), Failu
             "copy_thread is declared but returned {e}"
         )));
     }
-    ensure_eq!(listed(saver, &dst).await?.len(), 0, "checkpoints on the target");
+    ensure_eq!(
+        listed(saver, &dst).await?.len(),
+        0,
+        "checkpoints on the target"
+    );
     Ok(())
 }

@@ -52,10 +52,16 @@ async fn expect_runs(
 ) -> Result<(), Failure> {
     let runs = runs_in(saver, thread, ns).await?;
     for run in present {
-        ensure!(runs.contains(*run), "run {run} missing from namespace {ns:?}: {runs:?}");
+        ensure!(
+            runs.contains(*run),
+            "run {run} missing from namespace {ns:?}: {runs:?}"
+        );
     }
     for run in absent {
-        ensure!(!runs.contains(*run), "run {run} still in namespace {ns:?}: {runs:?}");
+        ensure!(
+            !runs.contains(*run),
+            "run {run} still in namespace {ns:?}: {runs:?}"
+        );
     }
     Ok(())
 }
@@ -66,7 +72,7 @@ pub async fn single(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let s1 = put_run(saver, &thread, "", &r1, None).await?;
     put_run(saver, &thread, "", &r2, Some(&s1)).await?;
     expect_runs(saver, &thread, "", &[&r1, &r2], &[]).await?;
-    saver.delete_for_runs(&[r1.clone()]).await?;
+    saver.delete_for_runs(std::slice::from_ref(&r1)).await?;
     expect_runs(saver, &thread, "", &[&r2], &[&r1]).await
 }
 
@@ -86,7 +92,7 @@ pub async fn preserves_other_runs(saver: &dyn CheckpointSaver) -> Result<(), Fai
     put_run(saver, &thread, "", &keep, None).await?;
     put_run(saver, &thread, "", &delete, None).await?;
     expect_runs(saver, &thread, "", &[&keep, &delete], &[]).await?;
-    saver.delete_for_runs(&[delete.clone()]).await?;
+    saver.delete_for_runs(std::slice::from_ref(&delete)).await?;
     expect_runs(saver, &thread, "", &[&keep], &[]).await
 }
 
@@ -95,7 +101,9 @@ pub async fn preserves_other_runs(saver: &dyn CheckpointSaver) -> Result<(), Fai
 pub async fn removes_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (thread, run) = (uuid4(), uuid4());
     let stored = put_run(saver, &thread, "", &run, None).await?;
-    saver.put_writes(&stored, &[write("ch", "val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &uuid4(), "")
+        .await?;
     let before = get_existing(saver, &stored).await?;
     ensure_eq!(
         before.pending_writes.len(),
@@ -105,7 +113,10 @@ pub async fn removes_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> 
     );
     saver.delete_for_runs(&[run]).await?;
     let got = saver.get_tuple(&stored).await?;
-    ensure!(got.is_none(), "the deleted run's checkpoint is still readable");
+    ensure!(
+        got.is_none(),
+        "the deleted run's checkpoint is still readable"
+    );
     Ok(())
 }
 
@@ -128,7 +139,7 @@ pub async fn across_namespaces(saver: &dyn CheckpointSaver) -> Result<(), Failur
         put_run(saver, &thread, ns, &run, None).await?;
         expect_runs(saver, &thread, ns, &[&run], &[]).await?;
     }
-    saver.delete_for_runs(&[run.clone()]).await?;
+    saver.delete_for_runs(std::slice::from_ref(&run)).await?;
     for ns in ["", "child:1"] {
         expect_runs(saver, &thread, ns, &[], &[&run]).await?;
     }

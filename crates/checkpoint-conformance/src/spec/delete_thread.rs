@@ -37,7 +37,9 @@ pub async fn removes_checkpoints(saver: &dyn CheckpointSaver) -> Result<(), Fail
 pub async fn removes_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let stored = put_plain(saver, &root(&thread), &loop_metadata(0)).await?;
-    saver.put_writes(&stored, &[write("ch", "val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &uuid4(), "")
+        .await?;
     let before = get_existing(saver, &stored).await?;
     ensure_eq!(
         before.pending_writes.len(),

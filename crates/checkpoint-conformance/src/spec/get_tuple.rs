@@ -7,15 +7,18 @@ use stategraph_checkpoint::{
 };
 
 use crate::fixtures::{
-    get_existing, id_of, in_ns, loop_metadata, loop_step, put_chain,
-    put_plain, root, uuid4, write, NewCheckpoint,
+    get_existing, id_of, in_ns, loop_metadata, loop_step, put_chain, put_plain, root, uuid4, write,
+    NewCheckpoint,
 };
 use crate::Failure;
 
 /// #28: an unknown thread reads as `None`, not an error.
 pub async fn nonexistent_returns_none(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let got = saver.get_tuple(&root(&uuid4())).await?;
-    ensure!(got.is_none(), "expected None for an unknown thread, got {got:?}");
+    ensure!(
+        got.is_none(),
+        "expected None for an unknown thread, got {got:?}"
+    );
     Ok(())
 }
 
@@ -24,7 +27,11 @@ pub async fn latest_when_no_checkpoint_id(saver: &dyn CheckpointSaver) -> Result
     let thread = uuid4();
     let stored = put_chain(saver, &thread, "", 3, loop_step).await?;
     let tuple = get_existing(saver, &root(&thread)).await?;
-    ensure_eq!(tuple.checkpoint.id, id_of(&stored[2], "third stored config")?, "latest id");
+    ensure_eq!(
+        tuple.checkpoint.id,
+        id_of(&stored[2], "third stored config")?,
+        "latest id"
+    );
     ensure_eq!(tuple.metadata.step, Some(2), "latest metadata step");
     Ok(())
 }
@@ -33,7 +40,11 @@ pub async fn latest_when_no_checkpoint_id(saver: &dyn CheckpointSaver) -> Result
 pub async fn specific_checkpoint_id(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = put_chain(saver, &uuid4(), "", 2, loop_step).await?;
     let tuple = get_existing(saver, &stored[0]).await?;
-    ensure_eq!(tuple.checkpoint.id, id_of(&stored[0], "first stored config")?, "checkpoint id");
+    ensure_eq!(
+        tuple.checkpoint.id,
+        id_of(&stored[0], "first stored config")?,
+        "checkpoint id"
+    );
     Ok(())
 }
 
@@ -45,7 +56,11 @@ pub async fn config_structure(saver: &dyn CheckpointSaver) -> Result<(), Failure
     let config = get_existing(saver, &stored).await?.config;
     ensure_eq!(config.thread_id, thread, "tuple config thread_id");
     ensure_eq!(config.ns(), "", "tuple config checkpoint_ns");
-    ensure_eq!(config.checkpoint_id.as_deref(), Some(cp.id()), "tuple config checkpoint_id");
+    ensure_eq!(
+        config.checkpoint_id.as_deref(),
+        Some(cp.id()),
+        "tuple config checkpoint_id"
+    );
     Ok(())
 }
 
@@ -99,7 +114,9 @@ pub async fn parent_config(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
 pub async fn pending_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = put_plain(saver, &root(&uuid4()), &loop_metadata(0)).await?;
     let task = uuid4();
-    saver.put_writes(&stored, &[write("ch", "val")], &task, "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &task, "")
+        .await?;
     let tuple = get_existing(saver, &stored).await?;
     let want = vec![PendingWrite {
         task_id: task,
@@ -115,9 +132,15 @@ pub async fn respects_namespace(saver: &dyn CheckpointSaver) -> Result<(), Failu
     let thread = uuid4();
     for ns in ["", "child:1"] {
         let cp = NewCheckpoint::new();
-        let stored = cp.put(saver, &in_ns(&thread, ns), &loop_metadata(0)).await?;
+        let stored = cp
+            .put(saver, &in_ns(&thread, ns), &loop_metadata(0))
+            .await?;
         let tuple = get_existing(saver, &stored).await?;
-        ensure_eq!(tuple.checkpoint.id, cp.id(), "checkpoint id in namespace {ns:?}");
+        ensure_eq!(
+            tuple.checkpoint.id,
+            cp.id(),
+            "checkpoint id in namespace {ns:?}"
+        );
     }
     Ok(())
 }
@@ -128,6 +151,9 @@ pub async fn nonexistent_checkpoint_id(saver: &dyn CheckpointSaver) -> Result<()
     put_plain(saver, &root(&thread), &loop_metadata(0)).await?;
     let config = CheckpointConfig::for_checkpoint(&thread, "", uuid4());
     let got = saver.get_tuple(&config).await?;
-    ensure!(got.is_none(), "expected None for an unknown checkpoint id, got {got:?}");
+    ensure!(
+        got.is_none(),
+        "expected None for an unknown checkpoint id, got {got:?}"
+    );
     Ok(())
 }

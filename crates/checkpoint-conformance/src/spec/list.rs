@@ -97,7 +97,12 @@ fn expect_matching(
 /// #42: a filter on `source` keeps the checkpoints with that source.
 pub async fn metadata_filter_single_key(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (thread, _) = fixture(saver).await?;
-    let got = list_root(saver, &thread, ListOptions::default().filter("source", "input")).await?;
+    let got = list_root(
+        saver,
+        &thread,
+        ListOptions::default().filter("source", "input"),
+    )
+    .await?;
     expect_matching(&got, 2, "source", &Value::from("input"))
 }
 
@@ -119,10 +124,20 @@ pub async fn metadata_filter_multiple_keys(saver: &dyn CheckpointSaver) -> Resul
     for (source, step) in cases {
         put_plain(saver, &root(&thread), &metadata(source, step)).await?;
     }
-    let options = ListOptions::default().filter("source", "input").filter("step", 2);
+    let options = ListOptions::default()
+        .filter("source", "input")
+        .filter("step", 2);
     let got = list_root(saver, &thread, options).await?;
-    ensure_eq!(got.len(), 1, "checkpoints listed with source input and step 2");
-    ensure_eq!(got[0].metadata.source, Some(CheckpointSource::Input), "metadata source");
+    ensure_eq!(
+        got.len(),
+        1,
+        "checkpoints listed with source input and step 2"
+    );
+    ensure_eq!(
+        got[0].metadata.source,
+        Some(CheckpointSource::Input),
+        "metadata source"
+    );
     ensure_eq!(got[0].metadata.step, Some(2), "metadata step");
     Ok(())
 }
@@ -130,9 +145,15 @@ pub async fn metadata_filter_multiple_keys(saver: &dyn CheckpointSaver) -> Resul
 /// #45: a filter nothing matches lists nothing, without error.
 pub async fn metadata_filter_no_match(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (thread, _) = fixture(saver).await?;
-    let options = ListOptions::default().filter("source", "update").filter("step", 99);
+    let options = ListOptions::default()
+        .filter("source", "update")
+        .filter("step", 99);
     let got = list_root(saver, &thread, options).await?;
-    ensure_eq!(got.len(), 0, "checkpoints listed with a filter nothing matches");
+    ensure_eq!(
+        got.len(),
+        0,
+        "checkpoints listed with a filter nothing matches"
+    );
     Ok(())
 }
 
@@ -145,7 +166,11 @@ pub async fn metadata_custom_keys(saver: &dyn CheckpointSaver) -> Result<(), Fai
     }
     let got = list_root(saver, &thread, ListOptions::default().filter("score", 42)).await?;
     expect_matching(&got, 1, "score", &Value::from(42))?;
-    ensure_eq!(got[0].metadata.get("run_id"), Some(Value::from("run-abc")), "metadata run_id");
+    ensure_eq!(
+        got[0].metadata.get("run_id"),
+        Some(Value::from("run-abc")),
+        "metadata run_id"
+    );
     Ok(())
 }
 
@@ -176,14 +201,23 @@ pub async fn limit_plus_before(saver: &dyn CheckpointSaver) -> Result<(), Failur
     let bound = CheckpointConfig::for_checkpoint(&thread, "", ids_put[3].as_str());
     let options = ListOptions::default().before(bound).limit(1);
     let got = list_root(saver, &thread, options).await?;
-    ensure_eq!(ids(&got), vec![ids_put[2].clone()], "ids listed before the fourth, limit 1");
+    ensure_eq!(
+        ids(&got),
+        vec![ids_put[2].clone()],
+        "ids listed before the fourth, limit 1"
+    );
     Ok(())
 }
 
 /// #50: thread and filter combine.
 pub async fn combined_thread_and_filter(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (thread, _) = fixture(saver).await?;
-    let got = list_root(saver, &thread, ListOptions::default().filter("source", "loop")).await?;
+    let got = list_root(
+        saver,
+        &thread,
+        ListOptions::default().filter("source", "loop"),
+    )
+    .await?;
     expect_matching(&got, 2, "source", &Value::from("loop"))
 }
 
@@ -199,7 +233,9 @@ pub async fn empty_result(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
 pub async fn includes_pending_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let stored = put_plain(saver, &root(&thread), &loop_metadata(0)).await?;
-    saver.put_writes(&stored, &[write("ch", "val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &uuid4(), "")
+        .await?;
     let got = list_root(saver, &thread, ListOptions::default()).await?;
     ensure_eq!(got.len(), 1, "listed checkpoints");
     let writes = &got[0].pending_writes;

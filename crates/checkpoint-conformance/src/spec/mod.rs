@@ -15,9 +15,9 @@ pub mod put;
 pub mod put_writes;
 pub mod tightened;
 
-/// Given `[callback] args…`, calls `callback! { [args…] module { name: Capability, … } … }` with every behaviour of
-/// the suite: the single list both [`crate::behaviours`] and [`crate::conformance_suite!`]
-/// are generated from.
+/// Given `[callback] args…`, calls `callback! { [args…] module { name: Capability, … } … }`
+/// with every behaviour of the suite: the single list both [`crate::behaviours`] and
+/// [`crate::conformance_suite!`] are generated from.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_behaviours {

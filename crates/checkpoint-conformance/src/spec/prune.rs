@@ -4,8 +4,8 @@
 use stategraph_checkpoint::{CheckpointSaver, ListOptions, PruneStrategy, Value};
 
 use crate::fixtures::{
-    config_ids, describe_writes, get_existing, ids, in_ns, list, loop_step, put_chain, root,
-    uuid4, write,
+    config_ids, describe_writes, get_existing, ids, in_ns, list, loop_step, put_chain, root, uuid4,
+    write,
 };
 use crate::Failure;
 
@@ -15,7 +15,12 @@ async fn listed_ids(
     thread: &str,
     ns: &str,
 ) -> Result<Vec<String>, Failure> {
-    Ok(ids(&list(saver, &in_ns(thread, ns), &ListOptions::default()).await?))
+    Ok(ids(&list(
+        saver,
+        &in_ns(thread, ns),
+        &ListOptions::default(),
+    )
+    .await?))
 }
 
 /// Puts `n` chained checkpoints in `(thread, ns)`; returns the id of the last one.
@@ -33,7 +38,9 @@ async fn chain(
 pub async fn keep_latest_single_thread(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let latest = chain(saver, &thread, "", 4).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest)
+        .await?;
     let got = list(saver, &root(&thread), &ListOptions::default()).await?;
     ensure_eq!(got.len(), 1, "checkpoints left");
     ensure_eq!(
@@ -49,9 +56,15 @@ pub async fn keep_latest_multiple_threads(saver: &dyn CheckpointSaver) -> Result
     let (t1, t2) = (uuid4(), uuid4());
     let l1 = chain(saver, &t1, "", 3).await?;
     let l2 = chain(saver, &t2, "", 2).await?;
-    saver.prune(&[t1.clone(), t2.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .prune(&[t1.clone(), t2.clone()], PruneStrategy::KeepLatest)
+        .await?;
     for (thread, latest) in [(&t1, l1), (&t2, l2)] {
-        ensure_eq!(listed_ids(saver, thread, "").await?, vec![latest], "ids left in {thread}");
+        ensure_eq!(
+            listed_ids(saver, thread, "").await?,
+            vec![latest],
+            "ids left in {thread}"
+        );
     }
     Ok(())
 }
@@ -61,9 +74,15 @@ pub async fn keep_latest_across_namespaces(saver: &dyn CheckpointSaver) -> Resul
     let thread = uuid4();
     let root_latest = chain(saver, &thread, "", 3).await?;
     let child_latest = chain(saver, &thread, "child:1", 2).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest)
+        .await?;
     for (ns, latest) in [("", root_latest), ("child:1", child_latest)] {
-        ensure_eq!(listed_ids(saver, &thread, ns).await?, vec![latest], "ids left in {ns:?}");
+        ensure_eq!(
+            listed_ids(saver, &thread, ns).await?,
+            vec![latest],
+            "ids left in {ns:?}"
+        );
     }
     Ok(())
 }
@@ -72,8 +91,12 @@ pub async fn keep_latest_across_namespaces(saver: &dyn CheckpointSaver) -> Resul
 pub async fn keep_latest_preserves_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let stored = put_chain(saver, &thread, "", 3, loop_step).await?;
-    saver.put_writes(&stored[2], &[write("ch", "val")], &uuid4(), "").await?;
-    saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .put_writes(&stored[2], &[write("ch", "val")], &uuid4(), "")
+        .await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest)
+        .await?;
     let tuple = get_existing(saver, &root(&thread)).await?;
     let w = &tuple.pending_writes;
     ensure!(
@@ -88,8 +111,14 @@ pub async fn keep_latest_preserves_writes(saver: &dyn CheckpointSaver) -> Result
 pub async fn delete_all(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     chain(saver, &thread, "", 3).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::Delete).await?;
-    ensure_eq!(listed_ids(saver, &thread, "").await?.len(), 0, "checkpoints left");
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::Delete)
+        .await?;
+    ensure_eq!(
+        listed_ids(saver, &thread, "").await?.len(),
+        0,
+        "checkpoints left"
+    );
     Ok(())
 }
 
@@ -99,8 +128,14 @@ pub async fn preserves_other_threads(saver: &dyn CheckpointSaver) -> Result<(), 
     chain(saver, &t1, "", 3).await?;
     chain(saver, &t2, "", 2).await?;
     let before = listed_ids(saver, &t2, "").await?;
-    saver.prune(&[t1.clone()], PruneStrategy::KeepLatest).await?;
-    ensure_eq!(listed_ids(saver, &t2, "").await?, before, "ids of the other thread");
+    saver
+        .prune(std::slice::from_ref(&t1), PruneStrategy::KeepLatest)
+        .await?;
+    ensure_eq!(
+        listed_ids(saver, &t2, "").await?,
+        before,
+        "ids of the other thread"
+    );
     Ok(())
 }
 

@@ -15,8 +15,16 @@ pub async fn returns_config(saver: &dyn CheckpointSaver) -> Result<(), Failure> 
     let cp = NewCheckpoint::new().value("k", "v", 1);
     let stored = cp.put(saver, &root(&thread), &loop_metadata(0)).await?;
     ensure_eq!(stored.thread_id, thread, "returned thread_id");
-    ensure_eq!(stored.checkpoint_ns.as_deref(), Some(""), "returned checkpoint_ns");
-    ensure_eq!(stored.checkpoint_id.as_deref(), Some(cp.id()), "returned checkpoint_id");
+    ensure_eq!(
+        stored.checkpoint_ns.as_deref(),
+        Some(""),
+        "returned checkpoint_ns"
+    );
+    ensure_eq!(
+        stored.checkpoint_id.as_deref(),
+        Some(cp.id()),
+        "returned checkpoint_id"
+    );
     Ok(())
 }
 
@@ -46,7 +54,11 @@ pub async fn preserves_channel_values(saver: &dyn CheckpointSaver) -> Result<(),
     let stored = cp.put(saver, &root(&uuid4()), &loop_metadata(0)).await?;
     let tuple = get_existing(saver, &stored).await?;
     for (k, v) in &values {
-        ensure_eq!(tuple.checkpoint.channel_values.get(*k), Some(v), "channel {k:?}");
+        ensure_eq!(
+            tuple.checkpoint.channel_values.get(*k),
+            Some(v),
+            "channel {k:?}"
+        );
     }
     Ok(())
 }
@@ -55,7 +67,10 @@ pub async fn preserves_channel_values(saver: &dyn CheckpointSaver) -> Result<(),
 pub async fn preserves_channel_versions(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let cp = NewCheckpoint::new().value("a", "x", 1).value("b", "y", 2);
     let stored = cp.put(saver, &root(&uuid4()), &loop_metadata(0)).await?;
-    let versions = get_existing(saver, &stored).await?.checkpoint.channel_versions;
+    let versions = get_existing(saver, &stored)
+        .await?
+        .checkpoint
+        .channel_versions;
     for (ch, n) in [("a", 1), ("b", 2)] {
         ensure!(
             version_is(versions.get(ch), n),
@@ -73,7 +88,10 @@ pub async fn preserves_versions_seen(saver: &dyn CheckpointSaver) -> Result<(), 
     let stored = cp.put(saver, &root(&uuid4()), &loop_metadata(0)).await?;
     let seen = get_existing(saver, &stored).await?.checkpoint.versions_seen;
     for node in ["node1", "node2"] {
-        ensure!(seen.contains_key(node), "versions_seen lacks {node:?}: {seen:?}");
+        ensure!(
+            seen.contains_key(node),
+            "versions_seen lacks {node:?}: {seen:?}"
+        );
     }
     Ok(())
 }
@@ -85,7 +103,11 @@ pub async fn preserves_metadata(saver: &dyn CheckpointSaver) -> Result<(), Failu
     let got = get_existing(saver, &stored).await?.metadata;
     ensure_eq!(got.source, Some(CheckpointSource::Loop), "metadata source");
     ensure_eq!(got.step, Some(3), "metadata step");
-    ensure_eq!(got.get("custom_key"), Some(Value::from("custom_value")), "metadata custom_key");
+    ensure_eq!(
+        got.get("custom_key"),
+        Some(Value::from("custom_value")),
+        "metadata custom_key"
+    );
     Ok(())
 }
 
@@ -123,9 +145,7 @@ pub async fn default_namespace(saver: &dyn CheckpointSaver) -> Result<(), Failur
 }
 
 /// #10: every checkpoint of a chain reads back by its own id.
-pub async fn multiple_checkpoints_same_thread(
-    saver: &dyn CheckpointSaver,
-) -> Result<(), Failure> {
+pub async fn multiple_checkpoints_same_thread(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let stored = put_chain(saver, &thread, "", 3, loop_step).await?;
     for config in &stored {
@@ -158,7 +178,9 @@ pub async fn multiple_threads_isolated(saver: &dyn CheckpointSaver) -> Result<()
 pub async fn parent_config(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = put_chain(saver, &uuid4(), "", 2, loop_step).await?;
     let tuple = get_existing(saver, &stored[1]).await?;
-    let parent = tuple.parent_config.ok_or_else(|| Failure::new("parent_config is None"))?;
+    let parent = tuple
+        .parent_config
+        .ok_or_else(|| Failure::new("parent_config is None"))?;
     ensure_eq!(
         parent.checkpoint_id.as_deref(),
         Some(id_of(&stored[0], "first stored config")?),
@@ -206,7 +228,12 @@ pub async fn incremental_channel_update(saver: &dyn CheckpointSaver) -> Result<(
     ];
     for (config, ch, want) in expected {
         let got = value_of(saver, config, ch).await?;
-        ensure_eq!(got, Some(Value::from(want)), "{ch:?} of {:?}", config.checkpoint_id);
+        ensure_eq!(
+            got,
+            Some(Value::from(want)),
+            "{ch:?} of {:?}",
+            config.checkpoint_id
+        );
     }
     Ok(())
 }
@@ -230,9 +257,19 @@ pub async fn channel_removed(saver: &dyn CheckpointSaver) -> Result<(), Failure>
     let first = NewCheckpoint::new().value("a", "v1", 1).value("b", "v2", 1);
     let second = NewCheckpoint::new().value("a", "v1_updated", 2);
     let (_, stored2) = put_pair(saver, first, second).await?;
-    let values = get_existing(saver, &stored2).await?.checkpoint.channel_values;
-    ensure_eq!(values.get("a"), Some(&Value::from("v1_updated")), "channel \"a\"");
-    ensure!(!values.contains_key("b"), "channel \"b\" should be absent: {values:?}");
+    let values = get_existing(saver, &stored2)
+        .await?
+        .checkpoint
+        .channel_values;
+    ensure_eq!(
+        values.get("a"),
+        Some(&Value::from("v1_updated")),
+        "channel \"a\""
+    );
+    ensure!(
+        !values.contains_key("b"),
+        "channel \"b\" should be absent: {values:?}"
+    );
     Ok(())
 }
 
@@ -242,7 +279,11 @@ pub async fn preserves_run_id(saver: &dyn CheckpointSaver) -> Result<(), Failure
     let md = loop_metadata(0).with("run_id", run_id.as_str());
     let stored = put_plain(saver, &root(&uuid4()), &md).await?;
     let got = get_existing(saver, &stored).await?.metadata;
-    ensure_eq!(got.get("run_id"), Some(Value::from(run_id)), "metadata run_id");
+    ensure_eq!(
+        got.get("run_id"),
+        Some(Value::from(run_id)),
+        "metadata run_id"
+    );
     Ok(())
 }
 

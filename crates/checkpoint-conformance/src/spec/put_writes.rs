@@ -41,9 +41,22 @@ pub async fn multiple_writes_same_task(saver: &dyn CheckpointSaver) -> Result<()
     let writes = [write("ch1", "v1"), write("ch2", "v2"), write("ch3", "v3")];
     saver.put_writes(&stored, &writes, &task, "").await?;
     let tuple = get_existing(saver, &stored).await?;
-    ensure_eq!(tuple.pending_writes.len(), 3, "pending writes: {:?}", describe_writes(&tuple));
-    let channels: BTreeSet<&str> = tuple.pending_writes.iter().map(|w| w.channel.as_str()).collect();
-    ensure_eq!(channels, BTreeSet::from(["ch1", "ch2", "ch3"]), "channels written");
+    ensure_eq!(
+        tuple.pending_writes.len(),
+        3,
+        "pending writes: {:?}",
+        describe_writes(&tuple)
+    );
+    let channels: BTreeSet<&str> = tuple
+        .pending_writes
+        .iter()
+        .map(|w| w.channel.as_str())
+        .collect();
+    ensure_eq!(
+        channels,
+        BTreeSet::from(["ch1", "ch2", "ch3"]),
+        "channels written"
+    );
     for (ch, value) in &writes {
         let found = writes_on(&tuple, ch);
         ensure!(
@@ -59,12 +72,25 @@ pub async fn multiple_writes_same_task(saver: &dyn CheckpointSaver) -> Result<()
 pub async fn multiple_tasks(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = one_checkpoint(saver).await?;
     let (t1, t2) = (uuid4(), uuid4());
-    saver.put_writes(&stored, &[write("ch", "from_t1")], &t1, "").await?;
-    saver.put_writes(&stored, &[write("ch", "from_t2")], &t2, "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "from_t1")], &t1, "")
+        .await?;
+    saver
+        .put_writes(&stored, &[write("ch", "from_t2")], &t2, "")
+        .await?;
     let tuple = get_existing(saver, &stored).await?;
-    ensure_eq!(tuple.pending_writes.len(), 2, "pending writes: {:?}", describe_writes(&tuple));
+    ensure_eq!(
+        tuple.pending_writes.len(),
+        2,
+        "pending writes: {:?}",
+        describe_writes(&tuple)
+    );
     for (task, value) in [(&t1, "from_t1"), (&t2, "from_t2")] {
-        let found: Vec<_> = tuple.pending_writes.iter().filter(|w| &w.task_id == task).collect();
+        let found: Vec<_> = tuple
+            .pending_writes
+            .iter()
+            .filter(|w| &w.task_id == task)
+            .collect();
         ensure!(
             found.len() == 1 && found[0].value == Value::from(value),
             "expected one write {value:?} of task {task}, got {:?}",
@@ -78,7 +104,9 @@ pub async fn multiple_tasks(saver: &dyn CheckpointSaver) -> Result<(), Failure> 
 pub async fn preserves_task_id(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = one_checkpoint(saver).await?;
     let task = uuid4();
-    saver.put_writes(&stored, &[write("ch", "val")], &task, "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &task, "")
+        .await?;
     let tuple = get_existing(saver, &stored).await?;
     ensure!(
         tuple.pending_writes.iter().any(|w| w.task_id == task),
@@ -115,7 +143,12 @@ pub async fn task_path(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
         .put_writes(&stored, &[write("ch", "v")], &uuid4(), "a:b:c")
         .await?;
     let tuple = get_existing(saver, &stored).await?;
-    ensure_eq!(tuple.pending_writes.len(), 1, "pending writes: {:?}", describe_writes(&tuple));
+    ensure_eq!(
+        tuple.pending_writes.len(),
+        1,
+        "pending writes: {:?}",
+        describe_writes(&tuple)
+    );
     Ok(())
 }
 
@@ -124,10 +157,17 @@ pub async fn idempotent(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let stored = one_checkpoint(saver).await?;
     let task = uuid4();
     for _ in 0..2 {
-        saver.put_writes(&stored, &[write("ch", "val")], &task, "").await?;
+        saver
+            .put_writes(&stored, &[write("ch", "val")], &task, "")
+            .await?;
     }
     let tuple = get_existing(saver, &stored).await?;
-    ensure_eq!(tuple.pending_writes.len(), 1, "pending writes: {:?}", describe_writes(&tuple));
+    ensure_eq!(
+        tuple.pending_writes.len(),
+        1,
+        "pending writes: {:?}",
+        describe_writes(&tuple)
+    );
     Ok(())
 }
 
@@ -158,7 +198,9 @@ pub async fn across_namespaces(saver: &dyn CheckpointSaver) -> Result<(), Failur
     let mut stored = Vec::new();
     for (ns, value) in [("", "root_val"), ("child:1", "child_val")] {
         let config = put_plain(saver, &in_ns(&thread, ns), &loop_metadata(0)).await?;
-        saver.put_writes(&config, &[write("ch", value)], &uuid4(), "").await?;
+        saver
+            .put_writes(&config, &[write("ch", value)], &uuid4(), "")
+            .await?;
         stored.push((config, value));
     }
     for (config, value) in &stored {

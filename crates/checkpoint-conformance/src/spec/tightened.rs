@@ -49,12 +49,19 @@ async fn expect_no_writes(
 pub async fn int_float_bool_values_stay_distinct(
     saver: &dyn CheckpointSaver,
 ) -> Result<(), Failure> {
-    let values = [("i", Value::Int(1)), ("f", Value::Float(1.0)), ("b", Value::Bool(true))];
+    let values = [
+        ("i", Value::Int(1)),
+        ("f", Value::Float(1.0)),
+        ("b", Value::Bool(true)),
+    ];
     let cp = values
         .iter()
         .fold(NewCheckpoint::new(), |cp, (k, v)| cp.value(k, v.clone(), 1));
     let (_, stored) = put_fresh(saver, &cp, &loop_metadata(0)).await?;
-    let got = get_existing(saver, &stored).await?.checkpoint.channel_values;
+    let got = get_existing(saver, &stored)
+        .await?
+        .checkpoint
+        .channel_values;
     for (k, v) in &values {
         ensure_eq!(got.get(*k), Some(v), "channel {k:?} (type included)");
     }
@@ -67,7 +74,10 @@ pub async fn bytes_and_nil_values_roundtrip(saver: &dyn CheckpointSaver) -> Resu
         .value("bytes", vec![0u8, 159, 255], 1)
         .value("nil", Value::Nil, 1);
     let (_, stored) = put_fresh(saver, &cp, &loop_metadata(0)).await?;
-    let got = get_existing(saver, &stored).await?.checkpoint.channel_values;
+    let got = get_existing(saver, &stored)
+        .await?
+        .checkpoint
+        .channel_values;
     let want: IndexMap<String, Value> = [
         ("bytes".to_owned(), Value::Bytes(vec![0, 159, 255])),
         ("nil".to_owned(), Value::Nil),
@@ -81,15 +91,25 @@ pub async fn bytes_and_nil_values_roundtrip(saver: &dyn CheckpointSaver) -> Resu
 pub async fn metadata_parents_roundtrip(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let root_cp = NewCheckpoint::new();
-    let root_stored = root_cp.put(saver, &root(&thread), &loop_metadata(0)).await?;
+    let root_stored = root_cp
+        .put(saver, &root(&thread), &loop_metadata(0))
+        .await?;
     let mut child_md = loop_metadata(0);
     let parents: IndexMap<String, String> = [(String::new(), root_cp.id().to_owned())].into();
     child_md.parents = Some(parents.clone());
     let child_stored = put_plain(saver, &in_ns(&thread, "child:1"), &child_md).await?;
     let got = get_existing(saver, &root_stored).await?.metadata.parents;
-    ensure_eq!(got, Some(IndexMap::new()), "metadata parents of the root checkpoint");
+    ensure_eq!(
+        got,
+        Some(IndexMap::new()),
+        "metadata parents of the root checkpoint"
+    );
     let got = get_existing(saver, &child_stored).await?.metadata.parents;
-    ensure_eq!(got, Some(parents), "metadata parents of the child checkpoint");
+    ensure_eq!(
+        got,
+        Some(parents),
+        "metadata parents of the child checkpoint"
+    );
     Ok(())
 }
 
@@ -113,11 +133,23 @@ pub async fn bytes_and_nil_writes_roundtrip(saver: &dyn CheckpointSaver) -> Resu
 pub async fn task_path_orders_writes(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let (_, stored) = put_fresh(saver, &NewCheckpoint::new(), &loop_metadata(0)).await?;
     let (task_a, task_z) = (format!("a{}", uuid4()), format!("z{}", uuid4()));
-    saver.put_writes(&stored, &[write("ch", "from_a")], &task_a, "b").await?;
-    saver.put_writes(&stored, &[write("ch", "from_z")], &task_z, "a").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "from_a")], &task_a, "b")
+        .await?;
+    saver
+        .put_writes(&stored, &[write("ch", "from_z")], &task_z, "a")
+        .await?;
     let tuple = get_existing(saver, &stored).await?;
-    let order: Vec<&str> = tuple.pending_writes.iter().map(|w| w.task_id.as_str()).collect();
-    ensure_eq!(order, vec![task_z.as_str(), task_a.as_str()], "task order of pending writes");
+    let order: Vec<&str> = tuple
+        .pending_writes
+        .iter()
+        .map(|w| w.task_id.as_str())
+        .collect();
+    ensure_eq!(
+        order,
+        vec![task_z.as_str(), task_a.as_str()],
+        "task order of pending writes"
+    );
     Ok(())
 }
 
@@ -135,8 +167,19 @@ pub async fn reserved_writes_come_first(saver: &dyn CheckpointSaver) -> Result<(
     ];
     saver.put_writes(&stored, &writes, &uuid4(), "").await?;
     let tuple = get_existing(saver, &stored).await?;
-    let order: Vec<&str> = tuple.pending_writes.iter().map(|w| w.channel.as_str()).collect();
-    let want = ["__resume__", "__interrupt__", "__scheduled__", "__error__", "ch0", "ch2"];
+    let order: Vec<&str> = tuple
+        .pending_writes
+        .iter()
+        .map(|w| w.channel.as_str())
+        .collect();
+    let want = [
+        "__resume__",
+        "__interrupt__",
+        "__scheduled__",
+        "__error__",
+        "ch0",
+        "ch2",
+    ];
     ensure_eq!(order, want.to_vec(), "channel order of pending writes");
     Ok(())
 }
@@ -195,15 +238,25 @@ pub async fn repeated_mixed_batch(saver: &dyn CheckpointSaver) -> Result<(), Fai
 pub async fn absent_ns_gets_root(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let root_cp = NewCheckpoint::new();
-    root_cp.put(saver, &root(&thread), &loop_metadata(0)).await?;
+    root_cp
+        .put(saver, &root(&thread), &loop_metadata(0))
+        .await?;
     put_plain(saver, &in_ns(&thread, "child:1"), &loop_metadata(0)).await?;
     let mut config = CheckpointConfig::thread(&thread);
     config.checkpoint_ns = None;
     let tuple = get_existing(saver, &config).await?;
-    ensure_eq!(tuple.checkpoint.id, root_cp.id(), "latest checkpoint without checkpoint_ns");
+    ensure_eq!(
+        tuple.checkpoint.id,
+        root_cp.id(),
+        "latest checkpoint without checkpoint_ns"
+    );
     config.checkpoint_id = Some(root_cp.id().to_owned());
     let tuple = get_existing(saver, &config).await?;
-    ensure_eq!(tuple.checkpoint.id, root_cp.id(), "checkpoint by id without checkpoint_ns");
+    ensure_eq!(
+        tuple.checkpoint.id,
+        root_cp.id(),
+        "checkpoint by id without checkpoint_ns"
+    );
     Ok(())
 }
 
@@ -213,7 +266,8 @@ pub async fn absent_ns_lists_every_namespace(saver: &dyn CheckpointSaver) -> Res
     let mut want = BTreeSet::new();
     for ns in ["", "child:1", "child:2"] {
         let cp = NewCheckpoint::new();
-        cp.put(saver, &in_ns(&thread, ns), &loop_metadata(0)).await?;
+        cp.put(saver, &in_ns(&thread, ns), &loop_metadata(0))
+            .await?;
         want.insert(cp.id().to_owned());
     }
     let mut config = CheckpointConfig::thread(&thread);
@@ -250,7 +304,9 @@ pub async fn no_config_lists_every_thread(saver: &dyn CheckpointSaver) -> Result
 pub async fn delete_thread_removes_write_rows(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let cp = NewCheckpoint::new();
     let (thread, stored) = put_fresh(saver, &cp, &loop_metadata(0)).await?;
-    saver.put_writes(&stored, &[write("ch", "val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &uuid4(), "")
+        .await?;
     saver.delete_thread(&thread).await?;
     cp.put(saver, &root(&thread), &loop_metadata(0)).await?;
     expect_no_writes(saver, &stored, "after delete_thread").await
@@ -262,11 +318,20 @@ pub async fn delete_for_runs_removes_the_run(saver: &dyn CheckpointSaver) -> Res
     put_run(saver, &t1, "", &keep, None).await?;
     put_run(saver, &t1, "", &delete, None).await?;
     put_run(saver, &t2, "", &delete, None).await?;
-    saver.delete_for_runs(&[delete.clone()]).await?;
-    let (runs1, runs2) = (runs_in(saver, &t1, "").await?, runs_in(saver, &t2, "").await?);
+    saver.delete_for_runs(std::slice::from_ref(&delete)).await?;
+    let (runs1, runs2) = (
+        runs_in(saver, &t1, "").await?,
+        runs_in(saver, &t2, "").await?,
+    );
     ensure!(runs1.contains(&keep), "the kept run is gone: {runs1:?}");
-    ensure!(!runs1.contains(&delete), "the deleted run is still listed: {runs1:?}");
-    ensure!(runs2.is_empty(), "the deleted run is still listed in another thread: {runs2:?}");
+    ensure!(
+        !runs1.contains(&delete),
+        "the deleted run is still listed: {runs1:?}"
+    );
+    ensure!(
+        runs2.is_empty(),
+        "the deleted run is still listed in another thread: {runs2:?}"
+    );
     Ok(())
 }
 
@@ -277,7 +342,9 @@ pub async fn delete_for_runs_removes_write_rows(
     let (cp, run) = (NewCheckpoint::new(), uuid4());
     let md = loop_metadata(0).with("run_id", run.as_str());
     let (thread, stored) = put_fresh(saver, &cp, &md).await?;
-    saver.put_writes(&stored, &[write("ch", "val")], &uuid4(), "").await?;
+    saver
+        .put_writes(&stored, &[write("ch", "val")], &uuid4(), "")
+        .await?;
     saver.delete_for_runs(&[run]).await?;
     cp.put(saver, &root(&thread), &md).await?;
     expect_no_writes(saver, &stored, "after delete_for_runs").await
@@ -314,7 +381,9 @@ async fn chain_with_writes(
             None => root(thread),
         };
         let stored = cp.put(saver, &config, &loop_step(i)).await?;
-        saver.put_writes(&stored, &[write("ch", i)], &uuid4(), "").await?;
+        saver
+            .put_writes(&stored, &[write("ch", i)], &uuid4(), "")
+            .await?;
         out.push((cp, config, stored));
     }
     Ok(out)
@@ -327,12 +396,18 @@ pub async fn prune_keep_latest_removes_write_rows(
 ) -> Result<(), Failure> {
     let thread = uuid4();
     let chain = chain_with_writes(saver, &thread, 3).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest)
+        .await?;
     let (cp, config, stored) = &chain[0];
     cp.put(saver, config, &loop_step(0)).await?;
     expect_no_writes(saver, stored, "after prune keep_latest").await?;
     let latest = get_existing(saver, &chain[2].2).await?;
-    ensure_eq!(latest.pending_writes.len(), 1, "writes of the kept checkpoint");
+    ensure_eq!(
+        latest.pending_writes.len(),
+        1,
+        "writes of the kept checkpoint"
+    );
     Ok(())
 }
 
@@ -340,7 +415,9 @@ pub async fn prune_keep_latest_removes_write_rows(
 pub async fn prune_delete_removes_write_rows(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let chain = chain_with_writes(saver, &thread, 2).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::Delete).await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::Delete)
+        .await?;
     for (i, (cp, config, stored)) in chain.iter().enumerate() {
         cp.put(saver, config, &loop_step(i)).await?;
         expect_no_writes(saver, stored, "after prune delete").await?;
@@ -353,7 +430,9 @@ pub async fn prune_delete_removes_write_rows(saver: &dyn CheckpointSaver) -> Res
 pub async fn prune_survivor_has_no_parent(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let thread = uuid4();
     let chain = chain_with_writes(saver, &thread, 3).await?;
-    saver.prune(&[thread.clone()], PruneStrategy::KeepLatest).await?;
+    saver
+        .prune(std::slice::from_ref(&thread), PruneStrategy::KeepLatest)
+        .await?;
     let kept = get_existing(saver, &chain[2].2).await?;
     ensure!(
         kept.parent_config.is_none(),

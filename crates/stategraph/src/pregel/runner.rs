@@ -87,7 +87,16 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
 
     let mut outcome = StepOutcome::default();
     let in_tokio = tokio::runtime::Handle::try_current().is_ok();
-    if futures.len() <= 1 || !in_tokio {
+    let limit = lp.params().config.max_concurrency.unwrap_or(usize::MAX).max(1);
+    if futures.len() <= 1 || limit == 1 {
+        // One after another, in task order.
+        for f in futures {
+            let (i, result, body) = f.await;
+            if commit(lp, i, result, body, &mut outcome).await? {
+                break;
+            }
+        }
+    } else if !in_tokio {
         let mut pending: FuturesUnordered<TaskFuture> = futures.into_iter().collect();
         while let Some((i, result, body)) = pending.next().await {
             if commit(lp, i, result, body, &mut outcome).await? {
@@ -96,10 +105,14 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
         }
     } else {
         let mut set = tokio::task::JoinSet::new();
-        for f in futures {
+        let mut queue = futures.into_iter();
+        for f in queue.by_ref().take(limit) {
             set.spawn(f);
         }
         while let Some(joined) = set.join_next().await {
+            if let Some(f) = queue.next() {
+                set.spawn(f);
+            }
             let (i, result, body) = match joined {
                 Ok(x) => x,
                 Err(e) => return Err(Error::Node {
