@@ -229,3 +229,93 @@ async fn send_fanout_is_reproduced_byte_for_byte() {
     assert_storage_matches(&trace, &saver);
     assert_stream(&trace, &fanout_graph()).await;
 }
+
+fn chain3_graph() -> StateGraph<DynState> {
+    let mut g = StateGraph::<DynState>::with_channels(vec![("value".into(), lv()), ("trail".into(), add())]);
+    for n in ["a", "b", "c"] {
+        g.add_node(n, move |s: DynState| async move {
+            let value = s.get("value").and_then(|v| v.as_str()).unwrap_or("").to_owned() + n;
+            update([("value", stategraph::Value::from(value)), ("trail", stategraph::list![n])])
+        });
+    }
+    g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c").add_edge("c", END);
+    g
+}
+
+#[tokio::test]
+async fn chain3_with_update_state_is_reproduced_byte_for_byte() {
+    let trace = load("chain3");
+    let (graph, saver) = compiled(&chain3_graph());
+    let calls = trace["calls"].as_array().expect("calls");
+    let cfg = RunConfig::thread("chain");
+    let out = graph.invoke_outcome(input(&calls[0]["input"]), &cfg).await.expect("first run");
+    assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
+    let out = graph.invoke_outcome(input(&calls[1]["input"]), &cfg).await.expect("second run");
+    assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
+    let patch = input(&calls[2]["values"]);
+    let returned = graph.update_state(&cfg, patch, Some("b")).await.expect("update_state");
+    assert_eq!(
+        returned.checkpoint_id.as_deref(),
+        calls[2]["returned_config"]["configurable"]["checkpoint_id"].as_str()
+    );
+    let out = graph.invoke_outcome(stategraph::NoInput, &cfg).await.expect("resume");
+    assert_eq!(output_json(&out.values), normalize(&calls[3]["output"]));
+    assert_storage_matches(&trace, &saver);
+    let history = graph
+        .get_state_history(&cfg, &Default::default())
+        .await
+        .expect("history");
+    support::golden::assert_history_matches(&trace, "chain|", &history);
+    assert_stream(&trace, &chain3_graph()).await;
+}
+
+fn conditional_graph() -> StateGraph<DynState> {
+    let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), lv()), ("done".into(), lv())]);
+    g.add_node("inc", |s: DynState| async move {
+        let n = s.get("n").and_then(|v| v.as_i64()).unwrap_or(0);
+        update([("n", n + 1)])
+    });
+    g.add_node("finish", |_s: DynState| async move { update([("done", true)]) });
+    g.add_edge(START, "inc");
+    g.add_conditional_edges_with_map(
+        "inc",
+        |s: &DynState| {
+            if s.get("n").and_then(|v| v.as_i64()).unwrap_or(0) < 2 {
+                "again"
+            } else {
+                "finish"
+            }
+        },
+        [("again", "inc"), ("finish", "finish")],
+    );
+    g.add_edge("finish", END);
+    g
+}
+
+#[tokio::test]
+async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
+    let trace = load("conditional");
+    let (graph, saver) = compiled(&conditional_graph());
+    let calls = trace["calls"].as_array().expect("calls");
+    let cfg = RunConfig::thread("cond");
+    let out = graph.invoke_outcome(input(&calls[0]["input"]), &cfg).await.expect("run");
+    assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
+    let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+    let step1 = history
+        .iter()
+        .find(|s| s.metadata.as_ref().and_then(|m| m.step) == Some(1))
+        .and_then(|s| s.config.as_ref())
+        .and_then(|c| c.checkpoint_id.clone())
+        .expect("a step-1 checkpoint");
+    assert_eq!(
+        Some(step1.as_str()),
+        calls[1]["config"]["configurable"]["checkpoint_id"].as_str()
+    );
+    let replay = RunConfig::thread("cond").at_checkpoint(step1);
+    let out = graph.invoke_outcome(stategraph::NoInput, &replay).await.expect("replay");
+    assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
+    assert_storage_matches(&trace, &saver);
+    let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+    support::golden::assert_history_matches(&trace, "cond|", &history);
+    assert_stream(&trace, &conditional_graph()).await;
+}

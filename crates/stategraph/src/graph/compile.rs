@@ -10,14 +10,14 @@ use stategraph_checkpoint::{CheckpointSaver, Value};
 use super::branch::Branch;
 use super::builder::{NodeSpec, StateGraph, END, START};
 use super::compiled::CompiledGraph;
-use super::node::{NodeContext, NodeError};
+use super::node::{NodeContext, NodeError, NodeOutput};
 use crate::channels::{
     Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue,
     NamedBarrierValueAfterFinish, Topic,
 };
 use crate::error::{Error, Result};
 use crate::pregel::algo::TASKS;
-use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads};
+use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::state::State;
 use crate::types::Goto;
 
@@ -196,17 +196,15 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
     };
 
     let mut nodes = IndexMap::new();
+    let start_writers = node_writers::<S>(state_keys.clone(), static_writes(START), branches_of(START));
     nodes.insert(
         START.to_owned(),
         PregelNode {
             name: START.into(),
             triggers: vec![START.into()],
             reads: Reads::Single(START.into()),
-            run: Some(start_runner::<S>(
-                state_keys.clone(),
-                static_writes(START),
-                branches_of(START),
-            )),
+            run: Some(start_runner(start_writers.clone())),
+            writers: start_writers,
             hidden: true,
         },
     );
@@ -215,18 +213,15 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
         if let Some(j) = join_triggers.get(name) {
             triggers.extend(j.iter().cloned());
         }
+        let writers = node_writers::<S>(state_keys.clone(), static_writes(name), branches_of(name));
         nodes.insert(
             name.clone(),
             PregelNode {
                 name: name.clone(),
                 triggers,
                 reads: Reads::Many(state_keys.to_vec()),
-                run: Some(user_runner(
-                    spec,
-                    state_keys.clone(),
-                    static_writes(name),
-                    branches_of(name),
-                )),
+                run: Some(user_runner(spec, writers.clone())),
+                writers,
                 hidden: false,
             },
         );
@@ -255,60 +250,52 @@ fn map_pairs(input: Value) -> Vec<(String, Value)> {
     }
 }
 
-fn start_runner<S: State>(
+fn node_writers<S: State>(
     state_keys: Arc<Vec<String>>,
     static_writes: Vec<(String, Value)>,
     branches: Vec<Arc<Branch<S>>>,
-) -> NodeRunner {
-    Arc::new(move |input: Value, ctx: NodeContext| {
-        let state_keys = state_keys.clone();
-        let mut writes: Vec<(String, Value)> = map_pairs(input)
+) -> WriterFn {
+    Arc::new(move |output: NodeOutput, ctx: &NodeContext| {
+        let mut writes: Vec<(String, Value)> = output
+            .writes
             .into_iter()
             .filter(|(k, _)| state_keys.contains(k))
             .collect();
-        writes.extend(static_writes.iter().cloned());
-        let branches = branches.clone();
-        async move {
-            run_branches(&branches, &ctx, &state_keys, &mut writes)?;
-            Ok(writes)
+        for g in output.goto {
+            match g {
+                Goto::Node(n) if n == END => {}
+                Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
+                Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
+            }
         }
-        .boxed()
+        writes.extend(static_writes.iter().cloned());
+        run_branches(&branches, ctx, &state_keys, &mut writes)?;
+        Ok(writes)
     })
 }
 
-fn user_runner<S: State>(
-    spec: &NodeSpec<S>,
-    state_keys: Arc<Vec<String>>,
-    static_writes: Vec<(String, Value)>,
-    branches: Vec<Arc<Branch<S>>>,
-) -> NodeRunner {
+fn start_runner(writers: WriterFn) -> NodeRunner {
+    Arc::new(move |input: Value, ctx: NodeContext| {
+        let output = NodeOutput {
+            writes: map_pairs(input),
+            goto: Vec::new(),
+        };
+        let result = writers(output, &ctx);
+        async move { result }.boxed()
+    })
+}
+
+fn user_runner<S: State>(spec: &NodeSpec<S>, writers: WriterFn) -> NodeRunner {
     let handler = spec.handler.clone();
-    let static_writes = Arc::new(static_writes);
     Arc::new(move |input: Value, ctx: NodeContext| {
         let handler = handler.clone();
-        let state_keys = state_keys.clone();
-        let static_writes = static_writes.clone();
-        let branches = branches.clone();
+        let writers = writers.clone();
         async move {
             let values: IndexMap<String, Value> = map_pairs(input).into_iter().collect();
             let state = S::from_values(&values).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
             let output = handler(state, ctx.clone()).await?;
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
-            writes.extend(
-                output
-                    .writes
-                    .into_iter()
-                    .filter(|(k, _)| state_keys.contains(k)),
-            );
-            for g in output.goto {
-                match g {
-                    Goto::Node(n) if n == END => {}
-                    Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
-                    Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
-                }
-            }
-            writes.extend(static_writes.iter().cloned());
-            run_branches(&branches, &ctx, &state_keys, &mut writes)?;
+            writes.extend(writers(output, &ctx)?);
             Ok(writes)
         }
         .boxed()

@@ -5,6 +5,7 @@ pub mod builder;
 pub mod compile;
 pub mod compiled;
 pub mod node;
+pub mod state_api;
 
 pub use branch::BranchTargets;
 pub use builder::{StateGraph, END, START};

@@ -330,3 +330,23 @@ impl fmt::Debug for NodeContext {
             .finish()
     }
 }
+
+impl NodeContext {
+    /// A context outside a run (for `update_state`, which runs a node's writers).
+    pub(crate) fn detached(task_id: String, name: String, step: i64, channels: Arc<Channels>) -> NodeContext {
+        NodeContext {
+            inner: Arc::new(TaskScope {
+                task_id,
+                name,
+                step,
+                ns: String::new(),
+                thread_id: None,
+                channels,
+                sink: None,
+                scratchpad: Mutex::new(Scratchpad::default()),
+                null_resume: Arc::new(Mutex::new(None)),
+                body_writes: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+}

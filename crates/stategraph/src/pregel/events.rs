@@ -49,6 +49,12 @@ fn result_map(writes: &[(String, Value)], keys: &[String]) -> Map {
     out
 }
 
+/// A task's result as `get_state` shows it: `{channel: value}`.
+pub fn result_value(writes: &[(String, Value)]) -> Value {
+    let keys: Vec<String> = writes.iter().map(|(c, _)| c.clone()).collect();
+    Value::Map(result_map(writes, &keys))
+}
+
 /// The payload of a `checkpoints` event (and of a debug `checkpoint` event).
 pub fn checkpoint_payload(
     config: &CheckpointConfig,

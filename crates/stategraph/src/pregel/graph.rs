@@ -26,6 +26,14 @@ pub type NodeRunner = Arc<
         + Sync,
 >;
 
+/// Runs a node's writers on an output: state updates, gotos, edges, conditional edges
+/// (what `update_state` runs for `as_node`).
+pub type WriterFn = Arc<
+    dyn Fn(crate::graph::node::NodeOutput, &NodeContext) -> Result<Vec<(String, Value)>, NodeError>
+        + Send
+        + Sync,
+>;
+
 /// A node of the Pregel graph.
 #[derive(Clone)]
 pub struct PregelNode {
@@ -37,6 +45,8 @@ pub struct PregelNode {
     pub reads: Reads,
     /// Its body and writers; `None` for a node that never runs.
     pub run: Option<NodeRunner>,
+    /// Its writers alone (what `update_state` runs).
+    pub writers: WriterFn,
     /// Hidden nodes (START) are not streamed and not interrupted by `"*"`.
     pub hidden: bool,
 }

@@ -5,6 +5,7 @@ pub mod events;
 pub mod graph;
 pub mod run_loop;
 pub(crate) mod runner;
+pub mod snapshot;
 pub mod sources;
 pub mod status;
 pub mod stream;

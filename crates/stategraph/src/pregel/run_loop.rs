@@ -161,7 +161,7 @@ impl Loop {
         let channels = channels_from_checkpoint(&p.graph, &checkpoint)?;
         let step = metadata.step.unwrap_or(-2) + 1;
         let stop = step + p.config.recursion_limit as i64 + 1;
-        let updated_channels = checkpoint
+        let saved_updated: Option<BTreeSet<String>> = checkpoint
             .updated_channels
             .as_ref()
             .filter(|u| !u.is_empty())
@@ -175,18 +175,26 @@ impl Loop {
             step,
             stop,
             pending_writes,
-            updated_channels,
+            updated_channels: None,
             checkpoint_config,
             prev_checkpoint_config: prev,
             tasks: Vec::new(),
             resume_map: None,
             is_replaying: false,
         };
-        lp.first(input, addressed, superseded).await?;
+        lp.updated_channels = lp.first(input, addressed, superseded, saved_updated).await?;
         Ok(lp)
     }
 
-    async fn first(&mut self, input: RunInput, addressed: bool, superseded: bool) -> Result<()> {
+    /// Applies the input (spec §5.3); returns the channels updated so far (`None` when
+    /// unknown). While it runs, `self.updated_channels` is unknown, as in LangGraph.
+    async fn first(
+        &mut self,
+        input: RunInput,
+        addressed: bool,
+        superseded: bool,
+        mut updated_channels: Option<BTreeSet<String>>,
+    ) -> Result<Option<BTreeSet<String>>> {
         let has_state = !self.checkpoint.channel_versions.is_empty();
         let is_command = matches!(input, RunInput::Command(_));
         let is_resuming = has_state
@@ -265,7 +273,7 @@ impl Loop {
                 writes: &null_writes,
             };
             let updated = self.apply(&[task])?;
-            if let Some(u) = &mut self.updated_channels {
+            if let Some(u) = &mut updated_channels {
                 u.extend(updated);
             }
         }
@@ -301,7 +309,7 @@ impl Loop {
                 &self.channels,
                 self.step,
                 &self.p.ns,
-                self.updated_channels.as_ref(),
+                updated_channels.as_ref(),
             )?;
             let input_writes = vec![("__start__".to_owned(), v)];
             let path = TaskPath::default();
@@ -316,10 +324,11 @@ impl Loop {
             drop(all);
             self.updated_channels = Some(updated);
             self.put_checkpoint(CheckpointSource::Input).await?;
+            return Ok(self.updated_channels.take());
         } else if !is_command {
             return Err(Error::EmptyInput("Received no input for __start__".into()));
         }
-        Ok(())
+        Ok(updated_channels)
     }
 
     fn pending_interrupt_ids(&self) -> Vec<String> {

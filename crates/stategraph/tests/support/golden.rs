@@ -230,3 +230,68 @@ pub fn to_json(v: &Value) -> J {
         },
     }
 }
+
+fn config_json(c: &stategraph::checkpoint::CheckpointConfig) -> J {
+    serde_json::json!({"configurable": {
+        "thread_id": c.thread_id,
+        "checkpoint_ns": c.ns(),
+        "checkpoint_id": c.checkpoint_id,
+    }})
+}
+
+/// A snapshot rendered the way the traces render `get_state` results.
+pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
+    let values = to_json(&Value::Map(
+        s.values.iter().map(|(k, v)| (Value::from(k.as_str()), v.clone())).collect(),
+    ));
+    let tasks: Vec<J> = s
+        .tasks
+        .iter()
+        .map(|t| {
+            let path: Vec<J> = t
+                .path
+                .0
+                .iter()
+                .map(|p| match p {
+                    stategraph::pregel::task::PathPart::Str(x) => J::from(x.clone()),
+                    stategraph::pregel::task::PathPart::Int(n) => J::from(*n),
+                    stategraph::pregel::task::PathPart::Bool(b) => J::from(*b),
+                })
+                .collect();
+            serde_json::json!({
+                "id": t.id,
+                "name": t.name,
+                "path": path,
+                "error": t.error.as_ref().map(to_json),
+                "interrupts": t.interrupts.iter().map(|i| serde_json::json!({"value": to_json(&i.value), "id": i.id})).collect::<Vec<_>>(),
+                "state": t.state.as_ref().map(config_json),
+                "result": t.result.as_ref().map(to_json),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "values": values,
+        "next": s.next,
+        "config": s.config.as_ref().map(config_json),
+        "metadata": s.metadata.as_ref().map(|m| to_json(&m.to_value())),
+        "created_at": s.created_at,
+        "parent_config": s.parent_config.as_ref().map(config_json),
+        "tasks": tasks,
+        "interrupts": s.interrupts.iter().map(|i| serde_json::json!({"value": to_json(&i.value), "id": i.id})).collect::<Vec<_>>(),
+    })
+}
+
+/// Compares a history (newest first) with the trace's `history[key]`.
+pub fn assert_history_matches(trace: &J, key: &str, got: &[stategraph::pregel::snapshot::StateSnapshot]) {
+    let expected: Vec<J> = trace["history"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("history {key}"))
+        .iter()
+        .map(normalize)
+        .collect();
+    let got: Vec<J> = got.iter().map(snapshot_json).collect();
+    assert_eq!(got.len(), expected.len(), "history length");
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "history entry {i} differs");
+    }
+}

@@ -1,0 +1,313 @@
+//! Reading and changing a thread's state outside a run: `get_state`,
+//! `get_state_history` and `update_state` (spec §16).
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::{
+    ChannelVersion, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+    CheckpointSource, CheckpointTuple, ListOptions, Value, NULL_TASK_ID,
+};
+
+use super::compiled::CompiledGraph;
+use super::node::{NodeContext, NodeOutput};
+use crate::error::{Error, Result};
+use crate::pregel::algo::{
+    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks, Channels,
+    TaskWrites,
+};
+use crate::pregel::events;
+use crate::pregel::snapshot::{StateSnapshot, TaskInfo};
+use crate::pregel::status::read_task_statuses;
+use crate::pregel::task::{PathPart, TaskPath};
+use crate::state::{IntoUpdate, State};
+
+fn int_versions(current: Option<&ChannelVersion>) -> ChannelVersion {
+    stategraph_checkpoint::version_gen::next_int_version(current)
+}
+
+fn read_values(channels: &Channels, keys: &[String]) -> IndexMap<String, Value> {
+    let mut out = IndexMap::new();
+    for k in keys {
+        if let Some(ch) = channels.get(k).filter(|c| c.is_available()) {
+            out.insert(k.clone(), ch.get().unwrap_or_default());
+        }
+    }
+    out
+}
+
+impl<S: State> CompiledGraph<S> {
+    fn saver(&self) -> Result<&Arc<dyn CheckpointSaver>> {
+        self.options.checkpointer.as_ref().ok_or(Error::NoCheckpointer)
+    }
+
+    /// The state of a thread: at its latest checkpoint ("live": values include the output
+    /// of tasks that already finished, `next` only what still has to run), or at the
+    /// checkpoint `config.checkpoint_id` names (a record of that step).
+    pub async fn get_state(&self, config: &crate::RunConfig) -> Result<StateSnapshot> {
+        let saver = self.saver()?;
+        let cfg = config.checkpoint_config("");
+        let live = config.checkpoint_id.is_none();
+        let saved = saver.get_tuple(&cfg).await?;
+        match saved {
+            Some(t) => self.snapshot(t, live),
+            None => Ok(StateSnapshot {
+                config: Some(cfg),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// The thread's checkpoints as snapshots, newest first.
+    pub async fn get_state_history(
+        &self,
+        config: &crate::RunConfig,
+        options: &ListOptions,
+    ) -> Result<Vec<StateSnapshot>> {
+        let saver = self.saver()?;
+        let cfg = config.checkpoint_config("");
+        let tuples = saver.list(Some(&cfg), options).await?;
+        tuples.into_iter().map(|t| self.snapshot(t, false)).collect()
+    }
+
+    fn snapshot(&self, saved: CheckpointTuple, live: bool) -> Result<StateSnapshot> {
+        let graph = &self.graph;
+        let step = saved.metadata.step.unwrap_or(-1) + 1;
+        let mut checkpoint = saved.checkpoint.clone();
+        let mut channels = channels_from_checkpoint(graph, &checkpoint)?;
+        let ns = saved.config.ns().to_owned();
+        let mut tasks = prepare_next_tasks(&checkpoint, graph, &channels, step, &ns, None)?;
+        let pending: Vec<(String, String, Value)> = saved
+            .pending_writes
+            .iter()
+            .map(|w| (w.task_id.clone(), w.channel.clone(), w.value.clone()))
+            .collect();
+        let null_writes: Vec<(String, Value)> = pending
+            .iter()
+            .filter(|w| w.0 == NULL_TASK_ID)
+            .map(|w| (w.1.clone(), w.2.clone()))
+            .collect();
+        if !null_writes.is_empty() {
+            let path = TaskPath::default();
+            let t = TaskWrites {
+                path: &path,
+                name: "__input__",
+                triggers: &[],
+                writes: &null_writes,
+            };
+            apply_writes(&mut checkpoint, &mut channels, &[t], &int_versions, &graph.trigger_to_nodes)?;
+        }
+        let statuses = read_task_statuses(pending.iter().map(|(t, c, v)| (t.as_str(), c.as_str(), v)));
+        if live && !pending.is_empty() {
+            for t in &mut tasks {
+                if let Some(s) = statuses.get(&t.id) {
+                    t.writes.extend(s.output.iter().cloned());
+                }
+            }
+            let with_writes: Vec<TaskWrites<'_>> = tasks
+                .iter()
+                .filter(|t| !t.writes.is_empty())
+                .map(TaskWrites::from)
+                .collect();
+            if !with_writes.is_empty() {
+                apply_writes(&mut checkpoint, &mut channels, &with_writes, &int_versions, &graph.trigger_to_nodes)?;
+            }
+        }
+        let infos: Vec<TaskInfo> = tasks
+            .iter()
+            .map(|t| {
+                let status = statuses.get(&t.id);
+                let interrupts = status
+                    .map(|s| {
+                        if live && s.finished() {
+                            Vec::new()
+                        } else {
+                            s.interrupts.clone()
+                        }
+                    })
+                    .unwrap_or_default();
+                TaskInfo {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    path: t.path.clone(),
+                    error: status.and_then(|s| s.error.clone()),
+                    interrupts,
+                    state: None,
+                    result: status.filter(|s| s.finished()).map(|s| {
+                        let out: Vec<(String, Value)> = s
+                            .output
+                            .iter()
+                            .filter(|(c, _)| graph.output_channels.contains(c))
+                            .cloned()
+                            .collect();
+                        events::result_value(&out)
+                    }),
+                }
+            })
+            .collect();
+        let interrupts = infos.iter().flat_map(|t| t.interrupts.clone()).collect();
+        Ok(StateSnapshot {
+            values: read_values(&channels, &graph.output_channels),
+            next: tasks
+                .iter()
+                .filter(|t| t.writes.is_empty())
+                .map(|t| t.name.clone())
+                .collect(),
+            config: Some(saved.config),
+            metadata: Some(saved.metadata),
+            created_at: Some(saved.checkpoint.ts),
+            parent_config: saved.parent_config,
+            tasks: infos,
+            interrupts,
+        })
+    }
+
+    /// Changes the state of a thread as if node `as_node` had returned `values`: the
+    /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
+    /// source `update` is saved. `as_node = None` infers the node as LangGraph does. Returns
+    /// the config of the new checkpoint.
+    pub async fn update_state(
+        &self,
+        config: &crate::RunConfig,
+        values: impl IntoUpdate,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig> {
+        let saver = self.saver()?.clone();
+        let graph = self.graph.clone();
+        let cfg = config.checkpoint_config("");
+        let saved = saver.get_tuple(&cfg).await?;
+        let superseded = match (&saved, &config.checkpoint_id) {
+            (Some(t), Some(_)) => {
+                let head = saver
+                    .get_tuple(&CheckpointConfig { checkpoint_id: None, ..cfg.clone() })
+                    .await?;
+                head.is_some_and(|h| h.checkpoint.id != t.checkpoint.id)
+            }
+            _ => false,
+        };
+        let mut checkpoint = match &saved {
+            Some(t) => t.checkpoint.clone(),
+            None => stategraph_checkpoint::Checkpoint::empty(
+                self.sources.ids().uuid6(-2),
+                self.sources.ts(),
+            ),
+        };
+        let previous: ChannelVersions = checkpoint.channel_versions.clone();
+        let step = saved.as_ref().and_then(|t| t.metadata.step).unwrap_or(-1);
+        let mut checkpoint_config = cfg.clone();
+        if let Some(t) = &saved {
+            checkpoint_config.checkpoint_id = Some(t.checkpoint.id.clone());
+        }
+        let channels = channels_from_checkpoint(&graph, &checkpoint)?;
+
+        let as_node = match as_node {
+            Some(n) => n.to_owned(),
+            None => infer_as_node(&graph, &checkpoint.versions_seen)
+                .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
+        };
+        let node = graph
+            .nodes
+            .get(&as_node)
+            .ok_or_else(|| Error::InvalidUpdate(format!("Node {as_node} does not exist")))?;
+
+        let mut prepared_id = None;
+        if let Some(t) = &saved {
+            let tasks = prepare_next_tasks(&checkpoint, &graph, &channels, step + 1, "", None)?;
+            prepared_id = tasks.into_iter().find(|t| t.name == as_node).map(|t| t.id);
+            let _ = t;
+        }
+        let task_id = match prepared_id {
+            Some(id) => id,
+            None => update_task_id(&checkpoint.id, 0),
+        };
+        let channels = Arc::new(channels);
+        let ctx = NodeContext::detached(task_id.clone(), as_node.clone(), step, channels.clone());
+        let output = NodeOutput {
+            writes: values.into_writes()?,
+            goto: Vec::new(),
+        };
+        let writes = (node.writers)(output, &ctx).map_err(|e| Error::InvalidUpdate(e.to_string()))?;
+        drop(ctx);
+        let mut channels = Arc::try_unwrap(channels).unwrap_or_else(|a| (*a).clone());
+        let path = TaskPath(vec![PathPart::Str("__interrupt__".into()), PathPart::Int(0)]);
+        if saved.is_some() && !superseded {
+            let stored: Vec<(String, Value)> = writes
+                .iter()
+                .filter(|(c, _)| c != crate::pregel::task::PUSH)
+                .cloned()
+                .collect();
+            if !stored.is_empty() {
+                saver
+                    .put_writes(&checkpoint_config, &stored, &task_id, &path.to_path_string())
+                    .await?;
+            }
+        }
+        let triggers = vec!["__interrupt__".to_owned()];
+        let task = TaskWrites {
+            path: &path,
+            name: &as_node,
+            triggers: &triggers,
+            writes: &writes,
+        };
+        let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
+        apply_writes(&mut checkpoint, &mut channels, &[task], &next, &graph.trigger_to_nodes)?;
+        let parents = saved
+            .as_ref()
+            .and_then(|t| t.metadata.parents.clone())
+            .unwrap_or_default();
+        let metadata = CheckpointMetadata {
+            source: Some(CheckpointSource::Update),
+            step: Some(step + 1),
+            parents: Some(parents),
+            extra: IndexMap::new(),
+        };
+        let ts = self.sources.ts();
+        let id = self.sources.ids().uuid6(step + 1);
+        let next_checkpoint = create_checkpoint(&checkpoint, &channels, id, ts, None);
+        let new_versions: ChannelVersions = next_checkpoint
+            .channel_versions
+            .iter()
+            .filter(|(k, v)| previous.get(*k).is_none_or(|p| *v > p))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let stored = saver
+            .put(&checkpoint_config, &next_checkpoint, &metadata, &new_versions)
+            .await?;
+        Ok(stored)
+    }
+}
+
+/// `uuid5(UUID(checkpoint_id), "__interrupt__")` (or `"__interrupt__:i"` for the i-th).
+fn update_task_id(checkpoint_id: &str, i: usize) -> String {
+    let ns = uuid::Uuid::parse_str(checkpoint_id).unwrap_or_default();
+    let name = if i == 0 {
+        "__interrupt__".to_owned()
+    } else {
+        format!("__interrupt__:{i}")
+    };
+    uuid::Uuid::new_v5(&ns, name.as_bytes()).to_string()
+}
+
+/// The node an update without `as_node` is attributed to (LangGraph's `_infer_as_node`).
+fn infer_as_node(
+    graph: &crate::pregel::graph::PregelGraph,
+    versions_seen: &IndexMap<String, ChannelVersions>,
+) -> Option<String> {
+    if graph.nodes.len() == 1 {
+        return graph.nodes.keys().next().cloned();
+    }
+    let mut seen: Vec<(&ChannelVersion, &String)> = versions_seen
+        .iter()
+        .filter(|(n, _)| graph.nodes.contains_key(*n))
+        .flat_map(|(n, s)| s.values().map(move |v| (v, n)))
+        .collect();
+    if seen.is_empty() {
+        return Some("__start__".to_owned());
+    }
+    seen.sort();
+    match seen.len() {
+        1 => Some(seen[0].1.clone()),
+        n if seen[n - 1].0 != seen[n - 2].0 => Some(seen[n - 1].1.clone()),
+        _ => None,
+    }
+}

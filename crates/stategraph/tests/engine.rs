@@ -1,0 +1,21 @@
+//! Behaviour of the engine as a user sees it: compile errors, reducers, parallel steps,
+//! `Send`, loops and the recursion limit, failing nodes, `Command`, and streaming. The
+//! expected values are what Python LangGraph does with the same graph.
+#![allow(clippy::unwrap_used)]
+
+#[path = "engine/commands.rs"]
+mod commands;
+#[path = "engine/compile_errors.rs"]
+mod compile_errors;
+#[path = "engine/failures.rs"]
+mod failures;
+#[path = "engine/loops.rs"]
+mod loops;
+#[path = "engine/parallel.rs"]
+mod parallel;
+#[path = "engine/reducers.rs"]
+mod reducers;
+#[path = "engine/streaming.rs"]
+mod streaming;
+#[path = "engine/util.rs"]
+mod util;
