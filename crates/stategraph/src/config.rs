@@ -25,6 +25,9 @@ pub struct RunConfig {
     pub thread_id: Option<String>,
     /// Start from this checkpoint instead of the latest (time travel).
     pub checkpoint_id: Option<String>,
+    /// The namespace addressed by `get_state`, `get_state_history` and `update_state`
+    /// (`""`: the root graph; `node:task_id` for a subgraph's state).
+    pub checkpoint_ns: String,
     /// How many super-steps a run may take.
     pub recursion_limit: usize,
     /// Further `configurable` keys (copied into checkpoint metadata when scalar).
@@ -47,6 +50,7 @@ impl Default for RunConfig {
         RunConfig {
             thread_id: None,
             checkpoint_id: None,
+            checkpoint_ns: String::new(),
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             configurable: IndexMap::new(),
             metadata: IndexMap::new(),
@@ -70,6 +74,12 @@ impl RunConfig {
     /// Starts from a given checkpoint (builder style).
     pub fn at_checkpoint(mut self, checkpoint_id: impl Into<String>) -> Self {
         self.checkpoint_id = Some(checkpoint_id.into());
+        self
+    }
+
+    /// Addresses a subgraph's namespace (builder style).
+    pub fn in_namespace(mut self, ns: impl Into<String>) -> Self {
+        self.checkpoint_ns = ns.into();
         self
     }
 

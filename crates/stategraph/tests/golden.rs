@@ -319,3 +319,143 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
     support::golden::assert_history_matches(&trace, "cond|", &history);
     assert_stream(&trace, &conditional_graph()).await;
 }
+
+fn interrupt_graph() -> StateGraph<DynState> {
+    let mut g = StateGraph::<DynState>::with_channels(vec![
+        ("question".into(), lv()),
+        ("answer".into(), lv()),
+        ("greeting".into(), lv()),
+    ]);
+    g.add_node("ask", |s: DynState, ctx: stategraph::NodeContext| async move {
+        let q = s.get("question").cloned().unwrap_or_default();
+        let answer = ctx.interrupt(stategraph::map! { "question" => q })?;
+        Ok::<_, stategraph::NodeError>(update([("answer", answer)]))
+    });
+    g.add_node("greet", |s: DynState| async move {
+        let a = s.get("answer").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        update([("greeting", format!("Hello {a}"))])
+    });
+    g.add_edge(START, "ask").add_edge("ask", "greet").add_edge("greet", END);
+    g
+}
+
+fn output_with_interrupts(out: &stategraph::Outcome<DynState>) -> J {
+    let mut j = output_json(&out.values);
+    if !out.interrupts.is_empty() {
+        j["__interrupt__"] = J::Array(out.interrupts.iter().map(|i| to_json(&i.to_value())).collect());
+    }
+    j
+}
+
+#[tokio::test]
+async fn interrupt_and_resume_are_reproduced_byte_for_byte() {
+    let trace = load("interrupt_resume");
+    let (graph, saver) = compiled(&interrupt_graph());
+    let calls = trace["calls"].as_array().expect("calls");
+    let c1 = RunConfig::thread("int-1");
+    let out = graph.invoke_outcome(input(&calls[0]["input"]), &c1).await.expect("run");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
+    let live = graph.get_state(&c1).await.expect("state");
+    assert_eq!(support::golden::snapshot_json(&live), normalize(&calls[1]["snapshot"]));
+    let out = graph
+        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("Ada"), &c1)
+        .await
+        .expect("resume");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[2]["output"]));
+
+    let c2 = RunConfig::thread("int-2");
+    let out = graph
+        .invoke_outcome(input(&calls[3]["input"]), &c2.clone().interrupt_before(["ask"]))
+        .await
+        .expect("static interrupt");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
+    let out = graph.invoke_outcome(stategraph::NoInput, &c2).await.expect("continue");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[4]["output"]));
+    let out = graph
+        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("blue"), &c2)
+        .await
+        .expect("resume");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[5]["output"]));
+
+    assert_storage_matches(&trace, &saver);
+    for (key, thread) in [("int-1|", "int-1"), ("int-2|", "int-2")] {
+        let history = graph
+            .get_state_history(&RunConfig::thread(thread), &Default::default())
+            .await
+            .expect("history");
+        support::golden::assert_history_matches(&trace, key, &history);
+    }
+    assert_stream(&trace, &interrupt_graph()).await;
+}
+
+fn subgraph_graph() -> StateGraph<DynState> {
+    let mut sb = StateGraph::<DynState>::with_channels(vec![
+        ("text".into(), lv()),
+        ("ask".into(), lv()),
+        ("inner_count".into(), lv()),
+    ]);
+    sb.add_node("inner1", |s: DynState| async move {
+        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        update([
+            ("text", stategraph::Value::from(text + "|inner1")),
+            ("inner_count", stategraph::Value::from(1)),
+        ])
+    });
+    sb.add_node("inner2", |s: DynState, ctx: stategraph::NodeContext| async move {
+        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let text = if s.get("ask").and_then(|v| v.as_bool()).unwrap_or(false) {
+            let ok = ctx.interrupt("confirm?")?;
+            format!("{text}|inner2({})", ok.as_str().unwrap_or(""))
+        } else {
+            text + "|inner2"
+        };
+        Ok::<_, stategraph::NodeError>(update([
+            ("text", stategraph::Value::from(text)),
+            ("inner_count", stategraph::Value::from(2)),
+        ]))
+    });
+    sb.add_edge(START, "inner1").add_edge("inner1", "inner2").add_edge("inner2", END);
+    let sub = sb.compile().expect("subgraph compiles");
+
+    let mut g = StateGraph::<DynState>::with_channels(vec![("text".into(), lv()), ("ask".into(), lv())]);
+    g.add_node("pre", |s: DynState| async move {
+        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        update([("text", text + "|pre")])
+    });
+    g.add_subgraph("sub", &sub);
+    g.add_node("post", |s: DynState| async move {
+        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        update([("text", text + "|post")])
+    });
+    g.add_edge(START, "pre").add_edge("pre", "sub").add_edge("sub", "post").add_edge("post", END);
+    g
+}
+
+#[tokio::test]
+async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
+    let trace = load("subgraph");
+    let (graph, saver) = compiled(&subgraph_graph());
+    let calls = trace["calls"].as_array().expect("calls");
+    let c1 = RunConfig::thread("sub-1");
+    let out = graph.invoke_outcome(input(&calls[0]["input"]), &c1).await.expect("run");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
+    let c2 = RunConfig::thread("sub-2");
+    let out = graph.invoke_outcome(input(&calls[1]["input"]), &c2).await.expect("interrupted run");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[1]["output"]));
+    let state = graph.get_state_with(&c2, true).await.expect("state");
+    assert_eq!(support::golden::snapshot_json(&state), normalize(&calls[2]["snapshot"]));
+    let out = graph
+        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("yes"), &c2)
+        .await
+        .expect("resume");
+    assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
+
+    assert_storage_matches(&trace, &saver);
+    for key in trace["history"].as_object().expect("history").keys() {
+        let (thread, ns) = key.split_once('|').expect("thread|ns");
+        let cfg = RunConfig::thread(thread).in_namespace(ns);
+        let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+        support::golden::assert_history_matches(&trace, key, &history);
+    }
+    assert_stream(&trace, &subgraph_graph()).await;
+}

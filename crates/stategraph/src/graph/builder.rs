@@ -23,8 +23,15 @@ pub(crate) type BoxedHandler<S> = Arc<
     dyn Fn(S, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync,
 >;
 
+pub(crate) enum NodeKind<S> {
+    /// A function of the state.
+    Function(BoxedHandler<S>),
+    /// A compiled graph run as a node, in its own checkpoint namespace.
+    Subgraph(Arc<crate::pregel::graph::PregelGraph>, CompileOptions),
+}
+
 pub(crate) struct NodeSpec<S> {
-    pub handler: BoxedHandler<S>,
+    pub kind: NodeKind<S>,
     pub defer: bool,
 }
 
@@ -93,13 +100,26 @@ impl<S: State> StateGraph<S> {
     fn insert_node<M>(&mut self, name: String, node: impl NodeHandler<S, M>, defer: bool) -> &mut Self {
         let node = Arc::new(node);
         let handler: BoxedHandler<S> = Arc::new(move |s, ctx| node.call(s, ctx));
-        // A duplicate or reserved name is reported by `compile`; keep the first definition.
+        self.insert_spec(name, NodeKind::Function(handler), defer)
+    }
+
+    fn insert_spec(&mut self, name: String, kind: NodeKind<S>, defer: bool) -> &mut Self {
+        // A duplicate name is reported by `compile`; keep the first definition.
         if self.nodes.contains_key(&name) {
             self.build_errors.push(format!("Node `{name}` already present."));
             return self;
         }
-        self.nodes.insert(name, NodeSpec { handler, defer });
+        self.nodes.insert(name, NodeSpec { kind, defer });
         self
+    }
+
+    /// Adds a compiled graph as a node. It reads this graph's state (the keys it shares),
+    /// keeps its own checkpoints in the namespace `name:task_id`, inherits this graph's
+    /// checkpointer, and its final values for the keys this graph has become the node's
+    /// writes. An interrupt inside it stops this graph too, and resuming resumes it.
+    pub fn add_subgraph<T: State>(&mut self, name: impl Into<String>, subgraph: &CompiledGraph<T>) -> &mut Self {
+        let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
+        self.insert_spec(name.into(), kind, false)
     }
 
     /// Adds an edge: `end` runs after `start`. `START` marks the entry, `END` the exit.

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use stategraph_checkpoint::{CheckpointSaver, Value};
 
 use super::branch::Branch;
-use super::builder::{NodeSpec, StateGraph, END, START};
+use super::builder::{NodeKind, StateGraph, END, START};
 use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeError, NodeOutput};
 use crate::channels::{
@@ -17,6 +17,7 @@ use crate::channels::{
 };
 use crate::error::{Error, Result};
 use crate::pregel::algo::TASKS;
+use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::state::State;
 use crate::types::Goto;
@@ -205,6 +206,7 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
             reads: Reads::Single(START.into()),
             run: Some(start_runner(start_writers.clone())),
             writers: start_writers,
+            subgraph: None,
             hidden: true,
         },
     );
@@ -214,14 +216,22 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
             triggers.extend(j.iter().cloned());
         }
         let writers = node_writers::<S>(state_keys.clone(), static_writes(name), branches_of(name));
+        let (run, subgraph) = match &spec.kind {
+            NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
+            NodeKind::Subgraph(sub, opts) => (
+                subgraph_runner(sub.clone(), opts.clone(), writers.clone()),
+                Some(sub.clone()),
+            ),
+        };
         nodes.insert(
             name.clone(),
             PregelNode {
                 name: name.clone(),
                 triggers,
                 reads: Reads::Many(state_keys.to_vec()),
-                run: Some(user_runner(spec, writers.clone())),
+                run: Some(run),
                 writers,
+                subgraph,
                 hidden: false,
             },
         );
@@ -285,8 +295,60 @@ fn start_runner(writers: WriterFn) -> NodeRunner {
     })
 }
 
-fn user_runner<S: State>(spec: &NodeSpec<S>, writers: WriterFn) -> NodeRunner {
-    let handler = spec.handler.clone();
+fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: WriterFn) -> NodeRunner {
+    Arc::new(move |input: Value, ctx: NodeContext| {
+        let sub = sub.clone();
+        let sub_options = sub_options.clone();
+        let writers = writers.clone();
+        async move {
+            let scope = ctx
+                .inner
+                .run
+                .clone()
+                .ok_or_else(|| NodeError::msg("a subgraph can only run inside a graph run"))?;
+            let mut config = scope.config.clone();
+            config.checkpoint_id = None;
+            config.interrupt_before = None;
+            config.interrupt_after = None;
+            let map: stategraph_checkpoint::Map = scope
+                .checkpoint_map
+                .iter()
+                .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
+                .collect();
+            config.configurable.insert("checkpoint_map".into(), Value::Map(map));
+            let params = LoopParams {
+                graph: sub,
+                saver: sub_options.checkpointer.clone().or_else(|| scope.saver.clone()),
+                sources: scope.sources.clone(),
+                config,
+                interrupt_before: sub_options.interrupt_before.clone(),
+                interrupt_after: sub_options.interrupt_after.clone(),
+                sink: None,
+                ns: ctx.checkpoint_ns().to_owned(),
+                resuming: Some(scope.resuming),
+                null_resume: Some(ctx.inner.null_resume.clone()),
+            };
+            let run = async move { Loop::start(params, RunInput::Values(input)).await?.run().await };
+            let outcome = run.await.map_err(|e| match e {
+                crate::Error::Node { message, .. } => NodeError::repr_only(message),
+                other => NodeError::named("GraphError", other),
+            })?;
+            if !outcome.interrupts.is_empty() {
+                return Err(NodeError::interrupt(outcome.interrupts));
+            }
+            let output = NodeOutput {
+                writes: outcome.values.into_iter().collect(),
+                goto: Vec::new(),
+            };
+            let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
+            writes.extend(writers(output, &ctx)?);
+            Ok(writes)
+        }
+        .boxed()
+    })
+}
+
+fn user_runner<S: State>(handler: super::builder::BoxedHandler<S>, writers: WriterFn) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
         let handler = handler.clone();
         let writers = writers.clone();

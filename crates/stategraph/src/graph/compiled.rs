@@ -129,6 +129,8 @@ impl<S: State> CompiledGraph<S> {
                 .unwrap_or_else(|| self.options.interrupt_after.clone()),
             sink,
             ns: String::new(),
+            resuming: None,
+            null_resume: None,
         }
     }
 

@@ -48,6 +48,13 @@ impl NodeError {
         }
     }
 
+    /// A failure whose stored text is given as is.
+    pub(crate) fn repr_only(repr: String) -> NodeError {
+        NodeError {
+            kind: NodeErrorKind::Failed { repr },
+        }
+    }
+
     /// A pause with these interrupts (what [`NodeContext::interrupt`] returns).
     pub(crate) fn interrupt(interrupts: Vec<Interrupt>) -> NodeError {
         NodeError {
@@ -251,6 +258,19 @@ pub(crate) struct TaskScope {
     pub null_resume: Arc<Mutex<Option<Value>>>,
     /// Writes made during the body (resume bookkeeping), prepended to the output.
     pub body_writes: Mutex<Vec<(String, Value)>>,
+    /// What a subgraph run inside this task inherits from the run.
+    pub run: Option<Arc<RunScope>>,
+}
+
+/// What the tasks of a step inherit from their run, for subgraphs.
+pub(crate) struct RunScope {
+    pub saver: Option<Arc<dyn stategraph_checkpoint::CheckpointSaver>>,
+    pub sources: crate::pregel::sources::Sources,
+    pub config: crate::config::RunConfig,
+    /// Ancestor namespaces to checkpoint ids, this graph's current checkpoint included.
+    pub checkpoint_map: indexmap::IndexMap<String, String>,
+    /// Whether the run is resuming (subgraphs then resume too).
+    pub resuming: bool,
 }
 
 /// Resume bookkeeping of one task (spec §5.12).
@@ -346,6 +366,7 @@ impl NodeContext {
                 scratchpad: Mutex::new(Scratchpad::default()),
                 null_resume: Arc::new(Mutex::new(None)),
                 body_writes: Mutex::new(Vec::new()),
+                run: None,
             }),
         }
     }

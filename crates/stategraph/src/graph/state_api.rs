@@ -17,7 +17,8 @@ use crate::pregel::algo::{
     TaskWrites,
 };
 use crate::pregel::events;
-use crate::pregel::snapshot::{StateSnapshot, TaskInfo};
+use crate::pregel::graph::PregelGraph;
+use crate::pregel::snapshot::{StateSnapshot, TaskInfo, TaskState};
 use crate::pregel::status::read_task_statuses;
 use crate::pregel::task::{PathPart, TaskPath};
 use crate::state::{IntoUpdate, State};
@@ -43,35 +44,110 @@ impl<S: State> CompiledGraph<S> {
 
     /// The state of a thread: at its latest checkpoint ("live": values include the output
     /// of tasks that already finished, `next` only what still has to run), or at the
-    /// checkpoint `config.checkpoint_id` names (a record of that step).
+    /// checkpoint `config.checkpoint_id` names (a record of that step). A config with a
+    /// subgraph's `checkpoint_ns` reads that subgraph's state.
     pub async fn get_state(&self, config: &crate::RunConfig) -> Result<StateSnapshot> {
-        let saver = self.saver()?;
-        let cfg = config.checkpoint_config("");
-        let live = config.checkpoint_id.is_none();
-        let saved = saver.get_tuple(&cfg).await?;
-        match saved {
-            Some(t) => self.snapshot(t, live),
-            None => Ok(StateSnapshot {
-                config: Some(cfg),
-                ..Default::default()
-            }),
-        }
+        self.get_state_with(config, false).await
     }
 
-    /// The thread's checkpoints as snapshots, newest first.
+    /// [`CompiledGraph::get_state`], with the full state of subgraph tasks when
+    /// `subgraphs` is set.
+    pub async fn get_state_with(&self, config: &crate::RunConfig, subgraphs: bool) -> Result<StateSnapshot> {
+        let saver = self.saver()?.clone();
+        let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
+        let cfg = config.checkpoint_config(&config.checkpoint_ns);
+        let live = config.checkpoint_id.is_none();
+        state_of(graph, saver, cfg, live, subgraphs).await
+    }
+
+    /// The thread's checkpoints (of the root, or of the namespace the config names) as
+    /// snapshots, newest first.
     pub async fn get_state_history(
         &self,
         config: &crate::RunConfig,
         options: &ListOptions,
     ) -> Result<Vec<StateSnapshot>> {
         let saver = self.saver()?;
-        let cfg = config.checkpoint_config("");
+        let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
+        let cfg = config.checkpoint_config(&config.checkpoint_ns);
         let tuples = saver.list(Some(&cfg), options).await?;
-        tuples.into_iter().map(|t| self.snapshot(t, false)).collect()
+        let mut out = Vec::with_capacity(tuples.len());
+        for t in tuples {
+            out.push(snapshot(&graph, saver, t, false, false).await?);
+        }
+        Ok(out)
     }
+}
 
-    fn snapshot(&self, saved: CheckpointTuple, live: bool) -> Result<StateSnapshot> {
-        let graph = &self.graph;
+/// The graph that owns a namespace: the root for `""`, else the subgraph reached by the
+/// node names of its levels (task ids and numeric levels dropped).
+fn graph_for_ns(root: &Arc<PregelGraph>, ns: &str) -> Result<Arc<PregelGraph>> {
+    let mut graph = root.clone();
+    if ns.is_empty() {
+        return Ok(graph);
+    }
+    for level in ns.split('|') {
+        if level.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let name = level.split(':').next().unwrap_or(level);
+        let sub = graph
+            .nodes
+            .get(name)
+            .and_then(|n| n.subgraph.clone())
+            .ok_or_else(|| Error::InvalidGraph(format!("no subgraph for namespace {ns:?}")))?;
+        graph = sub;
+    }
+    Ok(graph)
+}
+
+/// The snapshot at the checkpoint `cfg` addresses (an empty one for a new thread).
+fn state_of(
+    graph: Arc<PregelGraph>,
+    saver: Arc<dyn CheckpointSaver>,
+    cfg: CheckpointConfig,
+    live: bool,
+    subgraphs: bool,
+) -> futures::future::BoxFuture<'static, Result<StateSnapshot>> {
+    Box::pin(async move {
+        match saver.get_tuple(&cfg).await? {
+            Some(t) => snapshot(&graph, &saver, t, live, subgraphs).await,
+            None => Ok(StateSnapshot {
+                config: Some(cfg),
+                ..Default::default()
+            }),
+        }
+    })
+}
+
+/// `config` of a stored checkpoint as a snapshot shows it: thread, namespace, id, and
+/// `checkpoint_map` (ancestors plus itself) inside subgraphs.
+fn snapshot_config(
+    thread: &str,
+    ns: &str,
+    id: &str,
+    parents: Option<&IndexMap<String, String>>,
+) -> CheckpointConfig {
+    let mut c = CheckpointConfig::for_checkpoint(thread, ns, id);
+    if let Some(p) = parents.filter(|p| !p.is_empty()) {
+        let mut map: stategraph_checkpoint::Map = p
+            .iter()
+            .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
+            .collect();
+        map.insert(ns, id);
+        c.configurable.insert("checkpoint_map".into(), Value::Map(map));
+    }
+    c
+}
+
+async fn snapshot(
+    graph: &Arc<PregelGraph>,
+    saver: &Arc<dyn CheckpointSaver>,
+    saved: CheckpointTuple,
+    live: bool,
+    subgraphs: bool,
+) -> Result<StateSnapshot> {
+    {
         let step = saved.metadata.step.unwrap_or(-1) + 1;
         let mut checkpoint = saved.checkpoint.clone();
         let mut channels = channels_from_checkpoint(graph, &checkpoint)?;
@@ -113,6 +189,22 @@ impl<S: State> CompiledGraph<S> {
                 apply_writes(&mut checkpoint, &mut channels, &with_writes, &int_versions, &graph.trigger_to_nodes)?;
             }
         }
+        let thread = saved.config.thread_id.clone();
+        let mut sub_states = IndexMap::new();
+        for t in &tasks {
+            let Some(sub) = graph.nodes.get(&t.name).and_then(|n| n.subgraph.clone()) else {
+                continue;
+            };
+            let sub_cfg = CheckpointConfig::thread(thread.clone()).with_ns(t.ns.clone());
+            let state = if subgraphs {
+                TaskState::Snapshot(Box::new(
+                    state_of(sub, saver.clone(), sub_cfg, live, true).await?,
+                ))
+            } else {
+                TaskState::Config(sub_cfg)
+            };
+            sub_states.insert(t.id.clone(), state);
+        }
         let infos: Vec<TaskInfo> = tasks
             .iter()
             .map(|t| {
@@ -132,7 +224,7 @@ impl<S: State> CompiledGraph<S> {
                     path: t.path.clone(),
                     error: status.and_then(|s| s.error.clone()),
                     interrupts,
-                    state: None,
+                    state: sub_states.get(&t.id).cloned(),
                     result: status.filter(|s| s.finished()).map(|s| {
                         let out: Vec<(String, Value)> = s
                             .output
@@ -146,6 +238,13 @@ impl<S: State> CompiledGraph<S> {
             })
             .collect();
         let interrupts = infos.iter().flat_map(|t| t.interrupts.clone()).collect();
+        let parents = saved.metadata.parents.as_ref();
+        let config = snapshot_config(&thread, saved.config.ns(), &saved.checkpoint.id, parents);
+        let parent_config = saved.parent_config.as_ref().and_then(|p| {
+            p.checkpoint_id
+                .as_ref()
+                .map(|id| snapshot_config(&thread, saved.config.ns(), id, parents))
+        });
         Ok(StateSnapshot {
             values: read_values(&channels, &graph.output_channels),
             next: tasks
@@ -153,15 +252,17 @@ impl<S: State> CompiledGraph<S> {
                 .filter(|t| t.writes.is_empty())
                 .map(|t| t.name.clone())
                 .collect(),
-            config: Some(saved.config),
+            config: Some(config),
             metadata: Some(saved.metadata),
             created_at: Some(saved.checkpoint.ts),
-            parent_config: saved.parent_config,
+            parent_config,
             tasks: infos,
             interrupts,
         })
     }
+}
 
+impl<S: State> CompiledGraph<S> {
     /// Changes the state of a thread as if node `as_node` had returned `values`: the
     /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
     /// source `update` is saved. `as_node = None` infers the node as LangGraph does. Returns

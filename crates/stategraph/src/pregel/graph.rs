@@ -47,6 +47,8 @@ pub struct PregelNode {
     pub run: Option<NodeRunner>,
     /// Its writers alone (what `update_state` runs).
     pub writers: WriterFn,
+    /// The graph it runs, for a subgraph node.
+    pub subgraph: Option<Arc<PregelGraph>>,
     /// Hidden nodes (START) are not streamed and not interrupted by `"*"`.
     pub hidden: bool,
 }

@@ -65,6 +65,10 @@ pub struct LoopParams {
     pub sink: Option<StreamSink>,
     /// This graph's checkpoint namespace (`""` at the root).
     pub ns: String,
+    /// For a subgraph: whether its parent is resuming (`None` at the root).
+    pub resuming: Option<bool>,
+    /// For a subgraph: the parent's pending client resume value.
+    pub null_resume: Option<Arc<parking_lot::Mutex<Option<Value>>>>,
 }
 
 /// The state of one run.
@@ -84,6 +88,8 @@ pub(crate) struct Loop {
     tasks: Vec<Task>,
     resume_map: Option<Vec<(String, Value)>>,
     is_replaying: bool,
+    /// Propagated to subgraphs during the first step after a resume.
+    resuming: bool,
 }
 
 impl Loop {
@@ -181,6 +187,7 @@ impl Loop {
             tasks: Vec::new(),
             resume_map: None,
             is_replaying: false,
+            resuming: false,
         };
         lp.updated_channels = lp.first(input, addressed, superseded, saved_updated).await?;
         Ok(lp)
@@ -197,16 +204,19 @@ impl Loop {
     ) -> Result<Option<BTreeSet<String>>> {
         let has_state = !self.checkpoint.channel_versions.is_empty();
         let is_command = matches!(input, RunInput::Command(_));
+        let nested = self.p.resuming.is_some();
         let is_resuming = has_state
-            && match &input {
-                RunInput::Resume | RunInput::Command(_) => true,
-                RunInput::Values(_) => self
+            && match (&input, self.p.resuming) {
+                (_, Some(flag)) => flag,
+                (RunInput::Resume | RunInput::Command(_), None) => true,
+                (RunInput::Values(_), None) => self
                     .p
                     .config
                     .metadata
                     .get("run_id")
                     .is_some_and(|r| self.metadata.extra.get("run_id") == Some(r)),
             };
+        self.resuming = is_resuming;
         let resumes_with_value = matches!(&input, RunInput::Command(c) if c.resume.is_some());
         let is_time_traveling = addressed && !resumes_with_value;
         self.is_replaying = is_time_traveling || superseded;
@@ -325,7 +335,7 @@ impl Loop {
             self.updated_channels = Some(updated);
             self.put_checkpoint(CheckpointSource::Input).await?;
             return Ok(self.updated_channels.take());
-        } else if !is_command {
+        } else if !is_command && !nested {
             return Err(Error::EmptyInput("Received no input for __start__".into()));
         }
         Ok(updated_channels)
@@ -619,18 +629,14 @@ impl Loop {
         }
         self.pending_writes.clear();
         self.is_replaying = false;
-        self.put_checkpoint(CheckpointSource::Loop).await
+        self.put_checkpoint(CheckpointSource::Loop).await?;
+        self.resuming = false;
+        Ok(())
     }
 
     /// Creates the next checkpoint from the live channels and saves it.
     async fn put_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
-        let parents = match self.p.config.configurable.get("checkpoint_map") {
-            Some(Value::Map(m)) => m
-                .iter()
-                .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.as_str()?.to_owned())))
-                .collect(),
-            _ => IndexMap::new(),
-        };
+        let parents = self.checkpoint_map();
         self.metadata = CheckpointMetadata {
             source: Some(source),
             step: Some(self.step),
@@ -672,6 +678,30 @@ impl Loop {
         }
         self.step += 1;
         Ok(())
+    }
+
+    /// What this step's tasks pass on to subgraphs.
+    pub(crate) fn run_scope(&self) -> crate::graph::node::RunScope {
+        let mut map = self.checkpoint_map();
+        map.insert(self.p.ns.clone(), self.checkpoint.id.clone());
+        crate::graph::node::RunScope {
+            saver: self.p.saver.clone(),
+            sources: self.p.sources.clone(),
+            config: self.p.config.clone(),
+            checkpoint_map: map,
+            resuming: self.resuming,
+        }
+    }
+
+    /// The ancestors' checkpoint ids (`checkpoint_map` of the config).
+    fn checkpoint_map(&self) -> IndexMap<String, String> {
+        match self.p.config.configurable.get("checkpoint_map") {
+            Some(Value::Map(m)) => m
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.as_str()?.to_owned())))
+                .collect(),
+            _ => IndexMap::new(),
+        }
     }
 
     /// Accessors for the task runner.

@@ -31,12 +31,16 @@ type TaskFuture = BoxFuture<'static, (usize, Result<Vec<(String, Value)>, NodeEr
 
 /// Runs the tasks at `indices` of the loop's current step.
 pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Channels>) -> Result<StepOutcome> {
-    let null_resume = Arc::new(Mutex::new(
-        lp.pending_writes()
-            .iter()
-            .find(|(t, c, _)| t == NULL_TASK_ID && c == "__resume__")
-            .map(|(_, _, v)| v.clone()),
-    ));
+    let own_null_resume = lp
+        .pending_writes()
+        .iter()
+        .find(|(t, c, _)| t == NULL_TASK_ID && c == "__resume__")
+        .map(|(_, _, v)| v.clone());
+    let null_resume = match (&own_null_resume, &lp.params().null_resume) {
+        (None, Some(parent)) => parent.clone(),
+        _ => Arc::new(Mutex::new(own_null_resume)),
+    };
+    let run_scope = Arc::new(lp.run_scope());
     let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
     for &i in indices {
         let task = &lp.tasks()[i];
@@ -69,6 +73,7 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
             scratchpad: Mutex::new(Scratchpad { resume, counter: 0 }),
             null_resume: null_resume.clone(),
             body_writes: Mutex::new(Vec::new()),
+            run: Some(run_scope.clone()),
         });
         let ctx = NodeContext { inner: scope.clone() };
         let fut = runner(task.input.clone(), ctx);
@@ -76,7 +81,7 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
             async move {
                 let result = match AssertUnwindSafe(fut).catch_unwind().await {
                     Ok(r) => r,
-                    Err(panic) => Err(NodeError::named("Panic", panic_message(&panic))),
+                    Err(panic) => Err(NodeError::named("Panic", panic_message(&*panic))),
                 };
                 let body = std::mem::take(&mut *scope.body_writes.lock());
                 (i, result, body)

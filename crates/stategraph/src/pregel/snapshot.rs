@@ -19,10 +19,19 @@ pub struct TaskInfo {
     pub error: Option<Value>,
     /// Its interrupts (in a live snapshot, only those still waiting for an answer).
     pub interrupts: Vec<Interrupt>,
-    /// For a subgraph node, the config of its namespace.
-    pub state: Option<CheckpointConfig>,
+    /// For a subgraph node: its namespace's config, or its whole state when asked for.
+    pub state: Option<TaskState>,
     /// Its writes to output channels, when it finished.
     pub result: Option<Value>,
+}
+
+/// The state of a subgraph task in a snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskState {
+    /// The config of the subgraph's namespace (thread and namespace).
+    Config(CheckpointConfig),
+    /// The subgraph's own snapshot (`get_state` with subgraphs).
+    Snapshot(Box<StateSnapshot>),
 }
 
 /// The state of a thread at a checkpoint (LangGraph's `StateSnapshot`).

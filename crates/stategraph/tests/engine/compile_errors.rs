@@ -34,14 +34,20 @@ fn the_smallest_graph_compiles() {
 fn an_edge_from_an_unknown_node_is_rejected() {
     let mut g = valid();
     g.add_edge("ghost", "a");
-    assert_eq!(invalid_graph(&g), "Found edge starting at unknown node 'ghost'");
+    assert_eq!(
+        invalid_graph(&g),
+        "Found edge starting at unknown node 'ghost'"
+    );
 }
 
 #[test]
 fn an_edge_to_an_unknown_node_is_rejected() {
     let mut g = valid();
     g.add_edge("a", "ghost");
-    assert_eq!(invalid_graph(&g), "Found edge ending at unknown node `ghost`");
+    assert_eq!(
+        invalid_graph(&g),
+        "Found edge ending at unknown node `ghost`"
+    );
 }
 
 #[test]
@@ -101,7 +107,10 @@ fn node_names_with_a_pipe_or_a_colon_are_rejected() {
 #[test]
 fn a_node_named_like_a_state_key_is_rejected() {
     let mut g = StateGraph::<DynState>::with_channels(vec![("x".into(), last_value())]);
-    g.add_node("x", |_s: DynState| async move { stategraph::update([("x", 1)]) });
+    g.add_node(
+        "x",
+        |_s: DynState| async move { stategraph::update([("x", 1)]) },
+    );
     g.add_edge(START, "x");
     let msg = invalid_graph(&g);
     assert!(msg.contains("`x`") && msg.contains("state key"), "{msg}");
@@ -137,7 +146,9 @@ fn an_unreachable_node_compiles_with_a_warning() {
     let (compiled, warnings) = capture_warnings(|| with_island().compile());
     assert!(compiled.is_ok());
     assert!(
-        warnings.iter().any(|w| w.contains("island") && w.contains("not reachable")),
+        warnings
+            .iter()
+            .any(|w| w.contains("island") && w.contains("not reachable")),
         "{warnings:?}"
     );
 }
@@ -145,7 +156,10 @@ fn an_unreachable_node_compiles_with_a_warning() {
 #[test]
 fn an_unreachable_node_fails_a_strict_compile() {
     let msg = invalid_graph_with(&with_island(), CompileOptions::new().strict(true));
-    assert!(msg.contains("`island`") && msg.contains("not reachable"), "{msg}");
+    assert!(
+        msg.contains("`island`") && msg.contains("not reachable"),
+        "{msg}"
+    );
 }
 
 #[test]

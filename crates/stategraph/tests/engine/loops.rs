@@ -37,7 +37,10 @@ async fn a_thousand_step_loop_stores_one_checkpoint_per_step_plus_the_input() {
     let saver = saver();
     let graph = with_saver(&counter(1000, runs.clone()), &saver);
     let out = graph
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::thread("long").recursion_limit(1001))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::thread("long").recursion_limit(1001),
+        )
         .await
         .unwrap();
     assert_eq!(out.get("n"), Some(&Value::Int(1000)));
@@ -46,10 +49,15 @@ async fn a_thousand_step_loop_stores_one_checkpoint_per_step_plus_the_input() {
     assert_eq!(history.len(), 1002);
     assert_eq!(steps(&history), (-1..=1000).collect::<Vec<i64>>());
     let parents_chain = history.windows(2).all(|w| {
-        w[1].parent_config.as_ref().and_then(|p| p.checkpoint_id.as_deref())
+        w[1].parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.as_deref())
             == Some(w[0].checkpoint.id.as_str())
     });
-    assert!(parents_chain, "each checkpoint's parent is the one before it");
+    assert!(
+        parents_chain,
+        "each checkpoint's parent is the one before it"
+    );
     assert_eq!(n_of(&history[1001]), Some(1000));
 }
 
@@ -58,7 +66,10 @@ async fn the_recursion_limit_is_a_typed_error_with_langgraphs_text() {
     let err = counter(-1, Arc::default())
         .compile()
         .unwrap()
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::default().recursion_limit(3))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::default().recursion_limit(3),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::RecursionLimit(3)), "{err:?}");
@@ -76,7 +87,10 @@ async fn a_limit_of_three_runs_a_self_loop_three_times_on_new_input() {
     let runs = Arc::new(AtomicUsize::new(0));
     let saver = saver();
     let err = with_saver(&counter(-1, runs.clone()), &saver)
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::thread("t").recursion_limit(3))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::thread("t").recursion_limit(3),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::RecursionLimit(3)), "{err:?}");
@@ -93,14 +107,20 @@ async fn a_loop_of_n_node_steps_needs_a_limit_above_n() {
     let err = counter(3, Arc::default())
         .compile()
         .unwrap()
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::default().recursion_limit(3))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::default().recursion_limit(3),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::RecursionLimit(3)), "{err:?}");
     let out = counter(3, Arc::default())
         .compile()
         .unwrap()
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::default().recursion_limit(4))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::default().recursion_limit(4),
+        )
         .await
         .unwrap();
     assert_eq!(out.get("n"), Some(&Value::Int(3)));
@@ -119,7 +139,10 @@ async fn a_resumed_run_gets_two_more_steps_than_its_limit() {
         .await
         .unwrap_err();
     runs.store(0, Ordering::SeqCst);
-    let err = graph.invoke(stategraph::NoInput, &config).await.unwrap_err();
+    let err = graph
+        .invoke(stategraph::NoInput, &config)
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::RecursionLimit(3)), "{err:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 5);
     let history = history(&saver, "t").await;
@@ -132,7 +155,10 @@ async fn a_recursion_limit_of_zero_is_refused() {
     let err = counter(1, Arc::default())
         .compile()
         .unwrap()
-        .invoke(stategraph::update([("n", 0)]), &RunConfig::default().recursion_limit(0))
+        .invoke(
+            stategraph::update([("n", 0)]),
+            &RunConfig::default().recursion_limit(0),
+        )
         .await
         .unwrap_err();
     assert!(!matches!(err, Error::RecursionLimit(_)), "{err:?}");

@@ -23,7 +23,10 @@ struct Tally {
     last: String,
 }
 
-fn step(name: &'static str, amount: i64) -> impl Fn(Tally) -> std::future::Ready<TallyUpdate> + Send + Sync {
+fn step(
+    name: &'static str,
+    amount: i64,
+) -> impl Fn(Tally) -> std::future::Ready<TallyUpdate> + Send + Sync {
     move |_s: Tally| {
         std::future::ready(
             TallyUpdate::default()
@@ -38,13 +41,18 @@ fn step(name: &'static str, amount: i64) -> impl Fn(Tally) -> std::future::Ready
 #[tokio::test]
 async fn typed_reducers_fold_each_write_into_the_state() {
     let mut g = StateGraph::<Tally>::new();
-    g.add_node("first", step("first", 7)).add_node("second", step("second", 2));
-    g.add_edge(START, "first").add_edge("first", "second").add_edge("second", END);
+    g.add_node("first", step("first", 7))
+        .add_node("second", step("second", 2));
+    g.add_edge(START, "first")
+        .add_edge("first", "second")
+        .add_edge("second", END);
     let out = g
         .compile()
         .unwrap()
         .invoke(
-            TallyUpdate::default().items(vec!["input".to_owned()]).total(1),
+            TallyUpdate::default()
+                .items(vec!["input".to_owned()])
+                .total(1),
             &RunConfig::default(),
         )
         .await
@@ -60,12 +68,21 @@ async fn typed_reducers_fold_each_write_into_the_state() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_typed_reducer_combines_parallel_writes() {
     let mut g = StateGraph::<Tally>::new();
-    g.add_node("low", |_s: Tally| async move { TallyUpdate::default().best(3) });
-    g.add_node("high", |_s: Tally| async move { TallyUpdate::default().best(9) });
-    g.add_node("mid", |_s: Tally| async move { TallyUpdate::default().best(5) });
+    g.add_node(
+        "low",
+        |_s: Tally| async move { TallyUpdate::default().best(3) },
+    );
+    g.add_node(
+        "high",
+        |_s: Tally| async move { TallyUpdate::default().best(9) },
+    );
+    g.add_node(
+        "mid",
+        |_s: Tally| async move { TallyUpdate::default().best(5) },
+    );
     for n in ["low", "high", "mid"] {
         g.add_edge(START, n).add_edge(n, END);
     }
@@ -81,10 +98,8 @@ async fn a_custom_typed_reducer_combines_parallel_writes() {
 #[test]
 fn a_typed_reducer_starts_from_the_field_default() {
     let channels = Tally::channels();
-    let initial: Vec<(String, Option<Value>)> = channels
-        .iter()
-        .map(|(n, c)| (n.clone(), c.get()))
-        .collect();
+    let initial: Vec<(String, Option<Value>)> =
+        channels.iter().map(|(n, c)| (n.clone(), c.get())).collect();
     assert_eq!(
         initial,
         vec![
@@ -110,7 +125,10 @@ fn dyn_graph() -> StateGraph<DynState> {
         ("log".into(), add_list()),
         (
             "count".into(),
-            Box::new(BinaryOperatorAggregate::new(reducers::add(), Some(Value::Int(0)))),
+            Box::new(BinaryOperatorAggregate::new(
+                reducers::add(),
+                Some(Value::Int(0)),
+            )),
         ),
         ("path".into(), joined()),
         ("last".into(), last_value()),
@@ -150,7 +168,10 @@ async fn a_reducer_without_an_initial_value_takes_the_first_write_as_is() {
     let out = dyn_graph()
         .compile()
         .unwrap()
-        .invoke(stategraph::update([("log", list![])]), &RunConfig::default())
+        .invoke(
+            stategraph::update([("log", list![])]),
+            &RunConfig::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out.get("path"), Some(&Value::from("a+b")));

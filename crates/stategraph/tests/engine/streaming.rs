@@ -1,7 +1,9 @@
 //! `stream` with the values, updates and custom modes, alone and together (spec §15).
 
 use futures::StreamExt;
-use stategraph::{list, map, DynState, NodeContext, RunConfig, StateGraph, StreamMode, Value, END, START};
+use stategraph::{
+    list, map, DynState, NodeContext, RunConfig, StateGraph, StreamMode, Value, END, START,
+};
 
 use crate::util::{log_graph, log_input, logs};
 
@@ -14,7 +16,9 @@ fn talking() -> StateGraph<DynState> {
         stategraph::update([("log", list!["talker"])])
     });
     g.add_node("after", logs("after"));
-    g.add_edge(START, "talker").add_edge("talker", "after").add_edge("after", END);
+    g.add_edge(START, "talker")
+        .add_edge("talker", "after")
+        .add_edge("after", END);
     g
 }
 
@@ -76,7 +80,10 @@ async fn several_modes_stream_interleaved_as_they_happen() {
             ("values", map! {"log" => list!["in"]}),
             ("custom", map! {"progress" => 1}),
             ("custom", Value::from("done")),
-            ("updates", map! {"talker" => map! {"log" => list!["talker"]}}),
+            (
+                "updates",
+                map! {"talker" => map! {"log" => list!["talker"]}}
+            ),
             ("values", map! {"log" => list!["in", "talker"]}),
             ("updates", map! {"after" => map! {"log" => list!["after"]}}),
             ("values", map! {"log" => list!["in", "talker", "after"]}),
@@ -92,10 +99,7 @@ async fn custom_writes_are_dropped_when_nobody_streams_them() {
         .invoke(log_input(&["in"]), &RunConfig::default())
         .await
         .unwrap();
-    assert_eq!(
-        out.get("log"),
-        Some(&list!["in", "talker", "after"])
-    );
+    assert_eq!(out.get("log"), Some(&list!["in", "talker", "after"]));
 }
 
 #[tokio::test]
@@ -108,10 +112,17 @@ async fn a_failed_run_ends_its_stream_with_the_error() {
     let items: Vec<_> = g
         .compile()
         .unwrap()
-        .stream(log_input(&["in"]), &RunConfig::default(), &[StreamMode::Values])
+        .stream(
+            log_input(&["in"]),
+            &RunConfig::default(),
+            &[StreamMode::Values],
+        )
         .collect()
         .await;
     assert_eq!(items.len(), 2, "{items:?}");
     assert_eq!(items[0].as_ref().unwrap().data, map! {"log" => list!["in"]});
-    assert!(matches!(items[1], Err(stategraph::Error::Node { .. })), "{items:?}");
+    assert!(
+        matches!(items[1], Err(stategraph::Error::Node { .. })),
+        "{items:?}"
+    );
 }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use stategraph::channels::{BinaryOperatorAggregate, Channel, LastValue};
 use stategraph::checkpoint::serde::msgpack;
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, MemorySaver};
+use stategraph::checkpoint::{
+    CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, MemorySaver,
+};
 use stategraph::{list, reducers, CompileOptions, CompiledGraph, DynState, StateGraph, Value};
 
 /// A `LastValue` channel.
@@ -51,7 +53,10 @@ pub(crate) fn saver() -> Arc<MemorySaver> {
 }
 
 /// Compiles `g` with `saver` as its checkpointer.
-pub(crate) fn with_saver<S: stategraph::State>(g: &StateGraph<S>, saver: &Arc<MemorySaver>) -> CompiledGraph<S> {
+pub(crate) fn with_saver<S: stategraph::State>(
+    g: &StateGraph<S>,
+    saver: &Arc<MemorySaver>,
+) -> CompiledGraph<S> {
     g.compile_with(CompileOptions::new().checkpointer(saver.clone()))
         .unwrap()
 }
@@ -59,7 +64,10 @@ pub(crate) fn with_saver<S: stategraph::State>(g: &StateGraph<S>, saver: &Arc<Me
 /// The root checkpoints of a thread, oldest first.
 pub(crate) async fn history(saver: &MemorySaver, thread: &str) -> Vec<CheckpointTuple> {
     let mut all = saver
-        .list(Some(&CheckpointConfig::thread(thread)), &ListOptions::default())
+        .list(
+            Some(&CheckpointConfig::thread(thread)),
+            &ListOptions::default(),
+        )
         .await
         .unwrap();
     all.reverse();
@@ -86,7 +94,14 @@ pub(crate) fn stored_writes(saver: &MemorySaver) -> Vec<StoredWrite> {
                 "null" => Value::Nil,
                 other => panic!("unexpected tag {other}"),
             };
-            (w.checkpoint_id, w.task_id, w.idx, w.channel, value, w.task_path)
+            (
+                w.checkpoint_id,
+                w.task_id,
+                w.idx,
+                w.channel,
+                value,
+                w.task_path,
+            )
         })
         .collect()
 }
@@ -118,7 +133,10 @@ impl tracing::field::Visit for MessageOf<'_> {
 }
 
 impl tracing::Subscriber for WarningSink {
-    fn register_callsite(&self, _: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
         tracing::subscriber::Interest::sometimes()
     }
     fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {

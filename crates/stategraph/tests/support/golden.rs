@@ -232,11 +232,53 @@ pub fn to_json(v: &Value) -> J {
 }
 
 fn config_json(c: &stategraph::checkpoint::CheckpointConfig) -> J {
-    serde_json::json!({"configurable": {
-        "thread_id": c.thread_id,
-        "checkpoint_ns": c.ns(),
-        "checkpoint_id": c.checkpoint_id,
-    }})
+    let mut conf = serde_json::Map::new();
+    conf.insert("thread_id".into(), J::from(c.thread_id.clone()));
+    conf.insert("checkpoint_ns".into(), J::from(c.ns()));
+    if let Some(id) = &c.checkpoint_id {
+        conf.insert("checkpoint_id".into(), J::from(id.clone()));
+    }
+    if let Some(map) = c.configurable.get("checkpoint_map") {
+        conf.insert("checkpoint_map".into(), to_json(map));
+    }
+    serde_json::json!({ "configurable": conf })
+}
+
+fn interrupts_json(list: &[stategraph::Interrupt]) -> J {
+    J::Array(list.iter().map(|i| to_json(&i.to_value())).collect())
+}
+
+/// A snapshot as Python renders a nested `StateSnapshot` (a named tuple).
+fn snapshot_tuple(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
+    let j = snapshot_json(s);
+    let tasks: Vec<J> = j["tasks"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    J::Array(vec![
+                        t["id"].clone(),
+                        t["name"].clone(),
+                        t["path"].clone(),
+                        t["error"].clone(),
+                        t["interrupts"].clone(),
+                        t["state"].clone(),
+                        t["result"].clone(),
+                    ])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    J::Array(vec![
+        j["values"].clone(),
+        j["next"].clone(),
+        j["config"].clone(),
+        j["metadata"].clone(),
+        j["created_at"].clone(),
+        j["parent_config"].clone(),
+        J::Array(tasks),
+        j["interrupts"].clone(),
+    ])
 }
 
 /// A snapshot rendered the way the traces render `get_state` results.
@@ -263,8 +305,12 @@ pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
                 "name": t.name,
                 "path": path,
                 "error": t.error.as_ref().map(to_json),
-                "interrupts": t.interrupts.iter().map(|i| serde_json::json!({"value": to_json(&i.value), "id": i.id})).collect::<Vec<_>>(),
-                "state": t.state.as_ref().map(config_json),
+                "interrupts": interrupts_json(&t.interrupts),
+                "state": match &t.state {
+                    None => J::Null,
+                    Some(stategraph::pregel::snapshot::TaskState::Config(c)) => config_json(c),
+                    Some(stategraph::pregel::snapshot::TaskState::Snapshot(s)) => snapshot_tuple(s),
+                },
                 "result": t.result.as_ref().map(to_json),
             })
         })
@@ -277,7 +323,7 @@ pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
         "created_at": s.created_at,
         "parent_config": s.parent_config.as_ref().map(config_json),
         "tasks": tasks,
-        "interrupts": s.interrupts.iter().map(|i| serde_json::json!({"value": to_json(&i.value), "id": i.id})).collect::<Vec<_>>(),
+        "interrupts": interrupts_json(&s.interrupts),
     })
 }
 
