@@ -3,14 +3,14 @@
 //! Conventions, as in LangGraph's suite: every behaviour uses fresh uuid4 threads, tasks
 //! and run ids; checkpoint ids come from [`IdGenerator::system`] (UUIDv6, clock sequence
 //! `-1`), so a later id is always greater as text and "latest" means "greatest id".
-//! Checkpoints are format v4 ([`CHECKPOINT_FORMAT`]) with integer channel versions; the
-//! config passed to `put` carries the *parent's* id, and `put` returns the stored config.
+//! Checkpoints are format v4 ([`stategraph_checkpoint::CHECKPOINT_FORMAT`]; LangGraph's
+//! suite uses v1) with integer channel versions. The config passed to `put` carries the
+//! *parent's* id, and `put` returns the stored config.
 
 use stategraph_checkpoint::id::{now_ts, IdGenerator};
 use stategraph_checkpoint::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver, CheckpointSource, CheckpointTuple, ListOptions, PendingWrite, Value,
-    CHECKPOINT_FORMAT,
 };
 
 use crate::Failure;
@@ -62,11 +62,10 @@ impl NewCheckpoint {
     /// An empty v4 checkpoint with a fresh id and the current time: no channels, no
     /// `versions_seen`, `updated_channels` null, `new_versions` empty.
     pub fn new() -> NewCheckpoint {
-        let mut checkpoint = Checkpoint::empty(
+        let checkpoint = Checkpoint::empty(
             checkpoint_id(),
             now_ts(IdGenerator::system().clock().as_ref()),
         );
-        checkpoint.v = CHECKPOINT_FORMAT;
         NewCheckpoint {
             checkpoint,
             new_versions: ChannelVersions::new(),

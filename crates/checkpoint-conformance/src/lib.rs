@@ -1,9 +1,12 @@
-//! The conformance suite of stategraph checkpoint savers: the 81 behaviours of LangGraph's
-//! `langgraph-checkpoint-conformance` plus the loose spots it leaves open, closed.
+//! The conformance suite every stategraph checkpoint saver runs, in a few lines.
+//!
+//! It holds the 81 behaviours of LangGraph's `langgraph-checkpoint-conformance` 0.0.2 and
+//! closes the loose spots that suite leaves open.
 //!
 //! # Running it against a backend
 //!
-//! Add this crate and `tokio` as dev-dependencies, then write `tests/conformance.rs`:
+//! Add this crate as a dev-dependency (it brings its own tokio runtime), then write
+//! `tests/conformance.rs`:
 //!
 //! ```ignore
 //! use stategraph_checkpoint_conformance::conformance_suite;
@@ -12,7 +15,8 @@
 //! conformance_suite!(make = async { MySaver::connect("...").await.unwrap() });
 //! ```
 //!
-//! That expands to one `#[tokio::test]` per behaviour, named after it (`put::returns_config`,
+//! That expands to one test per behaviour (a `#[test]` on a current-thread tokio runtime,
+//! as `#[tokio::test]` would make), named after it (`put::returns_config`,
 //! `list::ordering`, `tightened::repeated_mixed_batch`, …), each on a fresh saver, so
 //! `cargo test list::` runs one group and a failure names the behaviour that broke.
 //! `make` is a future or a closure without arguments returning one (`make = || async {…}`);
@@ -43,12 +47,22 @@
 //! * **Fixtures** ([`fixtures`]) build checkpoints of format v4 (not LangGraph's v1) with
 //!   integer channel versions, metadata `{source, step, parents: {}}`, and checkpoint ids
 //!   that strictly increase as text, so "latest" is always "greatest id".
-//! * **Tightened** ([`spec::tightened`]) closes what the Python suite leaves loose: write
-//!   rows really deleted, `task_path` stored and sorted on, bytes and nil values, metadata
-//!   `parents`, a config without `checkpoint_ns`, the repeated-write rule of
-//!   [`CheckpointSaver::put_writes`], the order of reserved writes, the parent link of a
-//!   pruned thread's survivor, and integers, floats and booleans kept apart. Each belongs
-//!   to the capability it exercises, so an undeclared optional one is skipped as well.
+//! * **Tightened** ([`spec::tightened`]) closes what the Python suite leaves loose, each
+//!   as a behaviour of the capability it exercises: write rows really gone after
+//!   `delete_thread`, `delete_for_runs` and `prune` (the same checkpoint put again comes
+//!   back without writes); `task_path` stored and sorted on; pending writes ordered by
+//!   `(task_path, task_id, index)`, reserved indexes (-4…-1) first; bytes and nil values
+//!   and writes; integers, floats and booleans kept apart; metadata `parents`; a config
+//!   without `checkpoint_ns` (`get_tuple` reads the root, `list` every namespace) and
+//!   `list` without a config (every thread); a deleted run gone from every thread; the
+//!   repeated-write rule of [`CheckpointSaver::put_writes`] (reserved index: last wins,
+//!   normal index: first wins, also within one mixed batch); and no dangling parent: a
+//!   checkpoint kept by `prune(keep_latest)` or `delete_for_runs` whose parent was
+//!   removed has `parent_config == None`.
+//! * **Decisions where Python accepts anything:** `copy_thread` from an unknown thread
+//!   (#73) may succeed or fail, but not with [`stategraph_checkpoint::Error::Unsupported`],
+//!   since a saver that runs it declared the capability. Values are compared exactly
+//!   (`Value` equality), not with Python's `1 == 1.0 == True`; versions by integer part.
 
 pub use stategraph_checkpoint::CheckpointSaver;
 
@@ -80,9 +94,18 @@ pub mod skip {
 /// What the macros expand to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use tokio;
+    use std::future::Future;
 
     use stategraph_checkpoint::CheckpointSaver;
+
+    /// Runs a test body on a current-thread tokio runtime, as `#[tokio::test]` does (done
+    /// here so that the calling crate needs no `tokio` of its own).
+    pub fn block_on<F: Future>(future: F) -> std::io::Result<F::Output> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(runtime.block_on(future))
+    }
 
     /// Turns whatever a factory made (a saver, a `Box`/`Arc` of one) into `&dyn
     /// CheckpointSaver`; called with method syntax so auto-deref finds the saver.
@@ -104,7 +127,8 @@ pub mod __private {
     }
 }
 
-/// Generates one `#[tokio::test]` per conformance behaviour, each on a fresh saver.
+/// Generates one test per conformance behaviour, each on a fresh saver and its own
+/// current-thread tokio runtime (what `#[tokio::test]` expands to).
 ///
 /// `make` is an expression producing a future of the saver (`async { MySaver::new() }`,
 /// `MySaver::connect(url)`), or a closure without arguments returning one
@@ -138,24 +162,28 @@ macro_rules! __conformance_tests {
                 #[allow(unused_imports)]
                 use super::*;
                 $(
-                    #[$crate::__private::tokio::test(
-                        crate = "stategraph_checkpoint_conformance::__private::tokio"
-                    )]
-                    async fn $name() {
+                    #[test]
+                    fn $name() {
                         use $crate::__private::AsDynSaver as _;
-                        let saver = ($make).await;
                         let behaviour = $crate::Behaviour {
                             capability: $crate::Capability::$cap,
                             name: concat!(stringify!($module), "::", stringify!($name)),
                             run: |s| ::std::boxed::Box::pin($crate::spec::$module::$name(s)),
                         };
                         let skip: &[$crate::Capability] = &$crate::__skip_list!$skip;
-                        match $crate::run_behaviour(saver.as_dyn_saver(), &behaviour, skip).await {
-                            $crate::Outcome::Passed => {}
-                            $crate::Outcome::Skipped(why) => {
+                        let outcome = $crate::__private::block_on(async {
+                            let saver = ($make).await;
+                            $crate::run_behaviour(saver.as_dyn_saver(), &behaviour, skip).await
+                        });
+                        match outcome {
+                            ::std::result::Result::Err(e) => {
+                                panic!("cannot start a tokio runtime: {}", e);
+                            }
+                            ::std::result::Result::Ok($crate::Outcome::Passed) => {}
+                            ::std::result::Result::Ok($crate::Outcome::Skipped(why)) => {
                                 println!("skipped {}: {}", behaviour.name, why);
                             }
-                            $crate::Outcome::Failed(failure) => {
+                            ::std::result::Result::Ok($crate::Outcome::Failed(failure)) => {
                                 panic!("{} failed: {}", behaviour.name, failure);
                             }
                         }

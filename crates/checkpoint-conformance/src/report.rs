@@ -221,3 +221,72 @@ impl fmt::Display for Report {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(capability: Capability, passed: usize, failed: usize) -> CapabilityReport {
+        CapabilityReport {
+            detected: true,
+            passed,
+            failed,
+            ..CapabilityReport::new(capability)
+        }
+    }
+
+    fn skipped(capability: Capability) -> CapabilityReport {
+        let mut r = CapabilityReport::new(capability);
+        r.skip(3, "not declared by the saver");
+        r
+    }
+
+    fn required_passing() -> Vec<CapabilityReport> {
+        Capability::ALL
+            .iter()
+            .filter(|c| c.is_required())
+            .map(|c| ran(*c, 2, 0))
+            .collect()
+    }
+
+    #[test]
+    fn an_empty_run_never_passes() {
+        let empty = Report::new(Vec::new());
+        assert!(!empty.passed_all_required());
+        assert!(!empty.passed_all());
+        assert_eq!(empty.level(), Level::Failing);
+        let all_skipped = Report::new(Capability::ALL.iter().map(|c| skipped(*c)).collect());
+        assert!(!all_skipped.passed_all_required());
+        assert_eq!(all_skipped.level(), Level::Failing);
+    }
+
+    #[test]
+    fn levels_follow_required_then_optional() {
+        let mut results = required_passing();
+        results.push(skipped(Capability::Prune));
+        assert_eq!(Report::new(results.clone()).level(), Level::Required);
+        results.push(ran(Capability::CopyThread, 1, 1));
+        let partial = Report::new(results);
+        assert!(partial.passed_all_required());
+        assert!(!partial.passed_all());
+        assert_eq!(partial.level(), Level::RequiredPartial);
+        let mut full = required_passing();
+        full.extend(
+            Capability::ALL
+                .iter()
+                .filter(|c| !c.is_required())
+                .map(|c| ran(*c, 1, 0)),
+        );
+        assert_eq!(Report::new(full).level(), Level::Full);
+    }
+
+    #[test]
+    fn a_missing_or_failing_required_group_fails() {
+        let mut results = required_passing();
+        results.retain(|r| r.capability != Capability::List);
+        assert!(!Report::new(results).passed_all_required());
+        let mut results = required_passing();
+        results[0] = ran(Capability::Put, 5, 1);
+        assert_eq!(Report::new(results).level(), Level::Failing);
+    }
+}

@@ -1,5 +1,7 @@
-//! `copy_thread` (optional, behaviours #66–#73): the target thread gets every checkpoint of
-//! the source, with ids, values, metadata, namespaces and writes; the source is unchanged.
+//! `copy_thread` (optional, behaviours #66–#73): a thread copied whole, the source unchanged.
+//!
+//! The target gets every checkpoint of the source with its id, values, metadata,
+//! namespace and writes.
 
 use stategraph_checkpoint::{
     CheckpointConfig, CheckpointSaver, CheckpointTuple, Error, ListOptions, Value,

@@ -1,5 +1,6 @@
-//! `delete_for_runs` (optional, behaviours #59–#65): the checkpoints of the listed runs go,
-//! in every thread and namespace; the others stay.
+//! `delete_for_runs` (optional, behaviours #59–#65): the listed runs go, the others stay.
+//!
+//! A run's checkpoints are removed in every thread and namespace.
 
 use std::collections::BTreeSet;
 

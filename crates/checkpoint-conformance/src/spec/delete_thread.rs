@@ -1,5 +1,4 @@
-//! `delete_thread` (required, behaviours #54–#58): a thread disappears in every namespace,
-//! and nothing else does.
+//! `delete_thread` (required, behaviours #54–#58): a thread goes, in every namespace, alone.
 
 use stategraph_checkpoint::{CheckpointSaver, ListOptions};
 

@@ -1,5 +1,6 @@
-//! `get_tuple` (required, behaviours #28–#37): the addressed checkpoint, or the latest, or
-//! nothing, with its config, metadata, parent and pending writes.
+//! `get_tuple` (required, behaviours #28–#37): the addressed or latest checkpoint, or none.
+//!
+//! A found tuple carries its config, metadata, parent and pending writes.
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::{

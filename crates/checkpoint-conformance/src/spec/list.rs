@@ -1,5 +1,6 @@
-//! `list` (required, behaviours #38–#53): one thread and namespace, newest first, filtered
-//! by metadata, bounded by `before` and `limit`, with pending writes.
+//! `list` (required, behaviours #38–#53): one thread and namespace, newest first.
+//!
+//! Filtered by metadata, bounded by `before` and `limit`, each tuple with its writes.
 
 use std::collections::BTreeSet;
 

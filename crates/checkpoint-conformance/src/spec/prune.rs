@@ -1,5 +1,6 @@
-//! `prune` (optional, behaviours #74–#81): `keep_latest` keeps the newest checkpoint of
-//! each namespace of the listed threads, `delete` removes them; other threads stay.
+//! `prune` (optional, behaviours #74–#81): listed threads thinned, other threads untouched.
+//!
+//! `keep_latest` keeps the newest checkpoint of each namespace; `delete` removes all.
 
 use stategraph_checkpoint::{CheckpointSaver, ListOptions, PruneStrategy, Value};
 

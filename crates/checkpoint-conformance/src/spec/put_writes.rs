@@ -1,5 +1,6 @@
-//! `put_writes` (required, behaviours #18–#27): a task's writes come back as the
-//! checkpoint's pending writes, once per (task, index).
+//! `put_writes` (required, behaviours #18–#27): writes come back once per (task, index).
+//!
+//! A task's writes are the pending writes of the checkpoint they were written against.
 
 use std::collections::BTreeSet;
 
