@@ -1,6 +1,7 @@
 //! The Pregel runtime: the pure step algorithm, the run loop with its I/O, task running.
 
 pub mod algo;
+pub(crate) mod background;
 pub mod events;
 pub mod graph;
 pub mod run_loop;

@@ -16,6 +16,7 @@ use super::algo::{
 };
 use super::events;
 use super::graph::PregelGraph;
+use super::background::{Background, SaveOp};
 use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
 use super::status::read_task_statuses;
@@ -90,6 +91,11 @@ pub(crate) struct Loop {
     is_replaying: bool,
     /// Propagated to subgraphs during the first step after a resume.
     resuming: bool,
+    /// The id of the checkpoint loaded at the start (durability `exit` saves only when the
+    /// run moved on from it).
+    loaded_id: String,
+    /// The background saver of durability `async`.
+    background: Option<Background>,
 }
 
 impl Loop {
@@ -188,7 +194,15 @@ impl Loop {
             resume_map: None,
             is_replaying: false,
             resuming: false,
+            loaded_id: String::new(),
+            background: None,
         };
+        lp.loaded_id = lp.checkpoint.id.clone();
+        if lp.p.config.durability == Durability::Async {
+            if let Some(saver) = &lp.p.saver {
+                lp.background = Background::start(saver.clone());
+            }
+        }
         lp.updated_channels = lp.first(input, addressed, superseded, saved_updated).await?;
         Ok(lp)
     }
@@ -354,8 +368,17 @@ impl Loop {
             .collect()
     }
 
-    /// Runs super-steps until the graph is done, interrupted or fails.
+    /// Runs super-steps until the graph is done, interrupted or fails, then makes sure
+    /// everything the durability mode promises is saved.
     pub(crate) async fn run(mut self) -> Result<RunOutcome> {
+        let result = self.run_steps().await;
+        // A failed save is the root cause of a later failure, so it is reported first.
+        self.exit().await?;
+        Ok(self.finish(result?))
+    }
+
+    /// The super-steps; `Ok` carries the interrupts that stopped the run (none when done).
+    async fn run_steps(&mut self) -> Result<Vec<Interrupt>> {
         loop {
             if self.step > self.stop {
                 self.prepare_tasks_and_emit()?;
@@ -363,7 +386,7 @@ impl Loop {
             }
             self.prepare_tasks_and_emit()?;
             if self.tasks.is_empty() {
-                return Ok(self.finish(Vec::new()));
+                return Ok(Vec::new());
             }
             if !self.is_replaying && !self.pending_writes.is_empty() {
                 self.reapply_finished_writes();
@@ -373,7 +396,7 @@ impl Loop {
                 if !should_interrupt(&self.checkpoint, &self.p.interrupt_before, &self.tasks, &hidden)
                     .is_empty()
                 {
-                    return Ok(self.finish(Vec::new()));
+                    return Ok(Vec::new());
                 }
             }
             self.emit_task_starts();
@@ -386,7 +409,7 @@ impl Loop {
             let outcome = self.run_step().await?;
             if !outcome.interrupts.is_empty() {
                 self.emit_interrupt_values(&outcome.interrupts);
-                return Ok(self.finish(outcome.interrupts));
+                return Ok(outcome.interrupts);
             }
             if let Some(err) = outcome.error {
                 return Err(err);
@@ -398,13 +421,62 @@ impl Loop {
                     .is_empty()
                 {
                     self.prepare_tasks_and_emit()?;
-                    return Ok(self.finish(Vec::new()));
+                    return Ok(Vec::new());
                 }
             }
         }
     }
 
-    fn finish(self, interrupts: Vec<Interrupt>) -> RunOutcome {
+    /// Waits for background saves (durability `async`), or saves the final checkpoint and
+    /// the pending writes (durability `exit`).
+    async fn exit(&mut self) -> Result<()> {
+        let background = self.background.take().map(|b| b.finish());
+        if let Some(done) = background {
+            done.await?;
+        }
+        let Some(saver) = self.p.saver.clone() else {
+            return Ok(());
+        };
+        if self.p.config.durability != Durability::Exit || self.checkpoint.id == self.loaded_id {
+            return Ok(());
+        }
+        let new_versions = self.new_versions();
+        let stored = saver
+            .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
+            .await?;
+        let mut by_task: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
+        for (t, c, v) in &self.pending_writes {
+            if t != NULL_TASK_ID {
+                by_task.entry(t.clone()).or_default().push((c.clone(), v.clone()));
+            }
+        }
+        for (task_id, writes) in by_task {
+            let path = self
+                .tasks
+                .iter()
+                .find(|t| t.id == task_id)
+                .map(|t| t.path.to_path_string())
+                .unwrap_or_default();
+            saver.put_writes(&stored, &writes, &task_id, &path).await?;
+        }
+        self.checkpoint_config = stored;
+        Ok(())
+    }
+
+    /// The versions that changed since the last checkpoint handed to the saver.
+    fn new_versions(&self) -> ChannelVersions {
+        self.checkpoint
+            .channel_versions
+            .iter()
+            .filter(|(k, v)| match self.previous_versions.get(*k) {
+                Some(prev) => *v > prev,
+                None => true,
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
         let values = self.read_output();
         let checkpoint_config = self
             .p
@@ -603,7 +675,15 @@ impl Loop {
                     .find(|t| t.id == task_id)
                     .map(|t| t.path.to_path_string())
                     .unwrap_or_default();
-                saver.put_writes(&cfg, &to_save, task_id, &path).await?;
+                match &self.background {
+                    Some(bg) => bg.submit(SaveOp::Writes {
+                        config: cfg,
+                        writes: to_save,
+                        task_id: task_id.to_owned(),
+                        task_path: path,
+                    })?,
+                    None => saver.put_writes(&cfg, &to_save, task_id, &path).await?,
+                }
             }
         }
         if let Some(t) = self.tasks.iter().find(|t| t.id == task_id).cloned() {
@@ -659,21 +739,22 @@ impl Loop {
                     .checkpoint_id
                     .as_ref()
                     .map(|_| self.checkpoint_config.clone());
-                let new_versions: ChannelVersions = self
-                    .checkpoint
-                    .channel_versions
-                    .iter()
-                    .filter(|(k, v)| match self.previous_versions.get(*k) {
-                        Some(prev) => *v > prev,
-                        None => true,
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let new_versions = self.new_versions();
                 self.previous_versions = self.checkpoint.channel_versions.clone();
-                let stored = saver
-                    .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
-                    .await?;
-                self.checkpoint_config.checkpoint_id = stored.checkpoint_id;
+                match &self.background {
+                    Some(bg) => bg.submit(SaveOp::Put {
+                        config: self.checkpoint_config.clone(),
+                        checkpoint: self.checkpoint.clone(),
+                        metadata: self.metadata.clone(),
+                        new_versions,
+                    })?,
+                    None => {
+                        saver
+                            .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
+                            .await?;
+                    }
+                }
+                self.checkpoint_config.checkpoint_id = Some(self.checkpoint.id.clone());
             }
         }
         self.step += 1;
