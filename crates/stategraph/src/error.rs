@@ -32,6 +32,9 @@ pub enum Error {
     /// The checkpoint layer failed (saver, serde).
     #[error(transparent)]
     Checkpoint(#[from] checkpoint::Error),
+    /// A subgraph's node sent a command to its parent graph; the parent's task handles it.
+    #[error("a command for the parent graph escaped to the root")]
+    ParentCommand(Box<crate::types::Command>),
     /// An operation that needs a checkpointer was used without one.
     #[error("this operation needs a checkpointer")]
     NoCheckpointer,

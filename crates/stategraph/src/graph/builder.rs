@@ -32,7 +32,51 @@ pub(crate) enum NodeKind<S> {
 
 pub(crate) struct NodeSpec<S> {
     pub kind: NodeKind<S>,
+    pub options: NodeOptions,
+}
+
+/// Per-node options: deferral, retries, a timeout, a cache policy.
+#[derive(Clone, Debug, Default)]
+pub struct NodeOptions {
+    /// Run only when nothing else is left to run (LangGraph's `defer=True`).
     pub defer: bool,
+    /// Retry failures by this policy.
+    pub retry: Option<crate::pregel::retry::RetryPolicy>,
+    /// Fail an attempt that runs longer than this (`NodeTimeoutError`, retryable).
+    pub timeout: Option<std::time::Duration>,
+    /// Reuse the writes of an earlier run with the same input.
+    pub cache: Option<crate::pregel::cache::CachePolicy>,
+}
+
+impl NodeOptions {
+    /// Default options.
+    pub fn new() -> NodeOptions {
+        NodeOptions::default()
+    }
+
+    /// Defers the node (builder style).
+    pub fn defer(mut self) -> Self {
+        self.defer = true;
+        self
+    }
+
+    /// Sets the retry policy (builder style).
+    pub fn retry(mut self, policy: crate::pregel::retry::RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Sets the per-attempt timeout (builder style).
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the cache policy (builder style).
+    pub fn cache(mut self, policy: crate::pregel::cache::CachePolicy) -> Self {
+        self.cache = Some(policy);
+        self
+    }
 }
 
 /// A graph over state `S` under construction. Nodes are functions of the state; edges say
@@ -84,7 +128,17 @@ impl<S: State> StateGraph<S> {
     /// Adds a node: an async function of the state (and optionally its
     /// [`NodeContext`]) returning an update, a `Command`, a `Send` or a `Result` of one.
     pub fn add_node<M>(&mut self, name: impl Into<String>, node: impl NodeHandler<S, M>) -> &mut Self {
-        self.insert_node(name.into(), node, false)
+        self.insert_node(name.into(), node, NodeOptions::default())
+    }
+
+    /// Adds a node with options (retry policy, timeout, cache policy, deferral).
+    pub fn add_node_with<M>(
+        &mut self,
+        name: impl Into<String>,
+        node: impl NodeHandler<S, M>,
+        options: NodeOptions,
+    ) -> &mut Self {
+        self.insert_node(name.into(), node, options)
     }
 
     /// Adds a node that runs only when nothing else is left to run (LangGraph's
@@ -94,22 +148,22 @@ impl<S: State> StateGraph<S> {
         name: impl Into<String>,
         node: impl NodeHandler<S, M>,
     ) -> &mut Self {
-        self.insert_node(name.into(), node, true)
+        self.insert_node(name.into(), node, NodeOptions::new().defer())
     }
 
-    fn insert_node<M>(&mut self, name: String, node: impl NodeHandler<S, M>, defer: bool) -> &mut Self {
+    fn insert_node<M>(&mut self, name: String, node: impl NodeHandler<S, M>, options: NodeOptions) -> &mut Self {
         let node = Arc::new(node);
         let handler: BoxedHandler<S> = Arc::new(move |s, ctx| node.call(s, ctx));
-        self.insert_spec(name, NodeKind::Function(handler), defer)
+        self.insert_spec(name, NodeKind::Function(handler), options)
     }
 
-    fn insert_spec(&mut self, name: String, kind: NodeKind<S>, defer: bool) -> &mut Self {
+    fn insert_spec(&mut self, name: String, kind: NodeKind<S>, options: NodeOptions) -> &mut Self {
         // A duplicate name is reported by `compile`; keep the first definition.
         if self.nodes.contains_key(&name) {
             self.build_errors.push(format!("Node `{name}` already present."));
             return self;
         }
-        self.nodes.insert(name, NodeSpec { kind, defer });
+        self.nodes.insert(name, NodeSpec { kind, options });
         self
     }
 
@@ -119,7 +173,7 @@ impl<S: State> StateGraph<S> {
     /// writes. An interrupt inside it stops this graph too, and resuming resumes it.
     pub fn add_subgraph<T: State>(&mut self, name: impl Into<String>, subgraph: &CompiledGraph<T>) -> &mut Self {
         let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
-        self.insert_spec(name.into(), kind, false)
+        self.insert_spec(name.into(), kind, NodeOptions::default())
     }
 
     /// Adds an edge: `end` runs after `start`. `START` marks the entry, `END` the exit.

@@ -31,6 +31,8 @@ pub struct CompileOptions {
     pub interrupt_before: Vec<String>,
     /// Stop after these nodes ran (`"*"`: every node).
     pub interrupt_after: Vec<String>,
+    /// Where cached node writes are kept (an in-memory cache by default).
+    pub cache: Option<Arc<dyn crate::pregel::cache::NodeCache>>,
     /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
     /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
     pub strict: bool,
@@ -57,6 +59,12 @@ impl CompileOptions {
     /// Sets the nodes to interrupt after (builder style).
     pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
         self.interrupt_after = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the node cache (builder style).
+    pub fn cache(mut self, cache: Arc<dyn crate::pregel::cache::NodeCache>) -> Self {
+        self.cache = Some(cache);
         self
     }
 
@@ -139,8 +147,11 @@ fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()>
     Ok(())
 }
 
-pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> Result<CompiledGraph<S>> {
+pub(crate) fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<CompiledGraph<S>> {
     validate(g, &options)?;
+    if options.cache.is_none() && g.nodes.values().any(|n| n.options.cache.is_some()) {
+        options.cache = Some(Arc::new(crate::pregel::cache::InMemoryCache::new()));
+    }
     let state_keys: Arc<Vec<String>> = Arc::new(g.channels.keys().cloned().collect());
 
     let mut channels: IndexMap<String, Box<dyn Channel>> = IndexMap::new();
@@ -150,7 +161,7 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
     channels.insert(START.into(), Box::new(EphemeralValue::new(true)));
     channels.insert(TASKS.into(), Box::new(Topic::new(false)));
     for (name, spec) in &g.nodes {
-        let ch: Box<dyn Channel> = if spec.defer {
+        let ch: Box<dyn Channel> = if spec.options.defer {
             Box::new(LastValueAfterFinish::new())
         } else {
             Box::new(EphemeralValue::new(false))
@@ -161,7 +172,7 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
     let mut join_writes: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
     for (starts, end) in &g.waiting_edges {
         let chan = format!("join:{}:{end}", starts.join("+"));
-        let deferred = g.nodes.get(end).is_some_and(|n| n.defer);
+        let deferred = g.nodes.get(end).is_some_and(|n| n.options.defer);
         let ch: Box<dyn Channel> = if deferred {
             Box::new(NamedBarrierValueAfterFinish::new(starts.clone()))
         } else {
@@ -207,6 +218,9 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
             run: Some(start_runner(start_writers.clone())),
             writers: start_writers,
             subgraph: None,
+            retry: None,
+            timeout: None,
+            cache: None,
             hidden: true,
         },
     );
@@ -232,6 +246,9 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, options: CompileOptions) -> R
                 run: Some(run),
                 writers,
                 subgraph,
+                retry: spec.options.retry.clone(),
+                timeout: spec.options.timeout,
+                cache: spec.options.cache.clone(),
                 hidden: false,
             },
         );
@@ -327,12 +344,24 @@ fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: 
                 ns: ctx.checkpoint_ns().to_owned(),
                 resuming: Some(scope.resuming),
                 null_resume: Some(ctx.inner.null_resume.clone()),
+                cache: sub_options.cache.clone(),
             };
             let run = async move { Loop::start(params, RunInput::Values(input)).await?.run().await };
-            let outcome = run.await.map_err(|e| match e {
-                crate::Error::Node { message, .. } => NodeError::repr_only(message),
-                other => NodeError::named("GraphError", other),
-            })?;
+            let outcome = match run.await {
+                Ok(o) => o,
+                // The subgraph's node addressed this graph: run this node's writers with it.
+                Err(crate::Error::ParentCommand(cmd)) => {
+                    let output = NodeOutput {
+                        writes: cmd.update.unwrap_or_default(),
+                        goto: cmd.goto,
+                    };
+                    let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
+                    writes.extend(writers(output, &ctx)?);
+                    return Ok(writes);
+                }
+                Err(crate::Error::Node { message, .. }) => return Err(NodeError::repr_only(message)),
+                Err(other) => return Err(NodeError::named("GraphError", other)),
+            };
             if !outcome.interrupts.is_empty() {
                 return Err(NodeError::interrupt(outcome.interrupts));
             }

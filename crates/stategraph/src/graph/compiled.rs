@@ -131,6 +131,7 @@ impl<S: State> CompiledGraph<S> {
             ns: String::new(),
             resuming: None,
             null_resume: None,
+            cache: self.options.cache.clone(),
         }
     }
 

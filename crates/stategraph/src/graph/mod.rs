@@ -8,7 +8,7 @@ pub mod node;
 pub mod state_api;
 
 pub use branch::BranchTargets;
-pub use builder::{StateGraph, END, START};
+pub use builder::{NodeOptions, StateGraph, END, START};
 pub use compile::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};

@@ -263,6 +263,7 @@ pub(crate) struct TaskScope {
 }
 
 /// What the tasks of a step inherit from their run, for subgraphs.
+#[derive(Clone)]
 pub(crate) struct RunScope {
     pub saver: Option<Arc<dyn stategraph_checkpoint::CheckpointSaver>>,
     pub sources: crate::pregel::sources::Sources,

@@ -49,6 +49,12 @@ pub struct PregelNode {
     pub writers: WriterFn,
     /// The graph it runs, for a subgraph node.
     pub subgraph: Option<Arc<PregelGraph>>,
+    /// Its retry policy.
+    pub retry: Option<super::retry::RetryPolicy>,
+    /// Its per-attempt timeout.
+    pub timeout: Option<std::time::Duration>,
+    /// Its cache policy.
+    pub cache: Option<super::cache::CachePolicy>,
     /// Hidden nodes (START) are not streamed and not interrupted by `"*"`.
     pub hidden: bool,
 }

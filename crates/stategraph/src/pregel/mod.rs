@@ -2,6 +2,8 @@
 
 pub mod algo;
 pub(crate) mod background;
+pub mod cache;
+pub mod retry;
 pub mod events;
 pub mod graph;
 pub mod run_loop;

@@ -70,6 +70,8 @@ pub struct LoopParams {
     pub resuming: Option<bool>,
     /// For a subgraph: the parent's pending client resume value.
     pub null_resume: Option<Arc<parking_lot::Mutex<Option<Value>>>>,
+    /// Where nodes with a cache policy keep their writes.
+    pub cache: Option<Arc<dyn super::cache::NodeCache>>,
 }
 
 /// The state of one run.
@@ -690,6 +692,18 @@ impl Loop {
             self.output_writes(&t, &writes, false);
         }
         Ok(())
+    }
+
+    /// Records the writes a task got from the cache: saved like any writes, streamed as
+    /// cached updates.
+    pub(crate) async fn put_writes_cached(&mut self, task_id: &str, writes: Vec<(String, Value)>) -> Result<()> {
+        let sink = self.p.sink.take();
+        let result = self.put_writes(task_id, writes.clone()).await;
+        self.p.sink = sink;
+        if let Some(t) = self.tasks.iter().find(|t| t.id == task_id).cloned() {
+            self.output_writes(&t, &writes, true);
+        }
+        result
     }
 
     /// Applies the step's writes and saves the next checkpoint (spec §5.9).

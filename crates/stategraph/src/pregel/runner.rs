@@ -15,7 +15,9 @@ use super::run_loop::Loop;
 use super::status::CONTROL_WRITES;
 use super::task::interrupt_id;
 use crate::error::{Error, Result};
-use crate::graph::node::{NodeContext, NodeError, NodeErrorKind, Scratchpad, TaskScope};
+use super::cache::CacheKey;
+use super::retry::RetryPolicy;
+use crate::graph::node::{NodeContext, NodeError, NodeErrorKind, RunScope, Scratchpad, TaskScope};
 use crate::types::Interrupt;
 
 /// What happened in a step.
@@ -29,6 +31,98 @@ pub(crate) struct StepOutcome {
 
 type TaskFuture = BoxFuture<'static, (usize, Result<Vec<(String, Value)>, NodeError>, Vec<(String, Value)>)>;
 
+/// Everything one task needs to build a fresh context for each attempt.
+struct Attempts {
+    index: usize,
+    runner: super::graph::NodeRunner,
+    input: Value,
+    scope: TaskScopeParts,
+    retry: Option<RetryPolicy>,
+    timeout: Option<std::time::Duration>,
+}
+
+/// The parts of a task's scope that do not change between attempts.
+#[derive(Clone)]
+struct TaskScopeParts {
+    task_id: String,
+    name: String,
+    step: i64,
+    ns: String,
+    thread_id: Option<String>,
+    channels: Arc<Channels>,
+    sink: Option<super::stream::StreamSink>,
+    resume: Vec<Value>,
+    null_resume: Arc<Mutex<Option<Value>>>,
+    run: Arc<RunScope>,
+}
+
+impl TaskScopeParts {
+    fn context(&self, retrying: bool) -> NodeContext {
+        let run = if retrying && !self.run.resuming {
+            let mut scope = (*self.run).clone();
+            scope.resuming = true;
+            Arc::new(scope)
+        } else {
+            self.run.clone()
+        };
+        NodeContext {
+            inner: Arc::new(TaskScope {
+                task_id: self.task_id.clone(),
+                name: self.name.clone(),
+                step: self.step,
+                ns: self.ns.clone(),
+                thread_id: self.thread_id.clone(),
+                channels: self.channels.clone(),
+                sink: self.sink.clone(),
+                scratchpad: Mutex::new(Scratchpad {
+                    resume: self.resume.clone(),
+                    counter: 0,
+                }),
+                null_resume: self.null_resume.clone(),
+                body_writes: Mutex::new(Vec::new()),
+                run: Some(run),
+            }),
+        }
+    }
+}
+
+impl Attempts {
+    /// Runs the task, retrying by its policy; returns its result and the writes its last
+    /// attempt made during the body.
+    async fn run(self) -> (usize, Result<Vec<(String, Value)>, NodeError>, Vec<(String, Value)>) {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ctx = self.scope.context(attempt > 1);
+            let fut = (self.runner)(self.input.clone(), ctx.clone());
+            let guarded = AssertUnwindSafe(fut).catch_unwind();
+            let result = match self.timeout {
+                Some(limit) => match tokio::time::timeout(limit, guarded).await {
+                    Ok(r) => r,
+                    Err(_) => Ok(Err(NodeError::named(
+                        "NodeTimeoutError",
+                        format!("node {:?} timed out after {limit:?}", self.scope.name),
+                    ))),
+                },
+                None => guarded.await,
+            };
+            let result = match result {
+                Ok(r) => r,
+                Err(panic) => Err(NodeError::named("Panic", panic_message(&*panic))),
+            };
+            let body = std::mem::take(&mut *ctx.inner.body_writes.lock());
+            if let (Err(e), Some(policy)) = (&result, &self.retry) {
+                if attempt < policy.max_attempts && (policy.retry_on)(e) {
+                    tracing::info!(node = %self.scope.name, attempt, error = %e, "retrying node");
+                    tokio::time::sleep(policy.wait(attempt)).await;
+                    continue;
+                }
+            }
+            return (self.index, result, body);
+        }
+    }
+}
+
 /// Runs the tasks at `indices` of the loop's current step.
 pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Channels>) -> Result<StepOutcome> {
     let own_null_resume = lp
@@ -41,12 +135,26 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
         _ => Arc::new(Mutex::new(own_null_resume)),
     };
     let run_scope = Arc::new(lp.run_scope());
+    let mut outcome = StepOutcome::default();
     let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
+    let mut cache_keys: Vec<(usize, CacheKey, Option<std::time::Duration>)> = Vec::new();
     for &i in indices {
-        let task = &lp.tasks()[i];
-        let Some(runner) = lp.params().graph.nodes.get(&task.name).and_then(|n| n.run.clone()) else {
+        let task = lp.tasks()[i].clone();
+        let Some(node) = lp.params().graph.nodes.get(&task.name).cloned() else {
             continue;
         };
+        let Some(runner) = node.run.clone() else {
+            continue;
+        };
+        if let (Some(policy), Some(cache)) = (&node.cache, lp.params().cache.clone()) {
+            let key = policy.key_of(&task.name, &task.input);
+            if let Some(writes) = cache.get(&key) {
+                lp.tasks_mut()[i].writes = writes.clone();
+                lp.put_writes_cached(&task.id, writes).await?;
+                continue;
+            }
+            cache_keys.push((i, key, policy.ttl));
+        }
         let mut resume: Vec<Value> = lp
             .pending_writes()
             .iter()
@@ -62,41 +170,36 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
                 resume.push(v.clone());
             }
         }
-        let scope = Arc::new(TaskScope {
-            task_id: task.id.clone(),
-            name: task.name.clone(),
-            step: lp.step(),
-            ns: task.ns.clone(),
-            thread_id: lp.params().config.thread_id.clone(),
-            channels: channels.clone(),
-            sink: lp.params().sink.clone(),
-            scratchpad: Mutex::new(Scratchpad { resume, counter: 0 }),
-            null_resume: null_resume.clone(),
-            body_writes: Mutex::new(Vec::new()),
-            run: Some(run_scope.clone()),
-        });
-        let ctx = NodeContext { inner: scope.clone() };
-        let fut = runner(task.input.clone(), ctx);
-        futures.push(
-            async move {
-                let result = match AssertUnwindSafe(fut).catch_unwind().await {
-                    Ok(r) => r,
-                    Err(panic) => Err(NodeError::named("Panic", panic_message(&*panic))),
-                };
-                let body = std::mem::take(&mut *scope.body_writes.lock());
-                (i, result, body)
-            }
-            .boxed(),
-        );
+        let attempts = Attempts {
+            index: i,
+            runner,
+            input: task.input.clone(),
+            scope: TaskScopeParts {
+                task_id: task.id.clone(),
+                name: task.name.clone(),
+                step: lp.step(),
+                ns: task.ns.clone(),
+                thread_id: lp.params().config.thread_id.clone(),
+                channels: channels.clone(),
+                sink: lp.params().sink.clone(),
+                resume,
+                null_resume: null_resume.clone(),
+                run: run_scope.clone(),
+            },
+            retry: node.retry.clone(),
+            timeout: node.timeout,
+        };
+        futures.push(attempts.run().boxed());
     }
 
-    let mut outcome = StepOutcome::default();
+    let cache_keys = Arc::new(cache_keys);
     let in_tokio = tokio::runtime::Handle::try_current().is_ok();
     let limit = lp.params().config.max_concurrency.unwrap_or(usize::MAX).max(1);
     if futures.len() <= 1 || limit == 1 {
         // One after another, in task order.
         for f in futures {
             let (i, result, body) = f.await;
+            remember(lp, &cache_keys, i, &result);
             if commit(lp, i, result, body, &mut outcome).await? {
                 break;
             }
@@ -104,6 +207,7 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
     } else if !in_tokio {
         let mut pending: FuturesUnordered<TaskFuture> = futures.into_iter().collect();
         while let Some((i, result, body)) = pending.next().await {
+            remember(lp, &cache_keys, i, &result);
             if commit(lp, i, result, body, &mut outcome).await? {
                 break;
             }
@@ -125,6 +229,7 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
                     message: format!("task join failed: {e}"),
                 }),
             };
+            remember(lp, &cache_keys, i, &result);
             if commit(lp, i, result, body, &mut outcome).await? {
                 set.abort_all();
                 break;
@@ -132,6 +237,20 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
         }
     }
     Ok(outcome)
+}
+
+/// Caches a successful result of a task with a cache policy.
+fn remember(
+    lp: &Loop,
+    keys: &[(usize, CacheKey, Option<std::time::Duration>)],
+    i: usize,
+    result: &Result<Vec<(String, Value)>, NodeError>,
+) {
+    if let (Ok(writes), Some(cache)) = (result, &lp.params().cache) {
+        if let Some((_, key, ttl)) = keys.iter().find(|(j, _, _)| *j == i) {
+            cache.set(key.clone(), writes.clone(), *ttl);
+        }
+    }
 }
 
 /// Records one finished task. Returns true when the step must stop (a failure).
@@ -171,10 +290,14 @@ async fn commit(
                 outcome.error = Some(Error::Node { node: name, message: repr });
                 Ok(true)
             }
-            NodeErrorKind::ParentCommand(_) => {
-                outcome.error = Some(Error::InvalidUpdate(format!(
-                    "node {name:?} sent a command to a parent graph, but this graph has no parent"
-                )));
+            NodeErrorKind::ParentCommand(cmd) => {
+                outcome.error = Some(if lp.params().resuming.is_some() {
+                    Error::ParentCommand(cmd)
+                } else {
+                    Error::InvalidUpdate(format!(
+                        "node {name:?} sent a command to a parent graph, but this graph has no parent"
+                    ))
+                });
                 Ok(true)
             }
         },
