@@ -114,7 +114,10 @@ impl RunConfig {
     }
 
     /// Sets `interrupt_before` for this run (builder style).
-    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
+        mut self,
+        nodes: I,
+    ) -> Self {
         self.interrupt_before = Some(nodes.into_iter().map(Into::into).collect());
         self
     }

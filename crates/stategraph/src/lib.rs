@@ -13,8 +13,8 @@ pub mod reducers;
 pub mod state;
 pub mod types;
 
-pub use error::{Error, Result};
 pub use config::{Durability, RunConfig};
+pub use error::{Error, Result};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
     StateGraph, END, START,
@@ -28,4 +28,4 @@ pub use stategraph_derive::State;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
 pub use stategraph_checkpoint as checkpoint;
-pub use stategraph_checkpoint::{map, list, Map, Value};
+pub use stategraph_checkpoint::{list, map, Map, Value};

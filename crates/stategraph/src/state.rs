@@ -89,5 +89,8 @@ where
     K: Into<String>,
     V: Into<Value>,
 {
-    pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
 }

@@ -13,15 +13,21 @@ use stategraph::{
 };
 use support::golden::{assert_storage_matches, load, normalize, saver, sources, to_json};
 
-fn single_node_graph(saver: std::sync::Arc<dyn CheckpointSaver>) -> stategraph::CompiledGraph<DynState> {
+fn single_node_graph(
+    saver: std::sync::Arc<dyn CheckpointSaver>,
+) -> stategraph::CompiledGraph<DynState> {
     let mut g = StateGraph::<DynState>::with_channels(vec![
         ("name".into(), Box::new(LastValue::new()) as _),
         ("address".into(), Box::new(LastValue::new()) as _),
     ]);
     g.add_node("get_address", |_s: DynState| async move {
-        Command::update(update([("name", "pavaneeshwar"), ("address", "Hyderabad residency")]))
+        Command::update(update([
+            ("name", "pavaneeshwar"),
+            ("address", "Hyderabad residency"),
+        ]))
     });
-    g.add_edge(START, "get_address").add_edge("get_address", END);
+    g.add_edge(START, "get_address")
+        .add_edge("get_address", END);
     g.compile_with(CompileOptions::new().checkpointer(saver))
         .expect("compiles")
         .with_sources(sources())
@@ -38,7 +44,10 @@ async fn single_node_is_reproduced_byte_for_byte() {
         .expect("runs");
     let expected = normalize(&trace["calls"][0]["output"]);
     let got = to_json(&stategraph::Value::Map(
-        out.values.iter().map(|(k, v)| (stategraph::Value::from(k.as_str()), v.clone())).collect(),
+        out.values
+            .iter()
+            .map(|(k, v)| (stategraph::Value::from(k.as_str()), v.clone()))
+            .collect(),
     ));
     assert_eq!(got, expected);
     assert_storage_matches(&trace, &saver);
@@ -56,7 +65,11 @@ async fn single_node_streams_the_events_python_streams() {
         StreamMode::Debug,
     ];
     let events: Vec<J> = graph
-        .stream(update::<_, &str, &str>([]), &RunConfig::thread("12345"), &modes)
+        .stream(
+            update::<_, &str, &str>([]),
+            &RunConfig::thread("12345"),
+            &modes,
+        )
         .map(|e| {
             let e = e.expect("event");
             serde_json::json!([e.mode.as_str(), to_json(&e.data)])
@@ -86,7 +99,12 @@ fn add() -> Box<dyn stategraph::channels::Channel> {
     ))
 }
 
-fn compiled(g: &StateGraph<DynState>) -> (stategraph::CompiledGraph<DynState>, std::sync::Arc<stategraph::checkpoint::MemorySaver>) {
+fn compiled(
+    g: &StateGraph<DynState>,
+) -> (
+    stategraph::CompiledGraph<DynState>,
+    std::sync::Arc<stategraph::checkpoint::MemorySaver>,
+) {
     let saver = saver();
     let graph = g
         .compile_with(CompileOptions::new().checkpointer(saver.clone()))
@@ -132,7 +150,9 @@ async fn assert_stream(trace: &J, g: &StateGraph<DynState>) {
         })
         .collect();
     let (graph, _) = compiled(g);
-    let thread = call["config"]["configurable"]["thread_id"].as_str().expect("thread");
+    let thread = call["config"]["configurable"]["thread_id"]
+        .as_str()
+        .expect("thread");
     let events: Vec<J> = graph
         .stream(
             input(&call["input"]),
@@ -157,7 +177,9 @@ async fn assert_stream(trace: &J, g: &StateGraph<DynState>) {
 fn join_graph() -> StateGraph<DynState> {
     let mut g = StateGraph::<DynState>::with_channels(vec![("log".into(), add())]);
     for n in ["left", "right", "join"] {
-        g.add_node(n, move |_s: DynState| async move { update([("log", stategraph::list![n])]) });
+        g.add_node(n, move |_s: DynState| async move {
+            update([("log", stategraph::list![n])])
+        });
     }
     g.add_edge(START, "left")
         .add_edge(START, "right")
@@ -191,7 +213,11 @@ fn fanout_graph() -> StateGraph<DynState> {
         ("summary".into(), lv()),
     ]);
     g.add_node("worker", |arg: DynState| async move {
-        let topic = arg.get("topic").and_then(|v| v.as_str()).unwrap_or("").to_uppercase();
+        let topic = arg
+            .get("topic")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_uppercase();
         update([("results", stategraph::list![topic])])
     });
     g.add_node("summarize", |s: DynState| async move {
@@ -231,14 +257,28 @@ async fn send_fanout_is_reproduced_byte_for_byte() {
 }
 
 fn chain3_graph() -> StateGraph<DynState> {
-    let mut g = StateGraph::<DynState>::with_channels(vec![("value".into(), lv()), ("trail".into(), add())]);
+    let mut g = StateGraph::<DynState>::with_channels(vec![
+        ("value".into(), lv()),
+        ("trail".into(), add()),
+    ]);
     for n in ["a", "b", "c"] {
         g.add_node(n, move |s: DynState| async move {
-            let value = s.get("value").and_then(|v| v.as_str()).unwrap_or("").to_owned() + n;
-            update([("value", stategraph::Value::from(value)), ("trail", stategraph::list![n])])
+            let value = s
+                .get("value")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned()
+                + n;
+            update([
+                ("value", stategraph::Value::from(value)),
+                ("trail", stategraph::list![n]),
+            ])
         });
     }
-    g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c").add_edge("c", END);
+    g.add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .add_edge("c", END);
     g
 }
 
@@ -248,17 +288,29 @@ async fn chain3_with_update_state_is_reproduced_byte_for_byte() {
     let (graph, saver) = compiled(&chain3_graph());
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("chain");
-    let out = graph.invoke_outcome(input(&calls[0]["input"]), &cfg).await.expect("first run");
+    let out = graph
+        .invoke_outcome(input(&calls[0]["input"]), &cfg)
+        .await
+        .expect("first run");
     assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
-    let out = graph.invoke_outcome(input(&calls[1]["input"]), &cfg).await.expect("second run");
+    let out = graph
+        .invoke_outcome(input(&calls[1]["input"]), &cfg)
+        .await
+        .expect("second run");
     assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
     let patch = input(&calls[2]["values"]);
-    let returned = graph.update_state(&cfg, patch, Some("b")).await.expect("update_state");
+    let returned = graph
+        .update_state(&cfg, patch, Some("b"))
+        .await
+        .expect("update_state");
     assert_eq!(
         returned.checkpoint_id.as_deref(),
         calls[2]["returned_config"]["configurable"]["checkpoint_id"].as_str()
     );
-    let out = graph.invoke_outcome(stategraph::NoInput, &cfg).await.expect("resume");
+    let out = graph
+        .invoke_outcome(stategraph::NoInput, &cfg)
+        .await
+        .expect("resume");
     assert_eq!(output_json(&out.values), normalize(&calls[3]["output"]));
     assert_storage_matches(&trace, &saver);
     let history = graph
@@ -270,12 +322,16 @@ async fn chain3_with_update_state_is_reproduced_byte_for_byte() {
 }
 
 fn conditional_graph() -> StateGraph<DynState> {
-    let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), lv()), ("done".into(), lv())]);
+    let mut g =
+        StateGraph::<DynState>::with_channels(vec![("n".into(), lv()), ("done".into(), lv())]);
     g.add_node("inc", |s: DynState| async move {
         let n = s.get("n").and_then(|v| v.as_i64()).unwrap_or(0);
         update([("n", n + 1)])
     });
-    g.add_node("finish", |_s: DynState| async move { update([("done", true)]) });
+    g.add_node(
+        "finish",
+        |_s: DynState| async move { update([("done", true)]) },
+    );
     g.add_edge(START, "inc");
     g.add_conditional_edges_with_map(
         "inc",
@@ -298,9 +354,15 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
     let (graph, saver) = compiled(&conditional_graph());
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("cond");
-    let out = graph.invoke_outcome(input(&calls[0]["input"]), &cfg).await.expect("run");
+    let out = graph
+        .invoke_outcome(input(&calls[0]["input"]), &cfg)
+        .await
+        .expect("run");
     assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
-    let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+    let history = graph
+        .get_state_history(&cfg, &Default::default())
+        .await
+        .expect("history");
     let step1 = history
         .iter()
         .find(|s| s.metadata.as_ref().and_then(|m| m.step) == Some(1))
@@ -312,10 +374,16 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
         calls[1]["config"]["configurable"]["checkpoint_id"].as_str()
     );
     let replay = RunConfig::thread("cond").at_checkpoint(step1);
-    let out = graph.invoke_outcome(stategraph::NoInput, &replay).await.expect("replay");
+    let out = graph
+        .invoke_outcome(stategraph::NoInput, &replay)
+        .await
+        .expect("replay");
     assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
     assert_storage_matches(&trace, &saver);
-    let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+    let history = graph
+        .get_state_history(&cfg, &Default::default())
+        .await
+        .expect("history");
     support::golden::assert_history_matches(&trace, "cond|", &history);
     assert_stream(&trace, &conditional_graph()).await;
 }
@@ -326,23 +394,37 @@ fn interrupt_graph() -> StateGraph<DynState> {
         ("answer".into(), lv()),
         ("greeting".into(), lv()),
     ]);
-    g.add_node("ask", |s: DynState, ctx: stategraph::NodeContext| async move {
-        let q = s.get("question").cloned().unwrap_or_default();
-        let answer = ctx.interrupt(stategraph::map! { "question" => q })?;
-        Ok::<_, stategraph::NodeError>(update([("answer", answer)]))
-    });
+    g.add_node(
+        "ask",
+        |s: DynState, ctx: stategraph::NodeContext| async move {
+            let q = s.get("question").cloned().unwrap_or_default();
+            let answer = ctx.interrupt(stategraph::map! { "question" => q })?;
+            Ok::<_, stategraph::NodeError>(update([("answer", answer)]))
+        },
+    );
     g.add_node("greet", |s: DynState| async move {
-        let a = s.get("answer").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let a = s
+            .get("answer")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned();
         update([("greeting", format!("Hello {a}"))])
     });
-    g.add_edge(START, "ask").add_edge("ask", "greet").add_edge("greet", END);
+    g.add_edge(START, "ask")
+        .add_edge("ask", "greet")
+        .add_edge("greet", END);
     g
 }
 
 fn output_with_interrupts(out: &stategraph::Outcome<DynState>) -> J {
     let mut j = output_json(&out.values);
     if !out.interrupts.is_empty() {
-        j["__interrupt__"] = J::Array(out.interrupts.iter().map(|i| to_json(&i.to_value())).collect());
+        j["__interrupt__"] = J::Array(
+            out.interrupts
+                .iter()
+                .map(|i| to_json(&i.to_value()))
+                .collect(),
+        );
     }
     j
 }
@@ -353,26 +435,44 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte() {
     let (graph, saver) = compiled(&interrupt_graph());
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("int-1");
-    let out = graph.invoke_outcome(input(&calls[0]["input"]), &c1).await.expect("run");
+    let out = graph
+        .invoke_outcome(input(&calls[0]["input"]), &c1)
+        .await
+        .expect("run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
     let live = graph.get_state(&c1).await.expect("state");
-    assert_eq!(support::golden::snapshot_json(&live), normalize(&calls[1]["snapshot"]));
+    assert_eq!(
+        support::golden::snapshot_json(&live),
+        normalize(&calls[1]["snapshot"])
+    );
     let out = graph
-        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("Ada"), &c1)
+        .invoke_outcome(
+            Command::<Vec<(String, stategraph::Value)>>::resume("Ada"),
+            &c1,
+        )
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[2]["output"]));
 
     let c2 = RunConfig::thread("int-2");
     let out = graph
-        .invoke_outcome(input(&calls[3]["input"]), &c2.clone().interrupt_before(["ask"]))
+        .invoke_outcome(
+            input(&calls[3]["input"]),
+            &c2.clone().interrupt_before(["ask"]),
+        )
         .await
         .expect("static interrupt");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
-    let out = graph.invoke_outcome(stategraph::NoInput, &c2).await.expect("continue");
+    let out = graph
+        .invoke_outcome(stategraph::NoInput, &c2)
+        .await
+        .expect("continue");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[4]["output"]));
     let out = graph
-        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("blue"), &c2)
+        .invoke_outcome(
+            Command::<Vec<(String, stategraph::Value)>>::resume("blue"),
+            &c2,
+        )
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[5]["output"]));
@@ -395,39 +495,64 @@ fn subgraph_graph() -> StateGraph<DynState> {
         ("inner_count".into(), lv()),
     ]);
     sb.add_node("inner1", |s: DynState| async move {
-        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let text = s
+            .get("text")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned();
         update([
             ("text", stategraph::Value::from(text + "|inner1")),
             ("inner_count", stategraph::Value::from(1)),
         ])
     });
-    sb.add_node("inner2", |s: DynState, ctx: stategraph::NodeContext| async move {
-        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
-        let text = if s.get("ask").and_then(|v| v.as_bool()).unwrap_or(false) {
-            let ok = ctx.interrupt("confirm?")?;
-            format!("{text}|inner2({})", ok.as_str().unwrap_or(""))
-        } else {
-            text + "|inner2"
-        };
-        Ok::<_, stategraph::NodeError>(update([
-            ("text", stategraph::Value::from(text)),
-            ("inner_count", stategraph::Value::from(2)),
-        ]))
-    });
-    sb.add_edge(START, "inner1").add_edge("inner1", "inner2").add_edge("inner2", END);
+    sb.add_node(
+        "inner2",
+        |s: DynState, ctx: stategraph::NodeContext| async move {
+            let text = s
+                .get("text")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned();
+            let text = if s.get("ask").and_then(|v| v.as_bool()).unwrap_or(false) {
+                let ok = ctx.interrupt("confirm?")?;
+                format!("{text}|inner2({})", ok.as_str().unwrap_or(""))
+            } else {
+                text + "|inner2"
+            };
+            Ok::<_, stategraph::NodeError>(update([
+                ("text", stategraph::Value::from(text)),
+                ("inner_count", stategraph::Value::from(2)),
+            ]))
+        },
+    );
+    sb.add_edge(START, "inner1")
+        .add_edge("inner1", "inner2")
+        .add_edge("inner2", END);
     let sub = sb.compile().expect("subgraph compiles");
 
-    let mut g = StateGraph::<DynState>::with_channels(vec![("text".into(), lv()), ("ask".into(), lv())]);
+    let mut g =
+        StateGraph::<DynState>::with_channels(vec![("text".into(), lv()), ("ask".into(), lv())]);
     g.add_node("pre", |s: DynState| async move {
-        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let text = s
+            .get("text")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned();
         update([("text", text + "|pre")])
     });
     g.add_subgraph("sub", &sub);
     g.add_node("post", |s: DynState| async move {
-        let text = s.get("text").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let text = s
+            .get("text")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned();
         update([("text", text + "|post")])
     });
-    g.add_edge(START, "pre").add_edge("pre", "sub").add_edge("sub", "post").add_edge("post", END);
+    g.add_edge(START, "pre")
+        .add_edge("pre", "sub")
+        .add_edge("sub", "post")
+        .add_edge("post", END);
     g
 }
 
@@ -437,15 +562,27 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
     let (graph, saver) = compiled(&subgraph_graph());
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("sub-1");
-    let out = graph.invoke_outcome(input(&calls[0]["input"]), &c1).await.expect("run");
+    let out = graph
+        .invoke_outcome(input(&calls[0]["input"]), &c1)
+        .await
+        .expect("run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
     let c2 = RunConfig::thread("sub-2");
-    let out = graph.invoke_outcome(input(&calls[1]["input"]), &c2).await.expect("interrupted run");
+    let out = graph
+        .invoke_outcome(input(&calls[1]["input"]), &c2)
+        .await
+        .expect("interrupted run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[1]["output"]));
     let state = graph.get_state_with(&c2, true).await.expect("state");
-    assert_eq!(support::golden::snapshot_json(&state), normalize(&calls[2]["snapshot"]));
+    assert_eq!(
+        support::golden::snapshot_json(&state),
+        normalize(&calls[2]["snapshot"])
+    );
     let out = graph
-        .invoke_outcome(Command::<Vec<(String, stategraph::Value)>>::resume("yes"), &c2)
+        .invoke_outcome(
+            Command::<Vec<(String, stategraph::Value)>>::resume("yes"),
+            &c2,
+        )
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
@@ -454,7 +591,10 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
     for key in trace["history"].as_object().expect("history").keys() {
         let (thread, ns) = key.split_once('|').expect("thread|ns");
         let cfg = RunConfig::thread(thread).in_namespace(ns);
-        let history = graph.get_state_history(&cfg, &Default::default()).await.expect("history");
+        let history = graph
+            .get_state_history(&cfg, &Default::default())
+            .await
+            .expect("history");
         support::golden::assert_history_matches(&trace, key, &history);
     }
     assert_stream(&trace, &subgraph_graph()).await;

@@ -81,7 +81,9 @@ impl<S> Branch<S> {
                 }
                 Goto::Send(send) => {
                     if send.node == END {
-                        return Err(Error::InvalidUpdate("Cannot send a packet to the END node".into()));
+                        return Err(Error::InvalidUpdate(
+                            "Cannot send a packet to the END node".into(),
+                        ));
                     }
                     out.push(("__pregel_tasks".to_owned(), send.to_value()));
                 }

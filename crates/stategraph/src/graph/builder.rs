@@ -19,9 +19,8 @@ pub const START: &str = "__start__";
 /// The virtual exit node.
 pub const END: &str = "__end__";
 
-pub(crate) type BoxedHandler<S> = Arc<
-    dyn Fn(S, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync,
->;
+pub(crate) type BoxedHandler<S> =
+    Arc<dyn Fn(S, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync>;
 
 pub(crate) enum NodeKind<S> {
     /// A function of the state.
@@ -127,7 +126,11 @@ impl<S: State> StateGraph<S> {
 
     /// Adds a node: an async function of the state (and optionally its
     /// [`NodeContext`]) returning an update, a `Command`, a `Send` or a `Result` of one.
-    pub fn add_node<M>(&mut self, name: impl Into<String>, node: impl NodeHandler<S, M>) -> &mut Self {
+    pub fn add_node<M>(
+        &mut self,
+        name: impl Into<String>,
+        node: impl NodeHandler<S, M>,
+    ) -> &mut Self {
         self.insert_node(name.into(), node, NodeOptions::default())
     }
 
@@ -151,7 +154,12 @@ impl<S: State> StateGraph<S> {
         self.insert_node(name.into(), node, NodeOptions::new().defer())
     }
 
-    fn insert_node<M>(&mut self, name: String, node: impl NodeHandler<S, M>, options: NodeOptions) -> &mut Self {
+    fn insert_node<M>(
+        &mut self,
+        name: String,
+        node: impl NodeHandler<S, M>,
+        options: NodeOptions,
+    ) -> &mut Self {
         let node = Arc::new(node);
         let handler: BoxedHandler<S> = Arc::new(move |s, ctx| node.call(s, ctx));
         self.insert_spec(name, NodeKind::Function(handler), options)
@@ -160,7 +168,8 @@ impl<S: State> StateGraph<S> {
     fn insert_spec(&mut self, name: String, kind: NodeKind<S>, options: NodeOptions) -> &mut Self {
         // A duplicate name is reported by `compile`; keep the first definition.
         if self.nodes.contains_key(&name) {
-            self.build_errors.push(format!("Node `{name}` already present."));
+            self.build_errors
+                .push(format!("Node `{name}` already present."));
             return self;
         }
         self.nodes.insert(name, NodeSpec { kind, options });
@@ -171,7 +180,11 @@ impl<S: State> StateGraph<S> {
     /// keeps its own checkpoints in the namespace `name:task_id`, inherits this graph's
     /// checkpointer, and its final values for the keys this graph has become the node's
     /// writes. An interrupt inside it stops this graph too, and resuming resumes it.
-    pub fn add_subgraph<T: State>(&mut self, name: impl Into<String>, subgraph: &CompiledGraph<T>) -> &mut Self {
+    pub fn add_subgraph<T: State>(
+        &mut self,
+        name: impl Into<String>,
+        subgraph: &CompiledGraph<T>,
+    ) -> &mut Self {
         let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
         self.insert_spec(name.into(), kind, NodeOptions::default())
     }

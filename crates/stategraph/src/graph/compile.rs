@@ -12,13 +12,13 @@ use super::builder::{NodeKind, StateGraph, END, START};
 use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeError, NodeOutput};
 use crate::channels::{
-    Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue,
-    NamedBarrierValueAfterFinish, Topic,
+    Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
+    Topic,
 };
 use crate::error::{Error, Result};
 use crate::pregel::algo::TASKS;
-use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
+use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
 use crate::state::State;
 use crate::types::Goto;
 
@@ -51,7 +51,10 @@ impl CompileOptions {
     }
 
     /// Sets the nodes to interrupt before (builder style).
-    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
+        mut self,
+        nodes: I,
+    ) -> Self {
         self.interrupt_before = nodes.into_iter().map(Into::into).collect();
         self
     }
@@ -93,19 +96,27 @@ fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()>
             )));
         }
         if g.channels.contains_key(name) {
-            return Err(invalid(format!("`{name}` is already being used as a state key")));
+            return Err(invalid(format!(
+                "`{name}` is already being used as a state key"
+            )));
         }
     }
     let is_node = |n: &str| g.nodes.contains_key(n);
     let mut sources: Vec<&str> = g.edges.iter().map(|(s, _)| s.as_str()).collect();
-    sources.extend(g.waiting_edges.iter().flat_map(|(s, _)| s.iter().map(String::as_str)));
+    sources.extend(
+        g.waiting_edges
+            .iter()
+            .flat_map(|(s, _)| s.iter().map(String::as_str)),
+    );
     sources.extend(g.branches.iter().map(|(s, _)| s.as_str()));
     for s in &sources {
         if *s == END {
             return Err(invalid("END cannot be a start node"));
         }
         if *s != START && !is_node(s) {
-            return Err(invalid(format!("Found edge starting at unknown node '{s}'")));
+            return Err(invalid(format!(
+                "Found edge starting at unknown node '{s}'"
+            )));
         }
     }
     if !sources.contains(&START) {
@@ -147,7 +158,10 @@ fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()>
     Ok(())
 }
 
-pub(crate) fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<CompiledGraph<S>> {
+pub(crate) fn compile<S: State>(
+    g: &StateGraph<S>,
+    mut options: CompileOptions,
+) -> Result<CompiledGraph<S>> {
     validate(g, &options)?;
     if options.cache.is_none() && g.nodes.values().any(|n| n.options.cache.is_some()) {
         options.cache = Some(Arc::new(crate::pregel::cache::InMemoryCache::new()));
@@ -179,7 +193,10 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) 
             Box::new(NamedBarrierValue::new(starts.clone()))
         };
         channels.insert(chan.clone(), ch);
-        join_triggers.entry(end.clone()).or_default().push(chan.clone());
+        join_triggers
+            .entry(end.clone())
+            .or_default()
+            .push(chan.clone());
         for s in starts {
             join_writes
                 .entry(s.clone())
@@ -208,7 +225,8 @@ pub(crate) fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) 
     };
 
     let mut nodes = IndexMap::new();
-    let start_writers = node_writers::<S>(state_keys.clone(), static_writes(START), branches_of(START));
+    let start_writers =
+        node_writers::<S>(state_keys.clone(), static_writes(START), branches_of(START));
     nodes.insert(
         START.to_owned(),
         PregelNode {
@@ -312,7 +330,11 @@ fn start_runner(writers: WriterFn) -> NodeRunner {
     })
 }
 
-fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: WriterFn) -> NodeRunner {
+fn subgraph_runner(
+    sub: Arc<PregelGraph>,
+    sub_options: CompileOptions,
+    writers: WriterFn,
+) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
         let sub = sub.clone();
         let sub_options = sub_options.clone();
@@ -332,10 +354,15 @@ fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: 
                 .iter()
                 .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
                 .collect();
-            config.configurable.insert("checkpoint_map".into(), Value::Map(map));
+            config
+                .configurable
+                .insert("checkpoint_map".into(), Value::Map(map));
             let params = LoopParams {
                 graph: sub,
-                saver: sub_options.checkpointer.clone().or_else(|| scope.saver.clone()),
+                saver: sub_options
+                    .checkpointer
+                    .clone()
+                    .or_else(|| scope.saver.clone()),
                 sources: scope.sources.clone(),
                 config,
                 interrupt_before: sub_options.interrupt_before.clone(),
@@ -346,7 +373,12 @@ fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: 
                 null_resume: Some(ctx.inner.null_resume.clone()),
                 cache: sub_options.cache.clone(),
             };
-            let run = async move { Loop::start(params, RunInput::Values(input)).await?.run().await };
+            let run = async move {
+                Loop::start(params, RunInput::Values(input))
+                    .await?
+                    .run()
+                    .await
+            };
             let outcome = match run.await {
                 Ok(o) => o,
                 // The subgraph's node addressed this graph: run this node's writers with it.
@@ -359,7 +391,9 @@ fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: 
                     writes.extend(writers(output, &ctx)?);
                     return Ok(writes);
                 }
-                Err(crate::Error::Node { message, .. }) => return Err(NodeError::repr_only(message)),
+                Err(crate::Error::Node { message, .. }) => {
+                    return Err(NodeError::repr_only(message))
+                }
                 Err(other) => return Err(NodeError::named("GraphError", other)),
             };
             if !outcome.interrupts.is_empty() {
@@ -377,13 +411,17 @@ fn subgraph_runner(sub: Arc<PregelGraph>, sub_options: CompileOptions, writers: 
     })
 }
 
-fn user_runner<S: State>(handler: super::builder::BoxedHandler<S>, writers: WriterFn) -> NodeRunner {
+fn user_runner<S: State>(
+    handler: super::builder::BoxedHandler<S>,
+    writers: WriterFn,
+) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
         let handler = handler.clone();
         let writers = writers.clone();
         async move {
             let values: IndexMap<String, Value> = map_pairs(input).into_iter().collect();
-            let state = S::from_values(&values).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+            let state =
+                S::from_values(&values).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
             let output = handler(state, ctx.clone()).await?;
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
             writes.extend(writers(output, &ctx)?);
@@ -439,9 +477,9 @@ fn fresh_values(
             }
         } else {
             let mut local = ch.clone_box();
-            local
-                .update(vals)
-                .map_err(|e| NodeError::named("InvalidUpdateError", format!("At key '{k}': {e}")))?;
+            local.update(vals).map_err(|e| {
+                NodeError::named("InvalidUpdateError", format!("At key '{k}': {e}"))
+            })?;
             if local.is_available() {
                 out.insert(k.clone(), local.get().unwrap_or_default());
             }

@@ -30,7 +30,10 @@ pub trait IntoInput {
 impl<U: IntoUpdate> IntoInput for U {
     fn into_input(self) -> Result<RunInput> {
         let writes = self.into_writes()?;
-        let map: Map = writes.into_iter().map(|(k, v)| (Value::Str(k), v)).collect();
+        let map: Map = writes
+            .into_iter()
+            .map(|(k, v)| (Value::Str(k), v))
+            .collect();
         Ok(RunInput::Values(Value::Map(map)))
     }
 }
@@ -135,9 +138,16 @@ impl<S: State> CompiledGraph<S> {
         }
     }
 
-    async fn run(&self, input: RunInput, config: &RunConfig, sink: Option<StreamSink>) -> Result<RunOutcome> {
+    async fn run(
+        &self,
+        input: RunInput,
+        config: &RunConfig,
+        sink: Option<StreamSink>,
+    ) -> Result<RunOutcome> {
         if config.recursion_limit < 1 {
-            return Err(Error::InvalidGraph("recursion_limit must be at least 1".into()));
+            return Err(Error::InvalidGraph(
+                "recursion_limit must be at least 1".into(),
+            ));
         }
         let lp = Loop::start(self.params(config, sink), input).await?;
         lp.run().await
@@ -149,7 +159,11 @@ impl<S: State> CompiledGraph<S> {
     }
 
     /// Runs the graph and returns the state together with any pending interrupts.
-    pub async fn invoke_outcome(&self, input: impl IntoInput, config: &RunConfig) -> Result<Outcome<S>> {
+    pub async fn invoke_outcome(
+        &self,
+        input: impl IntoInput,
+        config: &RunConfig,
+    ) -> Result<Outcome<S>> {
         let outcome = self.run(input.into_input()?, config, None).await?;
         Ok(Outcome {
             state: S::from_values(&outcome.values)?,
@@ -175,9 +189,11 @@ impl<S: State> CompiledGraph<S> {
         let this = self.clone();
         let config = config.clone();
         let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
-        let events = futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|e| (Ok(e), rx))
-        });
+        let events =
+            futures::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
+            );
         let tail = futures::stream::once(async move {
             match handle.await {
                 Ok(Ok(_)) => None,

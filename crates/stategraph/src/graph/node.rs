@@ -145,7 +145,9 @@ pub trait IntoNodeOutput {
 impl<U: IntoUpdate> IntoNodeOutput for U {
     fn into_node_output(self) -> Result<NodeOutput, NodeError> {
         Ok(NodeOutput {
-            writes: self.into_writes().map_err(|e| NodeError::named("InvalidUpdateError", e))?,
+            writes: self
+                .into_writes()
+                .map_err(|e| NodeError::named("InvalidUpdateError", e))?,
             goto: Vec::new(),
         })
     }
@@ -209,7 +211,8 @@ impl<T: IntoNodeOutput, E: Into<NodeError>> IntoNodeOutput for Result<T, E> {
 /// `M` only tells the two shapes apart.
 pub trait NodeHandler<S, M>: Send + Sync + 'static {
     /// Runs the node.
-    fn call(&self, state: S, ctx: NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>>;
+    fn call(&self, state: S, ctx: NodeContext)
+        -> BoxFuture<'static, Result<NodeOutput, NodeError>>;
 }
 
 impl<S, F, Fut, R> NodeHandler<S, (S,)> for F
@@ -218,7 +221,11 @@ where
     Fut: Future<Output = R> + std::marker::Send + 'static,
     R: IntoNodeOutput,
 {
-    fn call(&self, state: S, _ctx: NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
+    fn call(
+        &self,
+        state: S,
+        _ctx: NodeContext,
+    ) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
         let fut = (self)(state);
         async move { fut.await.into_node_output() }.boxed()
     }
@@ -230,7 +237,11 @@ where
     Fut: Future<Output = R> + std::marker::Send + 'static,
     R: IntoNodeOutput,
 {
-    fn call(&self, state: S, ctx: NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
+    fn call(
+        &self,
+        state: S,
+        ctx: NodeContext,
+    ) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
         let fut = (self)(state, ctx);
         async move { fut.await.into_node_output() }.boxed()
     }
@@ -325,13 +336,19 @@ impl NodeContext {
         pad.counter += 1;
         if idx < pad.resume.len() {
             let answered = Value::List(pad.resume[..=idx].to_vec());
-            self.inner.body_writes.lock().push(("__resume__".into(), answered));
+            self.inner
+                .body_writes
+                .lock()
+                .push(("__resume__".into(), answered));
             return Ok(pad.resume[idx].clone());
         }
         if let Some(v) = self.inner.null_resume.lock().take() {
             pad.resume.push(v.clone());
             let all = Value::List(pad.resume.clone());
-            self.inner.body_writes.lock().push(("__resume__".into(), all));
+            self.inner
+                .body_writes
+                .lock()
+                .push(("__resume__".into(), all));
             return Ok(v);
         }
         let id = crate::pregel::task::interrupt_id(&self.inner.ns, pad.resume.len());
@@ -354,7 +371,12 @@ impl fmt::Debug for NodeContext {
 
 impl NodeContext {
     /// A context outside a run (for `update_state`, which runs a node's writers).
-    pub(crate) fn detached(task_id: String, name: String, step: i64, channels: Arc<Channels>) -> NodeContext {
+    pub(crate) fn detached(
+        task_id: String,
+        name: String,
+        step: i64,
+        channels: Arc<Channels>,
+    ) -> NodeContext {
         NodeContext {
             inner: Arc::new(TaskScope {
                 task_id,

@@ -39,7 +39,10 @@ fn read_values(channels: &Channels, keys: &[String]) -> IndexMap<String, Value> 
 
 impl<S: State> CompiledGraph<S> {
     fn saver(&self) -> Result<&Arc<dyn CheckpointSaver>> {
-        self.options.checkpointer.as_ref().ok_or(Error::NoCheckpointer)
+        self.options
+            .checkpointer
+            .as_ref()
+            .ok_or(Error::NoCheckpointer)
     }
 
     /// The state of a thread: at its latest checkpoint ("live": values include the output
@@ -52,7 +55,11 @@ impl<S: State> CompiledGraph<S> {
 
     /// [`CompiledGraph::get_state`], with the full state of subgraph tasks when
     /// `subgraphs` is set.
-    pub async fn get_state_with(&self, config: &crate::RunConfig, subgraphs: bool) -> Result<StateSnapshot> {
+    pub async fn get_state_with(
+        &self,
+        config: &crate::RunConfig,
+        subgraphs: bool,
+    ) -> Result<StateSnapshot> {
         let saver = self.saver()?.clone();
         let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
         let cfg = config.checkpoint_config(&config.checkpoint_ns);
@@ -135,7 +142,8 @@ fn snapshot_config(
             .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
             .collect();
         map.insert(ns, id);
-        c.configurable.insert("checkpoint_map".into(), Value::Map(map));
+        c.configurable
+            .insert("checkpoint_map".into(), Value::Map(map));
     }
     c
 }
@@ -171,9 +179,16 @@ async fn snapshot(
                 triggers: &[],
                 writes: &null_writes,
             };
-            apply_writes(&mut checkpoint, &mut channels, &[t], &int_versions, &graph.trigger_to_nodes)?;
+            apply_writes(
+                &mut checkpoint,
+                &mut channels,
+                &[t],
+                &int_versions,
+                &graph.trigger_to_nodes,
+            )?;
         }
-        let statuses = read_task_statuses(pending.iter().map(|(t, c, v)| (t.as_str(), c.as_str(), v)));
+        let statuses =
+            read_task_statuses(pending.iter().map(|(t, c, v)| (t.as_str(), c.as_str(), v)));
         if live && !pending.is_empty() {
             for t in &mut tasks {
                 if let Some(s) = statuses.get(&t.id) {
@@ -186,7 +201,13 @@ async fn snapshot(
                 .map(TaskWrites::from)
                 .collect();
             if !with_writes.is_empty() {
-                apply_writes(&mut checkpoint, &mut channels, &with_writes, &int_versions, &graph.trigger_to_nodes)?;
+                apply_writes(
+                    &mut checkpoint,
+                    &mut channels,
+                    &with_writes,
+                    &int_versions,
+                    &graph.trigger_to_nodes,
+                )?;
             }
         }
         let thread = saved.config.thread_id.clone();
@@ -201,7 +222,7 @@ async fn snapshot(
                     state_of(sub, saver.clone(), sub_cfg, live, true).await?,
                 ))
             } else {
-                TaskState::Config(sub_cfg)
+                TaskState::Config(Box::new(sub_cfg))
             };
             sub_states.insert(t.id.clone(), state);
         }
@@ -280,7 +301,10 @@ impl<S: State> CompiledGraph<S> {
         let superseded = match (&saved, &config.checkpoint_id) {
             (Some(t), Some(_)) => {
                 let head = saver
-                    .get_tuple(&CheckpointConfig { checkpoint_id: None, ..cfg.clone() })
+                    .get_tuple(&CheckpointConfig {
+                        checkpoint_id: None,
+                        ..cfg.clone()
+                    })
                     .await?;
                 head.is_some_and(|h| h.checkpoint.id != t.checkpoint.id)
             }
@@ -327,10 +351,14 @@ impl<S: State> CompiledGraph<S> {
             writes: values.into_writes()?,
             goto: Vec::new(),
         };
-        let writes = (node.writers)(output, &ctx).map_err(|e| Error::InvalidUpdate(e.to_string()))?;
+        let writes =
+            (node.writers)(output, &ctx).map_err(|e| Error::InvalidUpdate(e.to_string()))?;
         drop(ctx);
         let mut channels = Arc::try_unwrap(channels).unwrap_or_else(|a| (*a).clone());
-        let path = TaskPath(vec![PathPart::Str("__interrupt__".into()), PathPart::Int(0)]);
+        let path = TaskPath(vec![
+            PathPart::Str("__interrupt__".into()),
+            PathPart::Int(0),
+        ]);
         if saved.is_some() && !superseded {
             let stored: Vec<(String, Value)> = writes
                 .iter()
@@ -339,7 +367,12 @@ impl<S: State> CompiledGraph<S> {
                 .collect();
             if !stored.is_empty() {
                 saver
-                    .put_writes(&checkpoint_config, &stored, &task_id, &path.to_path_string())
+                    .put_writes(
+                        &checkpoint_config,
+                        &stored,
+                        &task_id,
+                        &path.to_path_string(),
+                    )
                     .await?;
             }
         }
@@ -351,7 +384,13 @@ impl<S: State> CompiledGraph<S> {
             writes: &writes,
         };
         let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
-        apply_writes(&mut checkpoint, &mut channels, &[task], &next, &graph.trigger_to_nodes)?;
+        apply_writes(
+            &mut checkpoint,
+            &mut channels,
+            &[task],
+            &next,
+            &graph.trigger_to_nodes,
+        )?;
         let parents = saved
             .as_ref()
             .and_then(|t| t.metadata.parents.clone())
@@ -372,7 +411,12 @@ impl<S: State> CompiledGraph<S> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let stored = saver
-            .put(&checkpoint_config, &next_checkpoint, &metadata, &new_versions)
+            .put(
+                &checkpoint_config,
+                &next_checkpoint,
+                &metadata,
+                &new_versions,
+            )
             .await?;
         Ok(stored)
     }

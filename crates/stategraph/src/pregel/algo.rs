@@ -77,10 +77,14 @@ impl<'a> From<&'a Task> for TaskWrites<'a> {
 
 /// The "null version" of a checkpoint: the empty value of its version type.
 fn null_version(checkpoint: &Checkpoint) -> Option<ChannelVersion> {
-    checkpoint.channel_versions.values().next().map(|v| match v {
-        ChannelVersion::Int(_) => ChannelVersion::Int(0),
-        ChannelVersion::Str(_) => ChannelVersion::Str(String::new()),
-    })
+    checkpoint
+        .channel_versions
+        .values()
+        .next()
+        .map(|v| match v {
+            ChannelVersion::Int(_) => ChannelVersion::Int(0),
+            ChannelVersion::Str(_) => ChannelVersion::Str(String::new()),
+        })
 }
 
 /// Prepares the tasks of the next super-step: push tasks for pending Sends, then pull
@@ -236,7 +240,10 @@ pub fn apply_writes(
     let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
     for t in &tasks {
-        let seen = checkpoint.versions_seen.entry(t.name.to_owned()).or_default();
+        let seen = checkpoint
+            .versions_seen
+            .entry(t.name.to_owned())
+            .or_default();
         for c in t.triggers {
             if let Some(v) = checkpoint.channel_versions.get(c) {
                 seen.insert(c.clone(), v.clone());
@@ -282,7 +289,9 @@ pub fn apply_writes(
             .update(values)
             .map_err(|e| Error::InvalidUpdate(format!("At key '{c}': {e}")))?;
         if changed {
-            checkpoint.channel_versions.insert(c.to_owned(), next.clone());
+            checkpoint
+                .channel_versions
+                .insert(c.to_owned(), next.clone());
             if ch.is_available() {
                 updated.insert(c.to_owned());
             }
@@ -386,7 +395,7 @@ pub fn should_interrupt<'t>(
             if nodes.iter().any(|n| n == "*") {
                 !hidden(&t.name)
             } else {
-                nodes.iter().any(|n| *n == t.name)
+                nodes.contains(&t.name)
             }
         })
         .collect()

@@ -12,14 +12,11 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, Result};
 
 /// One save, with everything it needs owned.
+// Ops travel through a channel one at a time; their size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum SaveOp {
     /// `saver.put`.
-    Put {
-        config: CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    },
+    Put(Box<PutOp>),
     /// `saver.put_writes`.
     Writes {
         config: CheckpointConfig,
@@ -27,6 +24,14 @@ pub(crate) enum SaveOp {
         task_id: String,
         task_path: String,
     },
+}
+
+/// The arguments of one `put`.
+pub(crate) struct PutOp {
+    pub config: CheckpointConfig,
+    pub checkpoint: Checkpoint,
+    pub metadata: CheckpointMetadata,
+    pub new_versions: ChannelVersions,
 }
 
 /// A queue of saves executed in order by one tokio task. The first failure stops the
@@ -44,13 +49,10 @@ impl Background {
         let worker = tokio::spawn(async move {
             while let Some(op) = rx.recv().await {
                 match op {
-                    SaveOp::Put {
-                        config,
-                        checkpoint,
-                        metadata,
-                        new_versions,
-                    } => {
-                        saver.put(&config, &checkpoint, &metadata, &new_versions).await?;
+                    SaveOp::Put(op) => {
+                        saver
+                            .put(&op.config, &op.checkpoint, &op.metadata, &op.new_versions)
+                            .await?;
                     }
                     SaveOp::Writes {
                         config,
@@ -58,7 +60,9 @@ impl Background {
                         task_id,
                         task_path,
                     } => {
-                        saver.put_writes(&config, &writes, &task_id, &task_path).await?;
+                        saver
+                            .put_writes(&config, &writes, &task_id, &task_path)
+                            .await?;
                     }
                 }
             }
@@ -69,11 +73,11 @@ impl Background {
 
     /// Queues a save. Fails when the worker already stopped on an error.
     pub(crate) fn submit(&self, op: SaveOp) -> Result<()> {
-        self.tx
-            .send(op)
-            .map_err(|_| Error::Checkpoint(stategraph_checkpoint::Error::Backend(
+        self.tx.send(op).map_err(|_| {
+            Error::Checkpoint(stategraph_checkpoint::Error::Backend(
                 "a background save failed; see the run's error".into(),
-            )))
+            ))
+        })
     }
 
     /// Waits until every queued save is done; the first failure, if any.
@@ -81,7 +85,9 @@ impl Background {
         drop(self.tx);
         match self.worker.await {
             Ok(r) => r,
-            Err(e) => Err(Error::Checkpoint(stategraph_checkpoint::Error::Backend(Box::new(e)))),
+            Err(e) => Err(Error::Checkpoint(stategraph_checkpoint::Error::Backend(
+                Box::new(e),
+            ))),
         }
     }
 }

@@ -76,10 +76,13 @@ pub trait NodeCache: Send + Sync + fmt::Debug {
     fn clear(&self, node: Option<&str>);
 }
 
+/// Cached writes and when they expire.
+type Entry = (Vec<(String, Value)>, Option<Instant>);
+
 /// An in-process cache.
 #[derive(Debug, Default)]
 pub struct InMemoryCache {
-    entries: Mutex<HashMap<CacheKey, (Vec<(String, Value)>, Option<Instant>)>>,
+    entries: Mutex<HashMap<CacheKey, Entry>>,
 }
 
 impl InMemoryCache {

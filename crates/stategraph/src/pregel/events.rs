@@ -21,7 +21,12 @@ pub fn config_value(cfg: &CheckpointConfig) -> Value {
 
 /// A values map as a payload.
 pub fn values_payload(values: IndexMap<String, Value>) -> Value {
-    Value::Map(values.into_iter().map(|(k, v)| (Value::Str(k), v)).collect())
+    Value::Map(
+        values
+            .into_iter()
+            .map(|(k, v)| (Value::Str(k), v))
+            .collect(),
+    )
 }
 
 /// Folds writes into `{channel: value}`, repeated channels as `{"$writes": [...]}`.
@@ -33,7 +38,11 @@ fn result_map(writes: &[(String, Value)], keys: &[String]) -> Map {
                 out.insert(c.as_str(), v.clone());
             }
             Some(Value::Map(m)) if m.get("$writes").is_some() => {
-                let mut list = m.get("$writes").and_then(Value::as_list).unwrap_or(&[]).to_vec();
+                let mut list = m
+                    .get("$writes")
+                    .and_then(Value::as_list)
+                    .unwrap_or(&[])
+                    .to_vec();
                 list.push(v.clone());
                 let mut w = Map::new();
                 w.insert("$writes", Value::List(list));
@@ -72,7 +81,10 @@ pub fn checkpoint_payload(
     );
     let mut m = Map::with_capacity(6);
     m.insert("config", config_value(config));
-    m.insert("parent_config", parent.map(config_value).unwrap_or_default());
+    m.insert(
+        "parent_config",
+        parent.map(config_value).unwrap_or_default(),
+    );
     m.insert("values", values_payload(values));
     m.insert("metadata", metadata.to_value());
     m.insert(
@@ -168,7 +180,10 @@ pub fn updates_payload(
     output_keys: &[String],
     cached: bool,
 ) -> Option<Value> {
-    let out: Vec<&(String, Value)> = writes.iter().filter(|(c, _)| output_keys.contains(c)).collect();
+    let out: Vec<&(String, Value)> = writes
+        .iter()
+        .filter(|(c, _)| output_keys.contains(c))
+        .collect();
     let repeated = out
         .iter()
         .enumerate()
@@ -186,7 +201,11 @@ pub fn updates_payload(
                 .collect(),
         )
     } else {
-        Value::Map(out.iter().map(|(c, v)| (Value::from(c), v.clone())).collect())
+        Value::Map(
+            out.iter()
+                .map(|(c, v)| (Value::from(c), v.clone()))
+                .collect(),
+        )
     };
     let mut m = Map::with_capacity(2);
     m.insert(t.name.as_str(), value);

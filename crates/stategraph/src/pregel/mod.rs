@@ -3,9 +3,9 @@
 pub mod algo;
 pub(crate) mod background;
 pub mod cache;
-pub mod retry;
 pub mod events;
 pub mod graph;
+pub mod retry;
 pub mod run_loop;
 pub(crate) mod runner;
 pub mod snapshot;

@@ -14,9 +14,9 @@ use super::algo::{
     apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks,
     should_interrupt, Channels, Task, TaskWrites,
 };
+use super::background::{Background, PutOp, SaveOp};
 use super::events;
 use super::graph::PregelGraph;
-use super::background::{Background, SaveOp};
 use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
 use super::status::read_task_statuses;
@@ -205,7 +205,9 @@ impl Loop {
                 lp.background = Background::start(saver.clone());
             }
         }
-        lp.updated_channels = lp.first(input, addressed, superseded, saved_updated).await?;
+        lp.updated_channels = lp
+            .first(input, addressed, superseded, saved_updated)
+            .await?;
         Ok(lp)
     }
 
@@ -276,7 +278,11 @@ impl Loop {
             }
             if !writes.is_empty() {
                 if forks {
-                    carried.extend(writes.into_iter().map(|(c, v)| (NULL_TASK_ID.to_owned(), c, v)));
+                    carried.extend(
+                        writes
+                            .into_iter()
+                            .map(|(c, v)| (NULL_TASK_ID.to_owned(), c, v)),
+                    );
                 } else {
                     self.put_writes(NULL_TASK_ID, writes).await?;
                 }
@@ -395,8 +401,13 @@ impl Loop {
             }
             if !self.p.interrupt_before.is_empty() {
                 let hidden = |n: &str| self.p.graph.nodes.get(n).is_some_and(|x| x.hidden);
-                if !should_interrupt(&self.checkpoint, &self.p.interrupt_before, &self.tasks, &hidden)
-                    .is_empty()
+                if !should_interrupt(
+                    &self.checkpoint,
+                    &self.p.interrupt_before,
+                    &self.tasks,
+                    &hidden,
+                )
+                .is_empty()
                 {
                     return Ok(Vec::new());
                 }
@@ -419,8 +430,13 @@ impl Loop {
             self.after_tick().await?;
             if !self.p.interrupt_after.is_empty() {
                 let hidden = |n: &str| self.p.graph.nodes.get(n).is_some_and(|x| x.hidden);
-                if !should_interrupt(&self.checkpoint, &self.p.interrupt_after, &self.tasks, &hidden)
-                    .is_empty()
+                if !should_interrupt(
+                    &self.checkpoint,
+                    &self.p.interrupt_after,
+                    &self.tasks,
+                    &hidden,
+                )
+                .is_empty()
                 {
                     self.prepare_tasks_and_emit()?;
                     return Ok(Vec::new());
@@ -444,12 +460,20 @@ impl Loop {
         }
         let new_versions = self.new_versions();
         let stored = saver
-            .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
+            .put(
+                &self.checkpoint_config,
+                &self.checkpoint,
+                &self.metadata,
+                &new_versions,
+            )
             .await?;
         let mut by_task: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
         for (t, c, v) in &self.pending_writes {
             if t != NULL_TASK_ID {
-                by_task.entry(t.clone()).or_default().push((c.clone(), v.clone()));
+                by_task
+                    .entry(t.clone())
+                    .or_default()
+                    .push((c.clone(), v.clone()));
             }
         }
         for (task_id, writes) in by_task {
@@ -527,14 +551,27 @@ impl Loop {
                         &self.pending_writes,
                         &self.p.graph.output_channels,
                     );
-                    self.emit_with_debug(&sink, StreamMode::Checkpoints, payload, self.step - 1, "checkpoint");
+                    self.emit_with_debug(
+                        &sink,
+                        StreamMode::Checkpoints,
+                        payload,
+                        self.step - 1,
+                        "checkpoint",
+                    );
                 }
             }
         }
         Ok(())
     }
 
-    fn emit_with_debug(&self, sink: &StreamSink, mode: StreamMode, payload: Value, step: i64, kind: &str) {
+    fn emit_with_debug(
+        &self,
+        sink: &StreamSink,
+        mode: StreamMode,
+        payload: Value,
+        step: i64,
+        kind: &str,
+    ) {
         if sink.wants(StreamMode::Debug) {
             let mut m = Map::with_capacity(4);
             m.insert("step", step);
@@ -582,7 +619,9 @@ impl Loop {
                 sink.emit(StreamMode::Updates, events::interrupt_update(writes));
             }
         } else if first != "__error__" && sink.wants(StreamMode::Updates) {
-            if let Some(u) = events::updates_payload(task, writes, &self.p.graph.output_channels, cached) {
+            if let Some(u) =
+                events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+            {
                 sink.emit(StreamMode::Updates, u);
             }
         }
@@ -595,7 +634,10 @@ impl Loop {
     fn emit_values(&self) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                sink.emit(StreamMode::Values, events::values_payload(self.read_output()));
+                sink.emit(
+                    StreamMode::Values,
+                    events::values_payload(self.read_output()),
+                );
             }
         }
     }
@@ -639,11 +681,19 @@ impl Loop {
     }
 
     /// Records the writes of a task: in memory for this step, and in the saver.
-    pub(crate) async fn put_writes(&mut self, task_id: &str, mut writes: Vec<(String, Value)>) -> Result<()> {
+    pub(crate) async fn put_writes(
+        &mut self,
+        task_id: &str,
+        mut writes: Vec<(String, Value)>,
+    ) -> Result<()> {
         if writes.is_empty() {
             return Ok(());
         }
-        let special = |c: &str| stategraph_checkpoint::WRITES_IDX_MAP.iter().any(|(s, _)| *s == c);
+        let special = |c: &str| {
+            stategraph_checkpoint::WRITES_IDX_MAP
+                .iter()
+                .any(|(s, _)| *s == c)
+        };
         if writes.iter().all(|(c, _)| special(c)) {
             let mut last: IndexMap<String, Value> = IndexMap::new();
             for (c, v) in writes {
@@ -665,8 +715,11 @@ impl Loop {
             self.pending_writes.retain(|w| w.0 != task_id);
             writes.clone()
         };
-        self.pending_writes
-            .extend(writes.iter().map(|(c, v)| (task_id.to_owned(), c.clone(), v.clone())));
+        self.pending_writes.extend(
+            writes
+                .iter()
+                .map(|(c, v)| (task_id.to_owned(), c.clone(), v.clone())),
+        );
         if self.p.config.durability != Durability::Exit {
             if let Some(saver) = &self.p.saver {
                 let mut cfg = self.checkpoint_config.clone();
@@ -696,7 +749,11 @@ impl Loop {
 
     /// Records the writes a task got from the cache: saved like any writes, streamed as
     /// cached updates.
-    pub(crate) async fn put_writes_cached(&mut self, task_id: &str, writes: Vec<(String, Value)>) -> Result<()> {
+    pub(crate) async fn put_writes_cached(
+        &mut self,
+        task_id: &str,
+        writes: Vec<(String, Value)>,
+    ) -> Result<()> {
         let sink = self.p.sink.take();
         let result = self.put_writes(task_id, writes.clone()).await;
         self.p.sink = sink;
@@ -756,15 +813,20 @@ impl Loop {
                 let new_versions = self.new_versions();
                 self.previous_versions = self.checkpoint.channel_versions.clone();
                 match &self.background {
-                    Some(bg) => bg.submit(SaveOp::Put {
+                    Some(bg) => bg.submit(SaveOp::Put(Box::new(PutOp {
                         config: self.checkpoint_config.clone(),
                         checkpoint: self.checkpoint.clone(),
                         metadata: self.metadata.clone(),
                         new_versions,
-                    })?,
+                    })))?,
                     None => {
                         saver
-                            .put(&self.checkpoint_config, &self.checkpoint, &self.metadata, &new_versions)
+                            .put(
+                                &self.checkpoint_config,
+                                &self.checkpoint,
+                                &self.metadata,
+                                &new_versions,
+                            )
                             .await?;
                     }
                 }

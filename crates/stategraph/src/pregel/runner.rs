@@ -11,12 +11,12 @@ use parking_lot::Mutex;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};
 
 use super::algo::Channels;
+use super::cache::CacheKey;
+use super::retry::RetryPolicy;
 use super::run_loop::Loop;
 use super::status::CONTROL_WRITES;
 use super::task::interrupt_id;
 use crate::error::{Error, Result};
-use super::cache::CacheKey;
-use super::retry::RetryPolicy;
 use crate::graph::node::{NodeContext, NodeError, NodeErrorKind, RunScope, Scratchpad, TaskScope};
 use crate::types::Interrupt;
 
@@ -29,7 +29,14 @@ pub(crate) struct StepOutcome {
     pub error: Option<Error>,
 }
 
-type TaskFuture = BoxFuture<'static, (usize, Result<Vec<(String, Value)>, NodeError>, Vec<(String, Value)>)>;
+type TaskFuture = BoxFuture<
+    'static,
+    (
+        usize,
+        Result<Vec<(String, Value)>, NodeError>,
+        Vec<(String, Value)>,
+    ),
+>;
 
 /// Everything one task needs to build a fresh context for each attempt.
 struct Attempts {
@@ -89,7 +96,13 @@ impl TaskScopeParts {
 impl Attempts {
     /// Runs the task, retrying by its policy; returns its result and the writes its last
     /// attempt made during the body.
-    async fn run(self) -> (usize, Result<Vec<(String, Value)>, NodeError>, Vec<(String, Value)>) {
+    async fn run(
+        self,
+    ) -> (
+        usize,
+        Result<Vec<(String, Value)>, NodeError>,
+        Vec<(String, Value)>,
+    ) {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -124,7 +137,11 @@ impl Attempts {
 }
 
 /// Runs the tasks at `indices` of the loop's current step.
-pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Channels>) -> Result<StepOutcome> {
+pub(crate) async fn run_tasks(
+    lp: &mut Loop,
+    indices: &[usize],
+    channels: Arc<Channels>,
+) -> Result<StepOutcome> {
     let own_null_resume = lp
         .pending_writes()
         .iter()
@@ -194,7 +211,12 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
 
     let cache_keys = Arc::new(cache_keys);
     let in_tokio = tokio::runtime::Handle::try_current().is_ok();
-    let limit = lp.params().config.max_concurrency.unwrap_or(usize::MAX).max(1);
+    let limit = lp
+        .params()
+        .config
+        .max_concurrency
+        .unwrap_or(usize::MAX)
+        .max(1);
     if futures.len() <= 1 || limit == 1 {
         // One after another, in task order.
         for f in futures {
@@ -224,10 +246,12 @@ pub(crate) async fn run_tasks(lp: &mut Loop, indices: &[usize], channels: Arc<Ch
             }
             let (i, result, body) = match joined {
                 Ok(x) => x,
-                Err(e) => return Err(Error::Node {
-                    node: String::new(),
-                    message: format!("task join failed: {e}"),
-                }),
+                Err(e) => {
+                    return Err(Error::Node {
+                        node: String::new(),
+                        message: format!("task join failed: {e}"),
+                    })
+                }
             };
             remember(lp, &cache_keys, i, &result);
             if commit(lp, i, result, body, &mut outcome).await? {
@@ -265,7 +289,10 @@ async fn commit(
     let name = lp.tasks()[i].name.clone();
     match result {
         Ok(mut writes) => {
-            if writes.iter().all(|(c, _)| CONTROL_WRITES.contains(&c.as_str())) {
+            if writes
+                .iter()
+                .all(|(c, _)| CONTROL_WRITES.contains(&c.as_str()))
+            {
                 writes.push(("__no_writes__".into(), Value::Nil));
             }
             lp.tasks_mut()[i].writes = writes.clone();
@@ -287,7 +314,10 @@ async fn commit(
                 let mut writes: Vec<(String, Value)> = body;
                 writes.push(("__error__".to_owned(), Value::Str(repr.clone())));
                 lp.put_writes(&task_id, writes).await?;
-                outcome.error = Some(Error::Node { node: name, message: repr });
+                outcome.error = Some(Error::Node {
+                    node: name,
+                    message: repr,
+                });
                 Ok(true)
             }
             NodeErrorKind::ParentCommand(cmd) => {

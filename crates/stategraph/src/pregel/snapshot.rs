@@ -29,7 +29,7 @@ pub struct TaskInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TaskState {
     /// The config of the subgraph's namespace (thread and namespace).
-    Config(CheckpointConfig),
+    Config(Box<CheckpointConfig>),
     /// The subgraph's own snapshot (`get_state` with subgraphs).
     Snapshot(Box<StateSnapshot>),
 }

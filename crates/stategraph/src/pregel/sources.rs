@@ -35,7 +35,11 @@ impl std::fmt::Debug for Sources {
 impl Sources {
     /// Injected sources: an id generator, a clock for checkpoint `ts`, and a clock for
     /// debug-event timestamps.
-    pub fn new(ids: Arc<IdGenerator>, clock: Arc<dyn Clock>, debug_clock: Arc<dyn Clock>) -> Sources {
+    pub fn new(
+        ids: Arc<IdGenerator>,
+        clock: Arc<dyn Clock>,
+        debug_clock: Arc<dyn Clock>,
+    ) -> Sources {
         Sources {
             ids: Some(ids),
             clock,

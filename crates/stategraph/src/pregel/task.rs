@@ -128,7 +128,13 @@ mod tests {
         let cp = checkpoint_id_bytes("1f1ec616-f5bb-6221-8000-a9c82c9fd2a4");
         let id = task_id(
             &cp,
-            &["get_address", "1", "get_address", PULL, "branch:to:get_address"],
+            &[
+                "get_address",
+                "1",
+                "get_address",
+                PULL,
+                "branch:to:get_address",
+            ],
         );
         assert_eq!(id, "9dfa87c8-81e8-78d0-4c9b-1e6b41df5d1a");
     }

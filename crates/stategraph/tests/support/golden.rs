@@ -44,7 +44,9 @@ pub fn saver() -> Arc<MemorySaver> {
 }
 
 fn s(j: &J) -> String {
-    j.as_str().unwrap_or_else(|| panic!("not a string: {j}")).to_owned()
+    j.as_str()
+        .unwrap_or_else(|| panic!("not a string: {j}"))
+        .to_owned()
 }
 
 fn show(tag: &str, bytes: &[u8]) -> String {
@@ -68,9 +70,24 @@ type Maps = (
 fn expected(inmemory: &J) -> Maps {
     let mut storage = BTreeMap::new();
     for e in inmemory["storage"].as_array().expect("storage") {
-        let key = format!("{}|{}|{}", s(&e["thread_id"]), s(&e["checkpoint_ns"]), s(&e["checkpoint_id"]));
-        let parent = e["parent_checkpoint_id"].as_str().unwrap_or("None").to_owned();
-        storage.insert(key, format!("{} {} parent={parent}", typed_j(&e["checkpoint"]), typed_j(&e["metadata"])));
+        let key = format!(
+            "{}|{}|{}",
+            s(&e["thread_id"]),
+            s(&e["checkpoint_ns"]),
+            s(&e["checkpoint_id"])
+        );
+        let parent = e["parent_checkpoint_id"]
+            .as_str()
+            .unwrap_or("None")
+            .to_owned();
+        storage.insert(
+            key,
+            format!(
+                "{} {} parent={parent}",
+                typed_j(&e["checkpoint"]),
+                typed_j(&e["metadata"])
+            ),
+        );
     }
     let mut writes = BTreeMap::new();
     for e in inmemory["writes"].as_array().expect("writes") {
@@ -84,7 +101,12 @@ fn expected(inmemory: &J) -> Maps {
         );
         writes.insert(
             key,
-            format!("{} {} path={}", s(&e["channel"]), typed_j(&e["value"]), s(&e["task_path"])),
+            format!(
+                "{} {} path={}",
+                s(&e["channel"]),
+                typed_j(&e["value"]),
+                s(&e["task_path"])
+            ),
         );
     }
     let mut blobs = BTreeMap::new();
@@ -106,8 +128,18 @@ fn actual(saver: &MemorySaver) -> Maps {
     let mut storage = BTreeMap::new();
     for e in &layout.storage {
         let key = format!("{}|{}|{}", e.thread_id, e.checkpoint_ns, e.checkpoint_id);
-        let parent = e.parent_checkpoint_id.clone().unwrap_or_else(|| "None".into());
-        storage.insert(key, format!("{} {} parent={parent}", typed(&e.checkpoint), typed(&e.metadata)));
+        let parent = e
+            .parent_checkpoint_id
+            .clone()
+            .unwrap_or_else(|| "None".into());
+        storage.insert(
+            key,
+            format!(
+                "{} {} parent={parent}",
+                typed(&e.checkpoint),
+                typed(&e.metadata)
+            ),
+        );
     }
     let mut writes = BTreeMap::new();
     for e in &layout.writes {
@@ -115,11 +147,17 @@ fn actual(saver: &MemorySaver) -> Maps {
             "{}|{}|{}|{}|{}",
             e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.task_id, e.idx
         );
-        writes.insert(key, format!("{} {} path={}", e.channel, typed(&e.value), e.task_path));
+        writes.insert(
+            key,
+            format!("{} {} path={}", e.channel, typed(&e.value), e.task_path),
+        );
     }
     let mut blobs = BTreeMap::new();
     for e in &layout.blobs {
-        let key = format!("{}|{}|{}|{}", e.thread_id, e.checkpoint_ns, e.channel, e.version);
+        let key = format!(
+            "{}|{}|{}|{}",
+            e.thread_id, e.checkpoint_ns, e.channel, e.version
+        );
         blobs.insert(key, typed(&e.value));
     }
     (storage, writes, blobs)
@@ -144,7 +182,9 @@ fn same(what: &str, exp: &BTreeMap<String, String>, got: &BTreeMap<String, Strin
     for (k, v) in exp {
         match got.get(k) {
             None => diffs.push(format!("{what} missing {k}: {v}")),
-            Some(g) if g != v && !equal_as_sets(v, g) => diffs.push(format!("{what} differs {k}:\n   expected {v}\n   got      {g}")),
+            Some(g) if g != v && !equal_as_sets(v, g) => diffs.push(format!(
+                "{what} differs {k}:\n   expected {v}\n   got      {g}"
+            )),
             _ => {}
         }
     }
@@ -206,7 +246,13 @@ pub fn to_json(v: &Value) -> J {
         ),
         Value::Ext(e) => match e.as_object() {
             Some(o) if o.class == "set" || o.class == "frozenset" => {
-                let mut items: Vec<J> = o.data.as_list().unwrap_or(&[]).iter().map(to_json).collect();
+                let mut items: Vec<J> = o
+                    .data
+                    .as_list()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(to_json)
+                    .collect();
                 items.sort_by_key(|a| a.to_string());
                 serde_json::json!({ "$set": items })
             }
@@ -220,7 +266,10 @@ pub fn to_json(v: &Value) -> J {
             }
             Some(o) => {
                 let mut m = serde_json::Map::new();
-                m.insert("$type".into(), J::String(format!("{}.{}", o.module, o.class)));
+                m.insert(
+                    "$type".into(),
+                    J::String(format!("{}.{}", o.module, o.class)),
+                );
                 if let J::Object(fields) = to_json(&o.data) {
                     m.extend(fields);
                 }
@@ -284,7 +333,10 @@ fn snapshot_tuple(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
 /// A snapshot rendered the way the traces render `get_state` results.
 pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
     let values = to_json(&Value::Map(
-        s.values.iter().map(|(k, v)| (Value::from(k.as_str()), v.clone())).collect(),
+        s.values
+            .iter()
+            .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
+            .collect(),
     ));
     let tasks: Vec<J> = s
         .tasks
@@ -328,7 +380,11 @@ pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
 }
 
 /// Compares a history (newest first) with the trace's `history[key]`.
-pub fn assert_history_matches(trace: &J, key: &str, got: &[stategraph::pregel::snapshot::StateSnapshot]) {
+pub fn assert_history_matches(
+    trace: &J,
+    key: &str,
+    got: &[stategraph::pregel::snapshot::StateSnapshot],
+) {
     let expected: Vec<J> = trace["history"][key]
         .as_array()
         .unwrap_or_else(|| panic!("history {key}"))
