@@ -1,9 +1,41 @@
 #!/usr/bin/env bash
 # The project's test command (the README's second set-up command; .ci/run calls it).
-# Checks formatting and lints, then runs every test of the workspace.
+#
+# It prepares what the tests need -- a running Postgres (127.0.0.1:5432, user postgres, trust
+# auth; each test creates and drops its own database) and the pinned Python LangGraph in a
+# venv for the interop tests -- then checks formatting and lints and runs every test of the
+# workspace, interop and Postgres tests included.
+#
+# Environment: STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
+# SHARED_DIR (default: the `shared` folder beside the repository).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
 export CARGO_TERM_COLOR=never
+
+shared=${SHARED_DIR:-$(dirname "$repo")/shared}
+export STATEGRAPH_TEST_POSTGRES_URL=${STATEGRAPH_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
+
+echo "== postgres"
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+  if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+  fi
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && break; sleep 1; done
+fi
+pg_isready -h 127.0.0.1 -p 5432
+export STATEGRAPH_REQUIRE_POSTGRES=1
+
+echo "== python langgraph (interop)"
+if [ -f "$shared/reference/setup-langgraph.sh" ]; then
+  python=$(bash "$shared/reference/setup-langgraph.sh" "$repo/target/langgraph-venv" | tail -n1)
+  export STATEGRAPH_PYTHON="$python"
+  export STATEGRAPH_INTEROP=1
+  echo "using $python"
+else
+  echo "no $shared/reference/setup-langgraph.sh: interop tests will be skipped"
+fi
+
 echo "== rustfmt"
 cargo fmt --all -- --check
 echo "== clippy"

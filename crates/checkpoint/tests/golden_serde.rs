@@ -1,6 +1,8 @@
 //! Byte-for-byte conformance of the msgpack codec and `JsonPlusSerializer` with the golden
 //! traces of real Python runs, with spec §9.4's examples, and a round trip over many values.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
@@ -62,7 +64,9 @@ fn collect(place: &str, json: &Json, out: &mut Vec<HexField>) {
                         let tag = obj.get("type").and_then(Json::as_str);
                         out.push(HexField {
                             place: here,
-                            tag: tag.unwrap_or_else(|| panic!("{place}: no type tag")).to_owned(),
+                            tag: tag
+                                .unwrap_or_else(|| panic!("{place}: no type tag"))
+                                .to_owned(),
                             hex: hex.clone(),
                             decoded: obj.get(&decoded_key).cloned(),
                         });
@@ -99,7 +103,9 @@ fn render(v: &Value) -> Json {
                 .map(|(k, v)| (k.as_str().unwrap().to_owned(), render(v)))
                 .collect(),
         ),
-        Value::Map(m) => json!({ "$map": m.iter().map(|(k, v)| json!([render(k), render(v)])).collect::<Vec<_>>() }),
+        Value::Map(m) => {
+            json!({ "$map": m.iter().map(|(k, v)| json!([render(k), render(v)])).collect::<Vec<_>>() })
+        }
         Value::Ext(e) => render_ext(v, e),
     }
 }
@@ -117,7 +123,9 @@ fn render_ext(v: &Value, e: &Ext) -> Json {
     if let Some(iso) = v.as_datetime_iso() {
         return json!({ "$datetime": iso });
     }
-    let o = e.as_object().unwrap_or_else(|| panic!("no golden rendering for {e:?}"));
+    let o = e
+        .as_object()
+        .unwrap_or_else(|| panic!("no golden rendering for {e:?}"));
     let fields = match o.code {
         ObjectCode::ConstructorKwArgs | ObjectCode::PydanticV2 => o.data.as_map(),
         _ => None,
@@ -146,18 +154,20 @@ fn has_ext(v: &Value) -> bool {
 fn same(expected: &Json, actual: &Json) -> bool {
     match (expected, actual) {
         (Json::Object(a), Json::Object(b)) if a.len() == 1 && a.contains_key("$set") => {
-            let (Some(Json::Array(a)), Some(Json::Array(b))) = (a.get("$set"), b.get("$set")) else {
+            let (Some(Json::Array(a)), Some(Json::Array(b))) = (a.get("$set"), b.get("$set"))
+            else {
                 return false;
             };
             let mut unused: Vec<&Json> = b.iter().collect();
             a.len() == b.len()
-                && a.iter().all(|x| match unused.iter().position(|y| same(x, y)) {
-                    Some(i) => {
-                        unused.swap_remove(i);
-                        true
-                    }
-                    None => false,
-                })
+                && a.iter()
+                    .all(|x| match unused.iter().position(|y| same(x, y)) {
+                        Some(i) => {
+                            unused.swap_remove(i);
+                            true
+                        }
+                        None => false,
+                    })
         }
         (Json::Object(a), Json::Object(b)) => {
             a.len() == b.len()
@@ -228,12 +238,17 @@ fn golden_walk_finds_the_known_fields() {
         collect(&name, &json, &mut fields);
     }
     for suffix in ["/hex", "/checkpoint_hex", "/value_hex", "/blob_hex"] {
-        assert!(fields.iter().any(|f| f.place.ends_with(suffix)), "no {suffix} field");
+        assert!(
+            fields.iter().any(|f| f.place.ends_with(suffix)),
+            "no {suffix} field"
+        );
     }
     for tag in ["msgpack", "null", "empty"] {
         assert!(fields.iter().any(|f| f.tag == tag), "no {tag} field");
     }
-    assert!(fields.iter().any(|f| f.place.contains("checkpoint_hex") && f.decoded.is_some()));
+    assert!(fields
+        .iter()
+        .any(|f| f.place.contains("checkpoint_hex") && f.decoded.is_some()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -255,7 +270,12 @@ fn assert_bytes(value: &Value, expected: &str) {
         hex::encode(&expected),
         "encoding of {value:?}"
     );
-    assert_eq!(&decode(&expected).unwrap(), value, "decoding of {}", hex::encode(&expected));
+    assert_eq!(
+        &decode(&expected).unwrap(),
+        value,
+        "decoding of {}",
+        hex::encode(&expected)
+    );
 }
 
 #[test]
@@ -267,9 +287,15 @@ fn spec_byte_examples() {
     assert_bytes(&1.5.into(), "cb3ff8000000000000");
     assert_bytes(&stategraph_checkpoint::list![1, "a"], "9201a161");
     assert_bytes(&map! { "a" => 1 }, "81a16101");
-    assert_bytes(&Value::Map(Map::from_pairs(vec![(1.into(), "x".into())])), "8101a178");
+    assert_bytes(
+        &Value::Map(Map::from_pairs(vec![(1.into(), "x".into())])),
+        "8101a178",
+    );
     let b = |s: &str| fixstr(s);
-    assert_bytes(&Value::set(vec![1.into()]), &format!("d800 93 {} {} 91 01", b("builtins"), b("set")));
+    assert_bytes(
+        &Value::set(vec![1.into()]),
+        &format!("d800 93 {} {} 91 01", b("builtins"), b("set")),
+    );
     assert_bytes(
         &Value::frozenset(vec![2.into()]),
         &format!("c71600 93 {} {} 91 02", b("builtins"), b("frozenset")),
@@ -277,7 +303,12 @@ fn spec_byte_examples() {
     let u = uuid::Uuid::parse_str("12345678-1234-5678-1234-567812345678").unwrap();
     assert_bytes(
         &Value::uuid(&u),
-        &format!("c72d00 93 {} {} d920 {}", b("uuid"), b("UUID"), hex::encode("12345678123456781234567812345678")),
+        &format!(
+            "c72d00 93 {} {} d920 {}",
+            b("uuid"),
+            b("UUID"),
+            hex::encode("12345678123456781234567812345678")
+        ),
     );
     assert_bytes(
         &Value::datetime_iso("2024-01-02T03:04:05.000006+00:00"),
@@ -289,8 +320,14 @@ fn spec_byte_examples() {
             b("fromisoformat")
         ),
     );
-    assert_bytes(&Value::date(2024, 1, 2), &format!("c71501 93 {} {} 93 cd07e8 01 02", b("datetime"), b("date")));
-    assert_bytes(&Value::timedelta(1, 2, 3), &format!("c71801 93 {} {} 93 01 02 03", b("datetime"), b("timedelta")));
+    assert_bytes(
+        &Value::date(2024, 1, 2),
+        &format!("c71501 93 {} {} 93 cd07e8 01 02", b("datetime"), b("date")),
+    );
+    assert_bytes(
+        &Value::timedelta(1, 2, 3),
+        &format!("c71801 93 {} {} 93 01 02 03", b("datetime"), b("timedelta")),
+    );
     assert_bytes(
         &Value::enum_member("__main__", "Color", "red".into()),
         &format!("c71400 93 {} {} {}", b("__main__"), b("Color"), b("red")),
@@ -300,11 +337,24 @@ fn spec_byte_examples() {
     dc.insert("b", "x");
     assert_bytes(
         &Value::dataclass("__main__", "DC", dc),
-        &format!("c71502 93 {} {} 82 {} 01 {} {}", b("__main__"), b("DC"), b("a"), b("b"), b("x")),
+        &format!(
+            "c71502 93 {} {} 82 {} 01 {} {}",
+            b("__main__"),
+            b("DC"),
+            b("a"),
+            b("b"),
+            b("x")
+        ),
     );
     assert_bytes(
         &Value::send("node", map! { "k" => 1 }),
-        &format!("c72001 93 {} {} 92 {} 81 {} 01", b("langgraph.types"), b("Send"), b("node"), b("k")),
+        &format!(
+            "c72001 93 {} {} 92 {} 81 {} 01",
+            b("langgraph.types"),
+            b("Send"),
+            b("node"),
+            b("k")
+        ),
     );
     assert_bytes(
         &Value::interrupt("q?".into(), "abc"),
@@ -319,7 +369,13 @@ fn spec_byte_examples() {
             b("response_schema")
         ),
     );
-    let human = Value::message("HumanMessage", [("content", "hello"), ("id", "msg-1")].into_iter().collect()).unwrap();
+    let human = Value::message(
+        "HumanMessage",
+        [("content", "hello"), ("id", "msg-1")]
+            .into_iter()
+            .collect(),
+    )
+    .unwrap();
     assert_bytes(
         &human,
         "c78f0594bd6c616e67636861696e5f636f72652e6d657373616765732e68756d616e
@@ -327,7 +383,11 @@ fn spec_byte_examples() {
          b16164646974696f6e616c5f6b776172677380b1726573706f6e73655f6d6574616461746180
          a474797065a568756d616ea46e616d65c0a26964a56d73672d31b36d6f64656c5f76616c69646174655f6a736f6e",
     );
-    let ai = Value::message("AIMessage", [("content", "hi"), ("id", "m2")].into_iter().collect()).unwrap();
+    let ai = Value::message(
+        "AIMessage",
+        [("content", "hi"), ("id", "m2")].into_iter().collect(),
+    )
+    .unwrap();
     assert_bytes(
         &ai,
         "c7b00594ba6c616e67636861696e5f636f72652e6d657373616765732e6169a941494d65737361676589a7636f6e74656e74
@@ -366,19 +426,47 @@ fn smallest_encodings_at_every_boundary() {
     }
     assert_bytes(&Value::UInt(1 << 63), "cf8000000000000000");
     assert_bytes(&Value::UInt(u64::MAX), "cfffffffffffffffff");
-    for (n, header) in [(31, "bf"), (32, "d920"), (255, "d9ff"), (256, "da0100"), (65536, "db00010000")] {
-        assert_bytes(&Value::Str("x".repeat(n)), &format!("{header}{}", "78".repeat(n)));
+    for (n, header) in [
+        (31, "bf"),
+        (32, "d920"),
+        (255, "d9ff"),
+        (256, "da0100"),
+        (65536, "db00010000"),
+    ] {
+        assert_bytes(
+            &Value::Str("x".repeat(n)),
+            &format!("{header}{}", "78".repeat(n)),
+        );
     }
-    for (n, header) in [(0, "c400"), (255, "c4ff"), (256, "c50100"), (65536, "c600010000")] {
-        assert_bytes(&Value::Bytes(vec![7; n]), &format!("{header}{}", "07".repeat(n)));
+    for (n, header) in [
+        (0, "c400"),
+        (255, "c4ff"),
+        (256, "c50100"),
+        (65536, "c600010000"),
+    ] {
+        assert_bytes(
+            &Value::Bytes(vec![7; n]),
+            &format!("{header}{}", "07".repeat(n)),
+        );
     }
-    for (n, header) in [(15, "9f"), (16, "dc0010"), (65535, "dcffff"), (65536, "dd00010000")] {
-        assert_bytes(&Value::List(vec![Value::Nil; n]), &format!("{header}{}", "c0".repeat(n)));
+    for (n, header) in [
+        (15, "9f"),
+        (16, "dc0010"),
+        (65535, "dcffff"),
+        (65536, "dd00010000"),
+    ] {
+        assert_bytes(
+            &Value::List(vec![Value::Nil; n]),
+            &format!("{header}{}", "c0".repeat(n)),
+        );
     }
     for (n, header) in [(15, "8f"), (16, "de0010"), (65536, "df00010000")] {
         let pairs = (0..n).map(|i| (Value::from(i), Value::Nil)).collect();
         let v = Value::Map(Map::from_pairs(pairs));
-        assert_eq!(hex::encode(&encode(&v).unwrap()[..header.len() / 2]), header);
+        assert_eq!(
+            hex::encode(&encode(&v).unwrap()[..header.len() / 2]),
+            header
+        );
         assert_eq!(decode(&encode(&v).unwrap()).unwrap(), v);
     }
     assert_bytes(&Value::Bool(true), "c3");
@@ -394,14 +482,37 @@ fn extension_headers_are_minimal() {
     assert_bytes(&delta(Value::Nil), "d407c0");
     assert_bytes(&delta("a".into()), "d507a161");
     assert_bytes(&delta("abc".into()), "d607a3616263");
-    assert_bytes(&delta((1..=7).map(Value::from).collect::<Vec<_>>().into()), "d7079701020304050607");
-    assert_bytes(&delta("x".repeat(14).into()), &format!("c70f07ae{}", "78".repeat(14)));
-    assert_bytes(&delta("x".repeat(15).into()), &format!("d807af{}", "78".repeat(15)));
-    assert_bytes(&delta(vec![0u8; 253].into()), &format!("c7ff07c4fd{}", "00".repeat(253)));
-    assert_bytes(&delta(vec![0u8; 254].into()), &format!("c8010007c4fe{}", "00".repeat(254)));
+    assert_bytes(
+        &delta((1..=7).map(Value::from).collect::<Vec<_>>().into()),
+        "d7079701020304050607",
+    );
+    assert_bytes(
+        &delta("x".repeat(14).into()),
+        &format!("c70f07ae{}", "78".repeat(14)),
+    );
+    assert_bytes(
+        &delta("x".repeat(15).into()),
+        &format!("d807af{}", "78".repeat(15)),
+    );
+    assert_bytes(
+        &delta(vec![0u8; 253].into()),
+        &format!("c7ff07c4fd{}", "00".repeat(253)),
+    );
+    assert_bytes(
+        &delta(vec![0u8; 254].into()),
+        &format!("c8010007c4fe{}", "00".repeat(254)),
+    );
     let big = vec![0u8; 65536];
-    assert_bytes(&delta(big.into()), &format!("c90001000507c600010000{}", "00".repeat(65536)));
-    let numpy = Value::from(Ext::NumpyArray(stategraph_checkpoint::list!["<i8", Value::List(vec![1.into()]), "C", Value::Bytes(vec![1, 0, 0, 0, 0, 0, 0, 0])]));
+    assert_bytes(
+        &delta(big.into()),
+        &format!("c90001000507c600010000{}", "00".repeat(65536)),
+    );
+    let numpy = Value::from(Ext::NumpyArray(stategraph_checkpoint::list![
+        "<i8",
+        Value::List(vec![1.into()]),
+        "C",
+        Value::Bytes(vec![1, 0, 0, 0, 0, 0, 0, 0])
+    ]));
     assert_eq!(decode(&encode(&numpy).unwrap()).unwrap(), numpy);
     assert_eq!(encode(&numpy).unwrap()[..2], [0xc7, 0x13]);
 }
@@ -414,8 +525,14 @@ fn non_minimal_input_decodes_canonically() {
     assert_eq!(decode(&hx("cf000000000000002a")).unwrap(), Value::Int(42));
     assert_eq!(decode(&hx("ca3fc00000")).unwrap(), Value::Float(1.5));
     assert_eq!(decode(&hx("d90161")).unwrap(), Value::from("a"));
-    assert_eq!(decode(&hx("dc000101")).unwrap(), stategraph_checkpoint::list![1]);
-    assert_eq!(decode(&hx("c70107c0")).unwrap(), Value::from(Ext::DeltaSnapshot(Value::Nil)));
+    assert_eq!(
+        decode(&hx("dc000101")).unwrap(),
+        stategraph_checkpoint::list![1]
+    );
+    assert_eq!(
+        decode(&hx("c70107c0")).unwrap(),
+        Value::from(Ext::DeltaSnapshot(Value::Nil))
+    );
     // Duplicate keys are kept as written.
     let dup = decode(&hx("82a16101a16102")).unwrap();
     assert_eq!(dup.as_map().unwrap().len(), 2);
@@ -441,17 +558,29 @@ impl Gen {
         self.next() % n
     }
 
+    /// A length: mostly small, sometimes past the fix-size limits (16, 32).
     fn len(&mut self) -> usize {
-        match self.below(10) {
+        match self.below(12) {
             0 => self.below(300) as usize,
             1 => 0,
-            _ => self.below(6) as usize,
+            _ => self.below(5) as usize,
+        }
+    }
+
+    /// A collection length: long ones only near the root, so values stay small.
+    fn count(&mut self, depth: usize) -> usize {
+        if depth == 0 {
+            self.len()
+        } else {
+            self.below(5) as usize
         }
     }
 
     fn string(&mut self) -> String {
         const PIECES: &[&str] = &["a", "é", "日本", "🦀", "\u{0}", "lorem ipsum ", "\"", "x"];
-        (0..self.len()).map(|_| PIECES[self.below(PIECES.len() as u64) as usize]).collect()
+        (0..self.len())
+            .map(|_| PIECES[self.below(PIECES.len() as u64) as usize])
+            .collect()
     }
 
     fn int(&mut self) -> Value {
@@ -466,7 +595,11 @@ impl Gen {
 
     fn value(&mut self, depth: usize) -> Value {
         let leaf = depth >= 6 || self.below(3) == 0;
-        let kind = if leaf { self.below(7) } else { 7 + self.below(6) };
+        let kind = if leaf {
+            self.below(7)
+        } else {
+            7 + self.below(6)
+        };
         match kind {
             0 => Value::Nil,
             1 => Value::Bool(self.below(2) == 1),
@@ -479,11 +612,19 @@ impl Gen {
             },
             5 => Value::Str(self.string()),
             6 => Value::Bytes((0..self.len()).map(|_| self.next() as u8).collect()),
-            7 | 8 => Value::List((0..self.len()).map(|_| self.value(depth + 1)).collect()),
+            7 | 8 => Value::List(
+                (0..self.count(depth))
+                    .map(|_| self.value(depth + 1))
+                    .collect(),
+            ),
             9 => Value::Map(Map::from_pairs(
-                (0..self.len())
+                (0..self.count(depth))
                     .map(|_| {
-                        let key = if self.below(4) == 0 { self.value(depth + 1) } else { Value::Str(self.string()) };
+                        let key = if self.below(4) == 0 {
+                            self.value(depth + 1)
+                        } else {
+                            Value::Str(self.string())
+                        };
                         (key, self.value(depth + 1))
                     })
                     .collect(),
@@ -492,7 +633,13 @@ impl Gen {
                 let code = ObjectCode::from_code(self.below(6) as i8).unwrap();
                 let method = (self.below(2) == 0).then(|| self.string());
                 let data = self.value(depth + 1);
-                Value::from(Ext::object(code, self.string(), self.string(), data, method.as_deref()))
+                Value::from(Ext::object(
+                    code,
+                    self.string(),
+                    self.string(),
+                    data,
+                    method.as_deref(),
+                ))
             }
             11 => Value::from(Ext::DeltaSnapshot(self.value(depth + 1))),
             _ => Value::from(Ext::NumpyArray(self.value(depth + 1))),
@@ -519,10 +666,16 @@ fn generated_values_round_trip() {
 
 #[test]
 fn nan_keeps_its_bits() {
-    for bits in [0x7ff8_0000_0000_0000u64, 0xfff8_0000_0000_0001, 0x7ff0_0000_0000_0001] {
+    for bits in [
+        0x7ff8_0000_0000_0000u64,
+        0xfff8_0000_0000_0001,
+        0x7ff0_0000_0000_0001,
+    ] {
         let bytes = encode(&Value::Float(f64::from_bits(bits))).unwrap();
         assert_eq!(bytes[1..], bits.to_be_bytes());
-        let Value::Float(x) = decode(&bytes).unwrap() else { panic!("not a float") };
+        let Value::Float(x) = decode(&bytes).unwrap() else {
+            panic!("not a float")
+        };
         assert_eq!(x.to_bits(), bits);
     }
 }
@@ -605,6 +758,9 @@ fn legacy_json_refuses_what_python_refuses() {
         "NaN",
         "[1,",
     ] {
-        assert!(serde.loads_typed("json", json.as_bytes()).is_err(), "{json}");
+        assert!(
+            serde.loads_typed("json", json.as_bytes()).is_err(),
+            "{json}"
+        );
     }
 }

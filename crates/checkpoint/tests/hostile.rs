@@ -4,6 +4,8 @@
 //! A 4 GiB length prefix that the decoder trusted would preallocate 4 Gi `Value`s
 //! (128 GiB) and abort the test process; these tests passing shows it does not.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 
 use stategraph_checkpoint::serde::msgpack::{decode, decode_with, encode, DecodeLimits};
@@ -17,7 +19,10 @@ fn hx(s: &str) -> Vec<u8> {
 fn assert_decode_error(bytes: &[u8]) {
     match decode(bytes) {
         Err(Error::Decode(_)) => {}
-        other => panic!("{}: expected a decode error, got {other:?}", hex::encode(bytes)),
+        other => panic!(
+            "{}: expected a decode error, got {other:?}",
+            hex::encode(bytes)
+        ),
     }
 }
 
@@ -142,7 +147,10 @@ fn depth_limit_is_exact_and_shared_by_encoder_and_decoder() {
     assert_decode_error(&too_deep);
     let limits = DecodeLimits { max_depth: 2 };
     assert!(decode_with(&hx("9191c0"), &limits).is_ok());
-    assert!(matches!(decode_with(&hx("919191c0"), &limits), Err(Error::Decode(_))));
+    assert!(matches!(
+        decode_with(&hx("919191c0"), &limits),
+        Err(Error::Decode(_))
+    ));
     // An extension and the tuple of an object payload count as levels.
     assert!(decode_with(&hx("d40701"), &DecodeLimits { max_depth: 1 }).is_ok());
     assert!(decode_with(&hx("d40701"), &DecodeLimits { max_depth: 0 }).is_err());
@@ -225,12 +233,27 @@ fn loads_typed_refuses_unknown_tags_and_bad_payloads() {
             "{tag:?}"
         );
     }
-    assert!(matches!(serde.loads_typed("empty", b""), Err(Error::InvalidData(_))));
-    assert!(matches!(serde.loads_typed("msgpack", b""), Err(Error::Decode(_))));
-    assert!(matches!(serde.loads_typed("msgpack", &hx("d42a00")), Err(Error::UnknownExtension(42))));
+    assert!(matches!(
+        serde.loads_typed("empty", b""),
+        Err(Error::InvalidData(_))
+    ));
+    assert!(matches!(
+        serde.loads_typed("msgpack", b""),
+        Err(Error::Decode(_))
+    ));
+    assert!(matches!(
+        serde.loads_typed("msgpack", &hx("d42a00")),
+        Err(Error::UnknownExtension(42))
+    ));
     let deep_json = "[".repeat(100_000);
-    assert!(matches!(serde.loads_typed("json", deep_json.as_bytes()), Err(Error::Decode(_))));
-    assert!(matches!(serde.loads_typed("json", b"\xff"), Err(Error::Decode(_))));
+    assert!(matches!(
+        serde.loads_typed("json", deep_json.as_bytes()),
+        Err(Error::Decode(_))
+    ));
+    assert!(matches!(
+        serde.loads_typed("json", b"\xff"),
+        Err(Error::Decode(_))
+    ));
     assert!(serde.loads_typed("json", b"{\"a\":1} x").is_err());
 }
 
@@ -276,5 +299,7 @@ fn random_and_mutated_bytes_never_panic() {
     }
     assert!(decoded > 0);
     // Extensions as values survive too.
-    assert!(decode_is_total(&encode(&Value::from(Ext::DeltaSnapshot(Value::Nil))).unwrap()));
+    assert!(decode_is_total(
+        &encode(&Value::from(Ext::DeltaSnapshot(Value::Nil))).unwrap()
+    ));
 }

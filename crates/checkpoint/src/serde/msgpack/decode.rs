@@ -1,4 +1,5 @@
-//! The msgpack reader: every length checked against the remaining input, depth bounded.
+//! The msgpack reader: iterative (no recursion, so no stack to exhaust), every length
+//! checked against the remaining input, depth bounded.
 
 use crate::error::{Error, Result};
 use crate::ext::{Ext, Object, ObjectCode};
@@ -8,11 +9,51 @@ use crate::value::{Map, Value};
 /// longer collections grow as their elements are actually read.
 const PREALLOC_LIMIT: usize = 1024;
 
-/// Reads values from a byte slice.
+/// A container being read: what it has so far and what it still expects.
+enum Frame {
+    /// An array with `left` items still to read.
+    List { items: Vec<Value>, left: usize },
+    /// A map with `left` entries still to read; `key` holds a key awaiting its value.
+    Map {
+        pairs: Vec<(Value, Value)>,
+        key: Option<Value>,
+        left: usize,
+    },
+    /// The payload of extension 6 or 7, ending at the saved limit.
+    Wrapped { code: i8, outer_limit: usize },
+    /// The data of an object payload; a method string may follow it.
+    Object {
+        code: ObjectCode,
+        module: String,
+        class: String,
+        has_method: bool,
+        outer_limit: usize,
+    },
+}
+
+impl Frame {
+    /// How many nesting levels the frame counts for (an object is the extension and the
+    /// tuple inside it).
+    fn weight(&self) -> usize {
+        match self {
+            Frame::Object { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Reads one value from a byte slice.
 pub(super) struct Decoder<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Where the innermost extension payload (or the input) ends.
+    limit: usize,
     max_depth: usize,
+    depth: usize,
+    stack: Vec<Frame>,
+    /// Elements that may still be preallocated: the input length, shared by all
+    /// collections, so that nested length prefixes cannot multiply allocation.
+    prealloc_budget: usize,
 }
 
 impl<'a> Decoder<'a> {
@@ -21,13 +62,17 @@ impl<'a> Decoder<'a> {
         Decoder {
             buf,
             pos: 0,
+            limit: buf.len(),
             max_depth,
+            depth: 0,
+            stack: Vec::new(),
+            prealloc_budget: buf.len(),
         }
     }
 
-    /// Reads one value at `depth` that must end exactly at the end of the input.
-    pub(super) fn whole(&mut self, depth: usize) -> Result<Value> {
-        let value = self.value(depth)?;
+    /// Reads one value that must end exactly at the end of the input.
+    pub(super) fn whole(mut self) -> Result<Value> {
+        let value = self.value()?;
         if self.pos != self.buf.len() {
             return Err(self.error(format!(
                 "{} trailing bytes after the value",
@@ -37,13 +82,96 @@ impl<'a> Decoder<'a> {
         Ok(value)
     }
 
-    /// Reads one value that sits inside `depth` containers.
-    fn value(&mut self, depth: usize) -> Result<Value> {
+    /// Reads one complete value.
+    fn value(&mut self) -> Result<Value> {
+        loop {
+            let Some(mut value) = self.start()? else {
+                continue;
+            };
+            // Hand the finished value to its container; finish containers it completes.
+            loop {
+                let last = match self.stack.last_mut() {
+                    None => return Ok(value),
+                    Some(Frame::List { items, left }) => {
+                        items.push(value);
+                        *left -= 1;
+                        if *left > 0 {
+                            break;
+                        }
+                        None
+                    }
+                    Some(Frame::Map { pairs, key, left }) => match key.take() {
+                        None => {
+                            *key = Some(value);
+                            break;
+                        }
+                        Some(k) => {
+                            pairs.push((k, value));
+                            *left -= 1;
+                            if *left > 0 {
+                                break;
+                            }
+                            None
+                        }
+                    },
+                    Some(Frame::Wrapped { .. } | Frame::Object { .. }) => Some(value),
+                };
+                value = self.finish(last)?;
+            }
+        }
+    }
+
+    /// Pops the innermost frame, complete now (extensions: with `last`, their payload
+    /// value), and returns the finished value.
+    fn finish(&mut self, last: Option<Value>) -> Result<Value> {
+        let last = last.unwrap_or_default();
+        let Some(frame) = self.stack.pop() else {
+            return Ok(last);
+        };
+        self.depth -= frame.weight();
+        Ok(match frame {
+            Frame::List { items, .. } => Value::List(items),
+            Frame::Map { pairs, .. } => Value::Map(Map::from_pairs(pairs)),
+            Frame::Wrapped { code, outer_limit } => {
+                self.end_payload(outer_limit)?;
+                let ext = if code == 6 {
+                    Ext::NumpyArray(last)
+                } else {
+                    Ext::DeltaSnapshot(last)
+                };
+                Value::Ext(Box::new(ext))
+            }
+            Frame::Object {
+                code,
+                module,
+                class,
+                has_method,
+                outer_limit,
+            } => {
+                let method = if has_method {
+                    Some(self.name("method")?)
+                } else {
+                    None
+                };
+                self.end_payload(outer_limit)?;
+                Value::Ext(Box::new(Ext::Object(Object {
+                    code,
+                    module,
+                    class,
+                    data: last,
+                    method,
+                })))
+            }
+        })
+    }
+
+    /// Reads a scalar or an empty container (`Some`), or opens a container (`None`).
+    fn start(&mut self) -> Result<Option<Value>> {
         let marker = self.u8()?;
-        Ok(match marker {
+        let value = match marker {
             0x00..=0x7f => Value::Int(i64::from(marker)),
-            0x80..=0x8f => self.map(usize::from(marker & 0x0f), depth)?,
-            0x90..=0x9f => self.list(usize::from(marker & 0x0f), depth)?,
+            0x80..=0x8f => return self.open_map(usize::from(marker & 0x0f)),
+            0x90..=0x9f => return self.open_list(usize::from(marker & 0x0f)),
             0xa0..=0xbf => self.str(usize::from(marker & 0x1f))?,
             0xc0 => Value::Nil,
             0xc1 => return Err(self.error("reserved marker 0xc1".into())),
@@ -51,27 +179,27 @@ impl<'a> Decoder<'a> {
             0xc3 => Value::Bool(true),
             0xc4 => {
                 let n = self.len8()?;
-                Value::Bytes(self.take(n)?.to_vec())
+                self.bin(n)?
             }
             0xc5 => {
                 let n = self.len16()?;
-                Value::Bytes(self.take(n)?.to_vec())
+                self.bin(n)?
             }
             0xc6 => {
                 let n = self.len32()?;
-                Value::Bytes(self.take(n)?.to_vec())
+                self.bin(n)?
             }
             0xc7 => {
                 let n = self.len8()?;
-                self.ext(n, depth)?
+                return self.open_ext(n);
             }
             0xc8 => {
                 let n = self.len16()?;
-                self.ext(n, depth)?
+                return self.open_ext(n);
             }
             0xc9 => {
                 let n = self.len32()?;
-                self.ext(n, depth)?
+                return self.open_ext(n);
             }
             0xca => Value::Float(f64::from(f32::from_be_bytes(self.bytes()?))),
             0xcb => Value::Float(f64::from_be_bytes(self.bytes()?)),
@@ -83,11 +211,11 @@ impl<'a> Decoder<'a> {
             0xd1 => Value::Int(i64::from(i16::from_be_bytes(self.bytes()?))),
             0xd2 => Value::Int(i64::from(i32::from_be_bytes(self.bytes()?))),
             0xd3 => Value::Int(i64::from_be_bytes(self.bytes()?)),
-            0xd4 => self.ext(1, depth)?,
-            0xd5 => self.ext(2, depth)?,
-            0xd6 => self.ext(4, depth)?,
-            0xd7 => self.ext(8, depth)?,
-            0xd8 => self.ext(16, depth)?,
+            0xd4 => return self.open_ext(1),
+            0xd5 => return self.open_ext(2),
+            0xd6 => return self.open_ext(4),
+            0xd7 => return self.open_ext(8),
+            0xd8 => return self.open_ext(16),
             0xd9 => {
                 let n = self.len8()?;
                 self.str(n)?
@@ -102,55 +230,134 @@ impl<'a> Decoder<'a> {
             }
             0xdc => {
                 let n = self.len16()?;
-                self.list(n, depth)?
+                return self.open_list(n);
             }
             0xdd => {
                 let n = self.len32()?;
-                self.list(n, depth)?
+                return self.open_list(n);
             }
             0xde => {
                 let n = self.len16()?;
-                self.map(n, depth)?
+                return self.open_map(n);
             }
             0xdf => {
                 let n = self.len32()?;
-                self.map(n, depth)?
+                return self.open_map(n);
             }
             0xe0..=0xff => Value::Int(i64::from(marker as i8)),
-        })
+        };
+        Ok(Some(value))
     }
 
-    /// The depth of a container's children, or an error past the limit.
-    fn enter(&self, depth: usize) -> Result<usize> {
-        let inner = depth + 1;
-        if inner > self.max_depth {
+    /// Checks that `weight` more levels stay within the depth limit.
+    fn enter(&self, weight: usize) -> Result<()> {
+        if self.depth + weight > self.max_depth {
             return Err(self.error(format!("nesting deeper than {} levels", self.max_depth)));
         }
-        Ok(inner)
+        Ok(())
     }
 
-    fn list(&mut self, n: usize, depth: usize) -> Result<Value> {
-        let inner = self.enter(depth)?;
-        // Every element takes at least one byte.
-        self.need(n)?;
-        let mut items = Vec::with_capacity(n.min(PREALLOC_LIMIT));
-        for _ in 0..n {
-            items.push(self.value(inner)?);
+    /// Pushes a frame (its depth already checked by [`Decoder::enter`]).
+    fn push(&mut self, frame: Frame) {
+        self.depth += frame.weight();
+        self.stack.push(frame);
+    }
+
+    fn open_list(&mut self, n: usize) -> Result<Option<Value>> {
+        self.enter(1)?;
+        if n == 0 {
+            return Ok(Some(Value::List(Vec::new())));
         }
-        Ok(Value::List(items))
+        // Every item takes at least one byte.
+        self.need(n)?;
+        let items = Vec::with_capacity(self.prealloc(n));
+        self.push(Frame::List { items, left: n });
+        Ok(None)
     }
 
-    fn map(&mut self, n: usize, depth: usize) -> Result<Value> {
-        let inner = self.enter(depth)?;
+    fn open_map(&mut self, n: usize) -> Result<Option<Value>> {
+        self.enter(1)?;
+        if n == 0 {
+            return Ok(Some(Value::Map(Map::new())));
+        }
         // Every entry takes at least two bytes.
         self.need(n.saturating_mul(2))?;
-        let mut pairs = Vec::with_capacity(n.min(PREALLOC_LIMIT));
-        for _ in 0..n {
-            let k = self.value(inner)?;
-            let v = self.value(inner)?;
-            pairs.push((k, v));
+        let pairs = Vec::with_capacity(self.prealloc(n));
+        self.push(Frame::Map {
+            pairs,
+            key: None,
+            left: n,
+        });
+        Ok(None)
+    }
+
+    /// How many of `n` announced elements to preallocate, taken from the budget.
+    fn prealloc(&mut self, n: usize) -> usize {
+        let cap = n.min(PREALLOC_LIMIT).min(self.prealloc_budget);
+        self.prealloc_budget -= cap;
+        cap
+    }
+
+    /// Opens an extension whose payload is `n` bytes long (the type byte comes first).
+    fn open_ext(&mut self, n: usize) -> Result<Option<Value>> {
+        let code = i8::from_be_bytes(self.bytes()?);
+        let object_code = ObjectCode::from_code(code);
+        if object_code.is_none() && code != 6 && code != 7 {
+            return Err(Error::UnknownExtension(code));
         }
-        Ok(Value::Map(Map::from_pairs(pairs)))
+        self.need(n)?;
+        let outer_limit = self.limit;
+        self.limit = self.pos + n;
+        let Some(code) = object_code else {
+            self.enter(1)?;
+            self.push(Frame::Wrapped { code, outer_limit });
+            return Ok(None);
+        };
+        // The tuple header, module and class are read here; the data is the frame's child.
+        self.enter(2)?;
+        let items = match self.u8()? {
+            m @ 0x90..=0x9f => usize::from(m & 0x0f),
+            0xdc => self.len16()?,
+            0xdd => self.len32()?,
+            m => {
+                return Err(self.error(format!(
+                    "extension {} payload is not an array (marker {m:#04x})",
+                    code as i8
+                )))
+            }
+        };
+        if items != 3 && items != 4 {
+            return Err(self.error(format!(
+                "extension {} payload has {items} items, expected 3 or 4",
+                code as i8
+            )));
+        }
+        let module = self.name("module")?;
+        let class = self.name("class")?;
+        self.push(Frame::Object {
+            code,
+            module,
+            class,
+            has_method: items == 4,
+            outer_limit,
+        });
+        Ok(None)
+    }
+
+    /// Checks that an extension payload was read exactly, and restores the outer limit.
+    fn end_payload(&mut self, outer_limit: usize) -> Result<()> {
+        if self.pos != self.limit {
+            return Err(self.error(format!(
+                "{} trailing bytes in an extension payload",
+                self.limit - self.pos
+            )));
+        }
+        self.limit = outer_limit;
+        Ok(())
+    }
+
+    fn bin(&mut self, n: usize) -> Result<Value> {
+        Ok(Value::Bytes(self.take(n)?.to_vec()))
     }
 
     fn str(&mut self, n: usize) -> Result<Value> {
@@ -163,67 +370,6 @@ impl<'a> Decoder<'a> {
         let bytes = self.take(n)?;
         std::str::from_utf8(bytes)
             .map_err(|e| Error::Decode(format!("invalid UTF-8 in string at offset {at}: {e}")))
-    }
-
-    /// Reads an extension whose payload is `n` bytes long (the type byte comes first).
-    fn ext(&mut self, n: usize, depth: usize) -> Result<Value> {
-        let inner = self.enter(depth)?;
-        let code = i8::from_be_bytes(self.bytes()?);
-        let object_code = ObjectCode::from_code(code);
-        if object_code.is_none() && code != 6 && code != 7 {
-            return Err(Error::UnknownExtension(code));
-        }
-        let payload = self.take(n)?;
-        let mut sub = Decoder::new(payload, self.max_depth);
-        let ext = match object_code {
-            None if code == 6 => Ext::NumpyArray(sub.whole(inner)?),
-            None => Ext::DeltaSnapshot(sub.whole(inner)?),
-            Some(code) => {
-                let object = sub.object(code, inner)?;
-                if sub.pos != payload.len() {
-                    return Err(sub.error("trailing bytes in extension payload".into()));
-                }
-                Ext::Object(object)
-            }
-        };
-        Ok(Value::Ext(Box::new(ext)))
-    }
-
-    /// Reads an object payload, the tuple `(module, class, data[, method])`.
-    fn object(&mut self, code: ObjectCode, depth: usize) -> Result<Object> {
-        let inner = self.enter(depth)?;
-        let n = match self.u8()? {
-            m @ 0x90..=0x9f => usize::from(m & 0x0f),
-            0xdc => self.len16()?,
-            0xdd => self.len32()?,
-            m => {
-                return Err(self.error(format!(
-                    "extension {} payload is not an array (marker {m:#04x})",
-                    code as i8
-                )))
-            }
-        };
-        if n != 3 && n != 4 {
-            return Err(self.error(format!(
-                "extension {} payload has {n} items, expected 3 or 4",
-                code as i8
-            )));
-        }
-        let module = self.name("module")?;
-        let class = self.name("class")?;
-        let data = self.value(inner)?;
-        let method = if n == 4 {
-            Some(self.name("method")?)
-        } else {
-            None
-        };
-        Ok(Object {
-            code,
-            module,
-            class,
-            data,
-            method,
-        })
     }
 
     /// Reads a string field of an object payload.
@@ -242,13 +388,11 @@ impl<'a> Decoder<'a> {
         Ok(self.text(n)?.to_owned())
     }
 
-    /// Fails unless at least `n` bytes remain.
+    /// Fails unless at least `n` bytes remain before the current limit.
     fn need(&self, n: usize) -> Result<()> {
-        if n > self.buf.len() - self.pos {
-            return Err(self.error(format!(
-                "truncated: {n} bytes needed, {} left",
-                self.buf.len() - self.pos
-            )));
+        let left = self.limit - self.pos;
+        if n > left {
+            return Err(self.error(format!("truncated: {n} bytes needed, {left} left")));
         }
         Ok(())
     }

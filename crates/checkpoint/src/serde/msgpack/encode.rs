@@ -8,20 +8,84 @@ use crate::value::Value;
 /// the type byte). The unused part is closed up once the payload length is known.
 const EXT_HEADER_ROOM: usize = 6;
 
-/// Writes values to a byte vector.
-pub(super) struct Encoder<'a> {
-    out: &'a mut Vec<u8>,
-    max_depth: usize,
+/// A container being written: what is left of it.
+enum Frame<'v> {
+    /// Array items still to write.
+    Items(std::slice::Iter<'v, Value>),
+    /// Map entries still to write, and the value of an entry whose key was just written.
+    Entries(std::slice::Iter<'v, (Value, Value)>, Option<&'v Value>),
+    /// An extension whose payload is being written: where its header room starts, and
+    /// for objects the method string that ends the tuple.
+    Ext {
+        start: usize,
+        code: i8,
+        object: bool,
+        method: Option<&'v str>,
+    },
 }
 
-impl<'a> Encoder<'a> {
+impl Frame<'_> {
+    /// How many nesting levels the frame counts for (an object is the extension and the
+    /// tuple inside it), as the decoder counts them.
+    fn weight(&self) -> usize {
+        match self {
+            Frame::Ext { object: true, .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Writes values to a byte vector, iteratively (no recursion, whatever the nesting).
+pub(super) struct Encoder<'a, 'v> {
+    out: &'a mut Vec<u8>,
+    max_depth: usize,
+    depth: usize,
+    stack: Vec<Frame<'v>>,
+}
+
+impl<'a, 'v> Encoder<'a, 'v> {
     /// An encoder appending to `out`, refusing nesting deeper than `max_depth`.
-    pub(super) fn new(out: &'a mut Vec<u8>, max_depth: usize) -> Encoder<'a> {
-        Encoder { out, max_depth }
+    pub(super) fn new(out: &'a mut Vec<u8>, max_depth: usize) -> Encoder<'a, 'v> {
+        Encoder {
+            out,
+            max_depth,
+            depth: 0,
+            stack: Vec::new(),
+        }
     }
 
-    /// Writes `value`, which sits inside `depth` containers.
-    pub(super) fn value(&mut self, value: &Value, depth: usize) -> Result<()> {
+    /// Writes `root` and everything inside it.
+    pub(super) fn write(mut self, root: &'v Value) -> Result<()> {
+        let mut next = Some(root);
+        loop {
+            if let Some(value) = next.take() {
+                next = self.value(value)?;
+                continue;
+            }
+            // The current container's next child, or close it.
+            let Some(frame) = self.stack.last_mut() else {
+                return Ok(());
+            };
+            next = match frame {
+                Frame::Items(items) => items.next(),
+                Frame::Entries(entries, pending) => match pending.take() {
+                    Some(v) => Some(v),
+                    None => entries.next().map(|(k, v)| {
+                        *pending = Some(v);
+                        k
+                    }),
+                },
+                Frame::Ext { .. } => None,
+            };
+            if next.is_none() {
+                self.close()?;
+            }
+        }
+    }
+
+    /// Writes a scalar, or the header of a container and pushes its frame; returns the
+    /// first child to write when there is one right away.
+    fn value(&mut self, value: &'v Value) -> Result<Option<&'v Value>> {
         match value {
             Value::Nil => self.out.push(0xc0),
             Value::Bool(b) => self.out.push(if *b { 0xc3 } else { 0xc2 }),
@@ -37,35 +101,112 @@ impl<'a> Encoder<'a> {
             Value::Str(s) => self.str(s)?,
             Value::Bytes(b) => self.bin(b)?,
             Value::List(items) => {
-                let inner = self.enter(depth)?;
+                self.enter(1)?;
                 self.array_header(items.len())?;
-                for item in items {
-                    self.value(item, inner)?;
-                }
+                self.push(Frame::Items(items.iter()));
             }
             Value::Map(map) => {
-                let inner = self.enter(depth)?;
+                self.enter(1)?;
                 self.map_header(map.len())?;
-                for (k, v) in map.iter() {
-                    self.value(k, inner)?;
-                    self.value(v, inner)?;
-                }
+                self.push(Frame::Entries(map.as_slice().iter(), None));
             }
-            Value::Ext(ext) => self.ext(ext, depth)?,
+            Value::Ext(ext) => return self.open_ext(ext).map(Some),
+        }
+        Ok(None)
+    }
+
+    /// Reserves header room for an extension, writes an object's tuple header, module and
+    /// class, pushes the frame, and returns the value to write as the payload.
+    fn open_ext(&mut self, ext: &'v Ext) -> Result<&'v Value> {
+        let start = self.out.len();
+        let (frame, payload) = match ext {
+            Ext::Object(object) => {
+                self.enter(2)?;
+                self.out.extend_from_slice(&[0; EXT_HEADER_ROOM]);
+                self.object_head(object)?;
+                let frame = Frame::Ext {
+                    start,
+                    code: ext.code(),
+                    object: true,
+                    method: object.method.as_deref(),
+                };
+                (frame, &object.data)
+            }
+            Ext::NumpyArray(v) | Ext::DeltaSnapshot(v) => {
+                self.enter(1)?;
+                self.out.extend_from_slice(&[0; EXT_HEADER_ROOM]);
+                let frame = Frame::Ext {
+                    start,
+                    code: ext.code(),
+                    object: false,
+                    method: None,
+                };
+                (frame, v)
+            }
+        };
+        self.push(frame);
+        Ok(payload)
+    }
+
+    /// Writes the start of an object payload: the tuple header, module and class.
+    fn object_head(&mut self, object: &Object) -> Result<()> {
+        self.out
+            .push(if object.method.is_some() { 0x94 } else { 0x93 });
+        self.str(&object.module)?;
+        self.str(&object.class)
+    }
+
+    /// Pops the innermost frame; an extension gets its method and its header.
+    fn close(&mut self) -> Result<()> {
+        let Some(frame) = self.stack.pop() else {
+            return Ok(());
+        };
+        self.depth -= frame.weight();
+        if let Frame::Ext {
+            start,
+            code,
+            method,
+            ..
+        } = frame
+        {
+            if let Some(method) = method {
+                self.str(method)?;
+            }
+            self.ext_header(start, code)?;
         }
         Ok(())
     }
 
-    /// The depth of a container's children, or an error past the limit.
-    fn enter(&self, depth: usize) -> Result<usize> {
-        let inner = depth + 1;
-        if inner > self.max_depth {
+    /// Writes the minimal header of the extension whose room starts at `start`, just
+    /// before its payload, and closes the gap.
+    fn ext_header(&mut self, start: usize, code: i8) -> Result<()> {
+        let body = start + EXT_HEADER_ROOM;
+        let len = self.out.len() - body;
+        let mut header = [0u8; EXT_HEADER_ROOM];
+        let h = ext_header(len, code, &mut header)?;
+        self.out[body - h..body].copy_from_slice(&header[..h]);
+        if h < EXT_HEADER_ROOM {
+            self.out.copy_within(body - h.., start);
+            self.out.truncate(self.out.len() - (EXT_HEADER_ROOM - h));
+        }
+        Ok(())
+    }
+
+    /// Pushes a frame (its depth already checked by [`Encoder::enter`]).
+    fn push(&mut self, frame: Frame<'v>) {
+        self.depth += frame.weight();
+        self.stack.push(frame);
+    }
+
+    /// Checks that `weight` more levels stay within the depth limit.
+    fn enter(&self, weight: usize) -> Result<()> {
+        if self.depth + weight > self.max_depth {
             return Err(Error::Encode(format!(
                 "value nested deeper than {} levels",
                 self.max_depth
             )));
         }
-        Ok(inner)
+        Ok(())
     }
 
     fn uint(&mut self, u: u64) {
@@ -157,42 +298,6 @@ impl<'a> Encoder<'a> {
             let n = u32::try_from(n).map_err(|_| too_long(what, n))?;
             self.out.push(markers[1]);
             self.out.extend_from_slice(&n.to_be_bytes());
-        }
-        Ok(())
-    }
-
-    /// Writes an extension: reserves header room, writes the payload, then writes the
-    /// minimal header just before the payload and closes the gap.
-    fn ext(&mut self, ext: &Ext, depth: usize) -> Result<()> {
-        let inner = self.enter(depth)?;
-        let start = self.out.len();
-        self.out.extend_from_slice(&[0; EXT_HEADER_ROOM]);
-        let body = self.out.len();
-        match ext {
-            Ext::Object(object) => self.object(object, inner)?,
-            Ext::NumpyArray(v) | Ext::DeltaSnapshot(v) => self.value(v, inner)?,
-        }
-        let len = self.out.len() - body;
-        let mut header = [0u8; EXT_HEADER_ROOM];
-        let h = ext_header(len, ext.code(), &mut header)?;
-        self.out[body - h..body].copy_from_slice(&header[..h]);
-        if h < EXT_HEADER_ROOM {
-            self.out.copy_within(body - h.., start);
-            self.out.truncate(self.out.len() - (EXT_HEADER_ROOM - h));
-        }
-        Ok(())
-    }
-
-    /// Writes an object payload, the tuple `(module, class, data[, method])`.
-    fn object(&mut self, object: &Object, depth: usize) -> Result<()> {
-        let inner = self.enter(depth)?;
-        self.out
-            .push(if object.method.is_some() { 0x94 } else { 0x93 });
-        self.str(&object.module)?;
-        self.str(&object.class)?;
-        self.value(&object.data, inner)?;
-        if let Some(method) = &object.method {
-            self.str(method)?;
         }
         Ok(())
     }
