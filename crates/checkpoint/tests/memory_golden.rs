@@ -210,8 +210,13 @@ fn assert_same<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
 
 /// Puts the trace's checkpoints and writes into a fresh saver.
 #[allow(clippy::default_constructed_unit_structs)]
+/// (thread, ns, checkpoint id, task id, task path) of a group of writes.
+type WriteGroupKey = (String, String, String, String, String);
+/// The writes of one group: (index, channel, value).
+type WriteGroup = Vec<(i64, String, Value)>;
+
 async fn replay(inmemory: &J) -> MemorySaver {
-    let serde = JsonPlusSerializer::default();
+    let serde = JsonPlusSerializer;
     let saver = MemorySaver::new();
 
     let mut blobs: HashMap<BlobKey, Typed> = HashMap::new();
@@ -294,10 +299,7 @@ async fn replay(inmemory: &J) -> MemorySaver {
 
     // Writes grouped per task (and path), each group in one call with its original indexes:
     // a write at index i >= 0 sits at position i, reserved writes fill the other positions.
-    let mut groups: Vec<(
-        (String, String, String, String, String),
-        Vec<(i64, String, Value)>,
-    )> = Vec::new();
+    let mut groups: Vec<(WriteGroupKey, WriteGroup)> = Vec::new();
     for w in inmemory["writes"].as_array().expect("writes") {
         let key = (
             s(&w["thread_id"]),
