@@ -149,6 +149,97 @@ impl<U> Command<U> {
     }
 }
 
+impl Command<Vec<(String, Value)>> {
+    /// The stored form: `langgraph.types.Command`, a dataclass (msgpack extension 2) with
+    /// fields `graph, update, resume, goto`. A single goto target is stored bare, several
+    /// as a list, as a Python caller usually writes them.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(4);
+        m.insert(
+            "graph",
+            self.graph.as_deref().map(Value::from).unwrap_or_default(),
+        );
+        m.insert(
+            "update",
+            match &self.update {
+                Some(u) => Value::Map(u.iter().map(|(k, v)| (Value::from(k), v.clone())).collect()),
+                None => Value::Nil,
+            },
+        );
+        m.insert(
+            "resume",
+            match &self.resume {
+                None => Value::Nil,
+                Some(Resume::Value(v)) => v.clone(),
+                Some(Resume::ById(map)) => Value::Map(
+                    map.iter()
+                        .map(|(k, v)| (Value::from(k), v.clone()))
+                        .collect(),
+                ),
+            },
+        );
+        let goto_value = |g: &Goto| match g {
+            Goto::Node(n) => Value::from(n.as_str()),
+            Goto::Send(s) => s.to_value(),
+        };
+        m.insert(
+            "goto",
+            match self.goto.as_slice() {
+                [one] => goto_value(one),
+                many => Value::List(many.iter().map(goto_value).collect()),
+            },
+        );
+        Value::from(Ext::object(
+            ObjectCode::ConstructorKwArgs,
+            "langgraph.types",
+            "Command",
+            Value::Map(m),
+            None,
+        ))
+    }
+
+    /// Reads a stored `Command` (graph, update, goto; a stored resume is kept as a value).
+    pub fn from_value(v: &Value) -> Option<Self> {
+        let o = v.as_ext()?.as_object()?;
+        if o.class != "Command" || o.module != "langgraph.types" {
+            return None;
+        }
+        let update = match o.data.get("update") {
+            Some(Value::Map(m)) => Some(
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.clone())))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let goto_of = |g: &Value| -> Option<Goto> {
+            match g {
+                Value::Str(s) => Some(Goto::Node(s.clone())),
+                other => Send::from_value(other).map(Goto::Send),
+            }
+        };
+        let goto = match o.data.get("goto") {
+            Some(Value::List(items)) => items.iter().filter_map(goto_of).collect(),
+            Some(Value::Nil) | None => Vec::new(),
+            Some(one) => goto_of(one).into_iter().collect(),
+        };
+        Some(Command {
+            graph: o
+                .data
+                .get("graph")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            update,
+            resume: o
+                .data
+                .get("resume")
+                .filter(|r| !r.is_nil())
+                .map(|r| Resume::Value(r.clone())),
+            goto,
+        })
+    }
+}
+
 /// `Command.PARENT`.
 pub const PARENT: &str = "__parent__";
 

@@ -321,9 +321,15 @@ fn node_writers<S: State>(
 
 fn start_runner(writers: WriterFn) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
-        let output = NodeOutput {
-            writes: map_pairs(input),
-            goto: Vec::new(),
+        let output = match crate::types::Command::from_value(&input) {
+            Some(cmd) => NodeOutput {
+                writes: cmd.update.unwrap_or_default(),
+                goto: cmd.goto,
+            },
+            None => NodeOutput {
+                writes: map_pairs(input),
+                goto: Vec::new(),
+            },
         };
         let result = writers(output, &ctx);
         async move { result }.boxed()

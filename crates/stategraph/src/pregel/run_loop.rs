@@ -334,7 +334,13 @@ impl Loop {
                 self.put_checkpoint(CheckpointSource::Fork).await?;
             }
             self.emit_values();
-        } else if let RunInput::Values(v) = input {
+        } else if let Some(v) = match input {
+            RunInput::Values(v) => Some(v),
+            // On a thread without state LangGraph also runs START with the Command itself
+            // as input (so its update is applied twice and its goto joins START's edges).
+            RunInput::Command(cmd) => Some(cmd.to_value()),
+            RunInput::Resume => None,
+        } {
             let discard = prepare_next_tasks(
                 &self.checkpoint,
                 &self.p.graph,

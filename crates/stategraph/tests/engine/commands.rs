@@ -97,7 +97,7 @@ async fn a_command_as_input_updates_the_state_and_goes_to_its_target() {
 // `__start__` value), which also follows its edge to `router`: log = cmd, cmd, a, router,
 // b. stategraph applies only the command's writes and never runs START.
 #[tokio::test]
-#[ignore = "bug: Command input on a thread without state skips START (Python runs START with the Command as input)"]
+
 async fn a_command_as_input_on_a_new_thread_runs_like_python() {
     let out = routed()
         .compile()
