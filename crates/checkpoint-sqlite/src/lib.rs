@@ -1,0 +1,82 @@
+//! A SQLite checkpoint saver whose files LangGraph's `SqliteSaver` reads and writes.
+//!
+//! [`SqliteSaver`] implements every operation of [`CheckpointSaver`], the optional
+//! `delete_for_runs`, `copy_thread` and `prune` included, on the two tables of
+//! `langgraph-checkpoint-sqlite` 3.1.2. A thread written here opens in Python's saver and a
+//! thread written there opens here, row for row.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use stategraph_checkpoint::{CheckpointConfig, CheckpointSaver};
+//! use stategraph_checkpoint_sqlite::SqliteSaver;
+//!
+//! let path = std::env::temp_dir().join(format!("doc-{}.sqlite", std::process::id()));
+//! let saver = SqliteSaver::open(&path)?;
+//! assert!(saver.list(None, &Default::default()).await?.is_empty());
+//! # drop(saver);
+//! # let _ = std::fs::remove_file(&path);
+//! # Ok::<(), stategraph_checkpoint::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Design
+//!
+//! * **rusqlite, bundled.** A synchronous driver with SQLite compiled in: every build has
+//!   the same SQLite (JSON functions included), whatever the system has, and no async
+//!   driver machinery is needed for a database that lives in the same process. Each
+//!   operation hops to tokio's blocking pool (`spawn_blocking`), so the async threads never
+//!   wait on disk or on a lock; outside a tokio runtime it runs inline.
+//! * **One writer, several readers, WAL.** Opening a file switches it to WAL mode (as
+//!   Python's setup does; the mode is stored in the file). All writes go through one
+//!   connection, each operation in one `BEGIN IMMEDIATE` transaction: `put` is one
+//!   statement, `put_writes` stores its whole batch atomically, `delete_thread`, `prune`,
+//!   `copy_thread` and `delete_for_runs` apply fully or not at all. Reads use separate
+//!   connections opened with `PRAGMA query_only`, so `get_tuple` and `list` can never take
+//!   the write lock; each read is one snapshot (a checkpoint and its writes agree), and in
+//!   WAL mode readers and the writer do not wait for each other. `busy_timeout` makes any
+//!   connection wait, rather than fail, for a lock held by another process. An in-memory
+//!   database has one connection, shared by reads and writes.
+//! * **Values inline.** As in LangGraph's SQLite saver, the checkpoint blob is the whole
+//!   checkpoint, `channel_values` included (spec §11.2); there is no blob table and
+//!   `new_versions` is not needed.
+//! * **Metadata as Python's JSON.** Metadata is stored as the UTF-8 bytes of
+//!   `json.dumps(metadata, ensure_ascii=False)` in a BLOB column, byte for byte as Python
+//!   writes it ([`json`]). Bytes and extension objects cannot be metadata (Python raises
+//!   on them too).
+//! * **Filters never touch the SQL text.** Keys and values of a `list` filter are bound
+//!   parameters, matched against the top-level labels of the metadata with `json_each`
+//!   (see the `query` module), so any string is a valid key and names exactly that key.
+//!
+//! # Compatibility with LangGraph
+//!
+//! Same DDL (spec §11.1, with the `task_path` migration), same columns and storage classes,
+//! same checkpoint, metadata and write bytes, same ordering of `list` (newest id first) and
+//! of pending writes (`task_path`, `task_id`, `idx`). Where this saver deliberately
+//! differs, it follows the [`CheckpointSaver`] contract shared by every stategraph saver:
+//!
+//! * `put_writes` decides replace-or-keep per write (reserved index: last wins; normal
+//!   index: first wins). Python decides per batch, so a repeated reserved write in a batch
+//!   that also has normal writes is ignored there and replaces here.
+//! * A `list` filter names top-level keys only: `{"a.b": 1}` is the key `a.b`, where
+//!   Python reads it as a path into `a`. Any key is accepted (Python refuses keys outside
+//!   `[a-zA-Z0-9_.-]`). Filter values compare by type as well: `1` and `1.0` match each
+//!   other, but not `true`; the string `"1"` does not match `1`; `None` needs the key to
+//!   be present with a `null` (Python's `IS NULL` also matches a missing key).
+//! * `list` without a namespace orders equal ids by thread and namespace (Python leaves
+//!   that order to SQLite).
+//! * A `before` config without a checkpoint id bounds nothing (Python compares with NULL
+//!   and lists nothing).
+//! * Read-only databases are not supported: opening creates or migrates the tables.
+
+mod error;
+pub mod json;
+mod maintenance;
+mod pool;
+mod query;
+mod read;
+mod saver;
+mod schema;
+mod write;
+
+pub use saver::SqliteSaver;
+pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};

@@ -1,0 +1,156 @@
+//! The extended operations: `delete_for_runs`, `copy_thread` and `prune`.
+//!
+//! They follow [`MemorySaver`](stategraph_checkpoint::MemorySaver): removed checkpoints
+//! take their writes with them, and a remaining checkpoint whose parent was removed gets
+//! no parent (`parent_checkpoint_id = NULL`), so no tuple points at a checkpoint that is
+//! gone. There are no blobs to collect: values live inside the checkpoint rows. Each
+//! operation runs in the one write transaction the caller opened, so it applies fully or
+//! not at all.
+
+use rusqlite::{params, Transaction};
+use stategraph_checkpoint::{PruneStrategy, Result, Value};
+
+use crate::error::SqlResultExt;
+use crate::json;
+use crate::read::bytes;
+use crate::write::delete_thread;
+
+/// Deletes every checkpoint, in any thread and namespace, whose metadata `run_id` is one
+/// of `run_ids`, with its writes.
+///
+/// SQL narrows the rows to those with a string `run_id` in the list (bound as one JSON
+/// array); each candidate's metadata is then decoded to confirm it, as `json.loads` reads
+/// it (the last of repeated keys wins).
+pub(crate) fn delete_for_runs(tx: &Transaction<'_>, run_ids: &[String]) -> Result<()> {
+    if run_ids.is_empty() {
+        return Ok(());
+    }
+    let wanted = json::to_json(&Value::List(
+        run_ids.iter().map(|r| Value::from(r.as_str())).collect(),
+    ))?;
+    let mut targets: Vec<(String, String, String)> = Vec::new();
+    {
+        let mut stmt = tx
+            .prepare(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints \
+                 WHERE EXISTS (SELECT 1 FROM json_each(CAST(metadata AS TEXT)) \
+                 WHERE key = 'run_id' AND type = 'text' \
+                 AND atom IN (SELECT value FROM json_each(?1)))",
+            )
+            .backend()?;
+        let mut rows = stmt.query([&wanted]).backend()?;
+        while let Some(row) = rows.next().backend()? {
+            let metadata = bytes(row.get_ref(3).backend()?).unwrap_or_default();
+            let run = json::from_json(&metadata)?
+                .get("run_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if run.is_some_and(|r| run_ids.contains(&r)) {
+                targets.push((
+                    row.get(0).backend()?,
+                    row.get(1).backend()?,
+                    row.get(2).backend()?,
+                ));
+            }
+        }
+    }
+    let mut orphan = tx
+        .prepare_cached(
+            "UPDATE checkpoints SET parent_checkpoint_id = NULL \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND parent_checkpoint_id = ?3",
+        )
+        .backend()?;
+    let mut drop_writes = tx
+        .prepare_cached(
+            "DELETE FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+        )
+        .backend()?;
+    let mut drop_checkpoint = tx
+        .prepare_cached(
+            "DELETE FROM checkpoints \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+        )
+        .backend()?;
+    for (thread, ns, id) in &targets {
+        let key = params![thread, ns, id];
+        orphan.execute(key).backend()?;
+        drop_writes.execute(key).backend()?;
+        drop_checkpoint.execute(key).backend()?;
+    }
+    Ok(())
+}
+
+/// Copies every checkpoint and write of `source` (all namespaces) to `target`, keeping
+/// ids; rows already in `target` under the same keys are replaced. An unknown source
+/// copies nothing.
+pub(crate) fn copy_thread(tx: &Transaction<'_>, source: &str, target: &str) -> Result<()> {
+    if source == target {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
+         parent_checkpoint_id, type, checkpoint, metadata) \
+         SELECT ?2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, \
+         metadata FROM checkpoints WHERE thread_id = ?1",
+        [source, target],
+    )
+    .backend()?;
+    tx.execute(
+        "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+         task_path, idx, channel, type, value) \
+         SELECT ?2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, \
+         value FROM writes WHERE thread_id = ?1",
+        [source, target],
+    )
+    .backend()?;
+    Ok(())
+}
+
+/// The newest checkpoint id of the namespace of the row `c` (used inside statements).
+const LATEST_OF_NS: &str = "(SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
+     WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)";
+
+/// Thins the listed threads: `KeepLatest` keeps, per namespace, the newest checkpoint with
+/// its writes (and drops writes whose checkpoint is not stored); `Delete` removes the
+/// threads.
+pub(crate) fn prune(
+    tx: &Transaction<'_>,
+    thread_ids: &[String],
+    strategy: PruneStrategy,
+) -> Result<()> {
+    for thread in thread_ids {
+        if strategy == PruneStrategy::Delete {
+            delete_thread(tx, thread)?;
+            continue;
+        }
+        // First unlink each kept checkpoint from a parent that is about to go.
+        tx.execute(
+            &format!(
+                "UPDATE checkpoints AS c SET parent_checkpoint_id = NULL \
+                 WHERE c.thread_id = ?1 AND c.checkpoint_id = {LATEST_OF_NS} \
+                 AND EXISTS (SELECT 1 FROM checkpoints AS p WHERE p.thread_id = ?1 \
+                 AND p.checkpoint_ns = c.checkpoint_ns \
+                 AND p.checkpoint_id = c.parent_checkpoint_id \
+                 AND p.checkpoint_id <> c.checkpoint_id)"
+            ),
+            [thread],
+        )
+        .backend()?;
+        tx.execute(
+            &format!(
+                "DELETE FROM checkpoints AS c \
+                 WHERE c.thread_id = ?1 AND c.checkpoint_id < {LATEST_OF_NS}"
+            ),
+            [thread],
+        )
+        .backend()?;
+        tx.execute(
+            "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints \
+             AS k WHERE k.thread_id = ?1 AND k.checkpoint_ns = writes.checkpoint_ns \
+             AND k.checkpoint_id = writes.checkpoint_id)",
+            [thread],
+        )
+        .backend()?;
+    }
+    Ok(())
+}

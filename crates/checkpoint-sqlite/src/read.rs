@@ -1,0 +1,202 @@
+//! Reading a [`SqliteSaver`](crate::SqliteSaver): `get_tuple` and `list`, decoding rows.
+//!
+//! Every read runs inside one read transaction (see [`crate::pool`]), so a checkpoint and
+//! its pending writes come from the same snapshot.
+
+use rusqlite::types::ValueRef;
+use rusqlite::{params, params_from_iter, Connection, Row};
+use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, Error, ListOptions,
+    PendingWrite, Result,
+};
+
+use crate::error::SqlResultExt;
+use crate::json;
+use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
+
+/// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
+/// of UTF-8 text is code point order, as Python sorts).
+const PENDING_WRITES: &str = "SELECT task_id, channel, type, value FROM writes \
+     WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
+     ORDER BY task_path, task_id, idx";
+
+/// One checkpoint row, still encoded.
+struct CheckpointRow {
+    thread_id: String,
+    checkpoint_ns: String,
+    checkpoint_id: String,
+    parent: Option<String>,
+    tag: Option<String>,
+    checkpoint: Vec<u8>,
+    metadata: Option<Vec<u8>>,
+}
+
+impl CheckpointRow {
+    /// Reads the columns of [`CHECKPOINT_COLUMNS`].
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
+        Ok(CheckpointRow {
+            thread_id: row.get(0)?,
+            checkpoint_ns: row.get(1)?,
+            checkpoint_id: row.get(2)?,
+            parent: row.get(3)?,
+            tag: row.get(4)?,
+            checkpoint: bytes(row.get_ref(5)?).unwrap_or_default(),
+            metadata: bytes(row.get_ref(6)?),
+        })
+    }
+
+    /// The decoded metadata: `json.loads` of the column, `{}` when it is NULL.
+    fn metadata(&self) -> Result<CheckpointMetadata> {
+        match &self.metadata {
+            Some(text) => CheckpointMetadata::from_value(json::from_json(text)?),
+            None => Ok(CheckpointMetadata::default()),
+        }
+    }
+
+    /// The tuple, with `config` as the caller sees it.
+    fn into_tuple(
+        self,
+        conn: &Connection,
+        serde: &dyn Serializer,
+        config: CheckpointConfig,
+        metadata: CheckpointMetadata,
+    ) -> Result<CheckpointTuple> {
+        let tag = self
+            .tag
+            .as_deref()
+            .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
+        let checkpoint = Checkpoint::from_value(serde.loads_typed(tag, &self.checkpoint)?)?;
+        let pending_writes = pending_writes(
+            conn,
+            serde,
+            &self.thread_id,
+            &self.checkpoint_ns,
+            &self.checkpoint_id,
+        )?;
+        let parent_config = self
+            .parent
+            .filter(|p| !p.is_empty())
+            .map(|p| CheckpointConfig::for_checkpoint(self.thread_id, self.checkpoint_ns, p));
+        Ok(CheckpointTuple {
+            config,
+            checkpoint,
+            metadata,
+            parent_config,
+            pending_writes,
+        })
+    }
+}
+
+/// The bytes of a BLOB or TEXT column; `None` for NULL (and numbers, which no saver writes).
+pub(crate) fn bytes(value: ValueRef<'_>) -> Option<Vec<u8>> {
+    match value {
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        _ => None,
+    }
+}
+
+/// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`.
+pub(crate) fn get_tuple(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>> {
+    let ns = config.ns();
+    let id = some_id(config.checkpoint_id.as_ref());
+    let base = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
+    );
+    let mut stmt;
+    let mut rows = match id {
+        Some(id) => {
+            stmt = conn
+                .prepare_cached(&format!("{base} AND checkpoint_id = ?3"))
+                .backend()?;
+            stmt.query(params![config.thread_id, ns, id]).backend()?
+        }
+        None => {
+            stmt = conn
+                .prepare_cached(&format!("{base} ORDER BY checkpoint_id DESC LIMIT 1"))
+                .backend()?;
+            stmt.query(params![config.thread_id, ns]).backend()?
+        }
+    };
+    let Some(row) = rows.next().backend()? else {
+        return Ok(None);
+    };
+    let row = CheckpointRow::from_row(row).backend()?;
+    let metadata = row.metadata()?;
+    // As LangGraph does, an explicit id returns the caller's config as given.
+    let own = match id {
+        Some(_) => config.clone(),
+        None => {
+            CheckpointConfig::for_checkpoint(row.thread_id.as_str(), ns, row.checkpoint_id.as_str())
+        }
+    };
+    row.into_tuple(conn, serde, own, metadata).map(Some)
+}
+
+/// `list`: newest first; see [`crate::query`] for how the filter and limit apply.
+pub(crate) fn list(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>> {
+    let mut out = Vec::new();
+    let limit = options.limit.unwrap_or(usize::MAX);
+    if limit == 0 {
+        return Ok(out);
+    }
+    let query = list_query(config, options);
+    let mut stmt = conn.prepare_cached(&query.sql).backend()?;
+    let mut rows = stmt
+        .query(params_from_iter(query.params.iter()))
+        .backend()?;
+    while let Some(row) = rows.next().backend()? {
+        let row = CheckpointRow::from_row(row).backend()?;
+        let metadata = row.metadata()?;
+        if query.check_in_rust && !options.matches(&metadata) {
+            continue;
+        }
+        let own = CheckpointConfig::for_checkpoint(
+            row.thread_id.as_str(),
+            row.checkpoint_ns.as_str(),
+            row.checkpoint_id.as_str(),
+        );
+        out.push(row.into_tuple(conn, serde, own, metadata)?);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The writes stored against one checkpoint, decoded, in read order.
+fn pending_writes(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    thread_id: &str,
+    ns: &str,
+    checkpoint_id: &str,
+) -> Result<Vec<PendingWrite>> {
+    let mut stmt = conn.prepare_cached(PENDING_WRITES).backend()?;
+    let mut rows = stmt
+        .query(params![thread_id, ns, checkpoint_id])
+        .backend()?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().backend()? {
+        let task_id: String = row.get(0).backend()?;
+        let channel: String = row.get(1).backend()?;
+        let tag: Option<String> = row.get(2).backend()?;
+        let value = bytes(row.get_ref(3).backend()?).unwrap_or_default();
+        let tag = tag.ok_or_else(|| Error::InvalidData("write row has no type".into()))?;
+        out.push(PendingWrite {
+            task_id,
+            channel,
+            value: serde.loads_typed(&tag, &value)?,
+        });
+    }
+    Ok(out)
+}

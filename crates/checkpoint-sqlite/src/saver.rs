@@ -1,0 +1,234 @@
+//! SqliteSaver: LangGraph's SQLite tables, behind the [`CheckpointSaver`] trait.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
+use stategraph_checkpoint::version_gen::VersionGenerator;
+use stategraph_checkpoint::{
+    write_index, Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
+    Result, Value,
+};
+
+use crate::pool::{blocking, Pool};
+use crate::write::{NewCheckpoint, NewWrite, WriteTarget};
+use crate::{json, maintenance, read, write};
+
+/// A checkpoint saver on a SQLite database laid out as LangGraph's `SqliteSaver`.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use stategraph_checkpoint::{CheckpointConfig, CheckpointSaver};
+/// use stategraph_checkpoint_sqlite::SqliteSaver;
+///
+/// let saver = SqliteSaver::in_memory()?;
+/// assert!(saver.get_tuple(&CheckpointConfig::thread("t")).await?.is_none());
+/// # Ok::<(), stategraph_checkpoint::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct SqliteSaver {
+    pool: Arc<Pool>,
+    serde: Arc<dyn Serializer>,
+    versions: VersionGenerator,
+}
+
+impl SqliteSaver {
+    /// Opens the database file at `path`, creating the file and the tables if needed and
+    /// switching it to WAL mode. A file written by LangGraph's `SqliteSaver` opens as is.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteSaver> {
+        Ok(SqliteSaver::with_pool(Pool::open(
+            path.as_ref().to_path_buf(),
+        )?))
+    }
+
+    /// A private database in memory, gone when the saver is dropped. Reads and writes
+    /// share its single connection.
+    pub fn in_memory() -> Result<SqliteSaver> {
+        Ok(SqliteSaver::with_pool(Pool::in_memory()?))
+    }
+
+    #[allow(clippy::default_constructed_unit_structs)] // the serializer may grow options
+    fn with_pool(pool: Pool) -> SqliteSaver {
+        SqliteSaver {
+            pool: Arc::new(pool),
+            serde: Arc::new(JsonPlusSerializer::default()),
+            versions: VersionGenerator::default(),
+        }
+    }
+
+    /// Uses another serializer for checkpoints and writes, e.g. an `EncryptedSerializer`
+    /// (builder style). Metadata stays plain JSON, as in LangGraph.
+    pub fn with_serializer(mut self, serde: Arc<dyn Serializer>) -> SqliteSaver {
+        self.serde = serde;
+        self
+    }
+
+    /// Uses another version generator, e.g. a seeded one (builder style).
+    pub fn with_versions(mut self, versions: VersionGenerator) -> SqliteSaver {
+        self.versions = versions;
+        self
+    }
+
+    /// The serializer values are stored with.
+    pub fn serializer(&self) -> &Arc<dyn Serializer> {
+        &self.serde
+    }
+}
+
+impl fmt::Debug for SqliteSaver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteSaver")
+            .field("pool", &self.pool)
+            .field("serde", &self.serde)
+            .field("versions", &self.versions)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl CheckpointSaver for SqliteSaver {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        let (serde, config) = (Arc::clone(&self.serde), config.clone());
+        blocking(&self.pool, move |pool| {
+            pool.read(|conn| read::get_tuple(conn, serde.as_ref(), &config))
+        })
+        .await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let serde = Arc::clone(&self.serde);
+        let (config, options) = (config.cloned(), options.clone());
+        blocking(&self.pool, move |pool| {
+            pool.read(|conn| read::list(conn, serde.as_ref(), config.as_ref(), &options))
+        })
+        .await
+    }
+
+    /// Stores the whole checkpoint (`channel_values` inline, as LangGraph's SQLite saver
+    /// does; `new_versions` is not needed), its metadata as JSON text (through
+    /// [`CheckpointMetadata::for_put`]) and the parent id `config.checkpoint_id`, in one
+    /// transaction. A config without a namespace stores at the root.
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        _new_versions: &ChannelVersions,
+    ) -> Result<CheckpointConfig> {
+        let ns = config.ns();
+        let row = NewCheckpoint {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: ns.to_owned(),
+            checkpoint_id: checkpoint.id.clone(),
+            parent: config.checkpoint_id.clone(),
+            checkpoint: self.serde.dumps_typed(&checkpoint.to_value(true))?,
+            metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
+        };
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| write::put(tx, &row))
+        })
+        .await?;
+        Ok(CheckpointConfig::for_checkpoint(
+            config.thread_id.as_str(),
+            ns,
+            checkpoint.id.as_str(),
+        ))
+    }
+
+    /// Stores the writes of one task on `config.checkpoint_id` (which must be set), in one
+    /// transaction, by the rule of the trait: each write gets the index [`write_index`]
+    /// gives; at a reserved (negative) index it replaces a stored write, at a normal index
+    /// it is ignored if one is stored.
+    ///
+    /// LangGraph's `SqliteSaver` picks one rule per batch instead (replace only when every
+    /// write of the batch is reserved), so in a batch mixing both kinds a repeated reserved
+    /// write is ignored there and replaces here. Batches of one kind behave the same.
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<()> {
+        let checkpoint_id = config
+            .checkpoint_id
+            .clone()
+            .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
+        let target = WriteTarget {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.ns().to_owned(),
+            checkpoint_id,
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+        };
+        let rows = writes
+            .iter()
+            .enumerate()
+            .map(|(i, (channel, value))| {
+                Ok(NewWrite {
+                    idx: write_index(channel, i),
+                    channel: channel.clone(),
+                    value: self.serde.dumps_typed(value)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| write::put_writes(tx, &target, &rows))
+        })
+        .await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        let thread_id = thread_id.to_owned();
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| write::delete_thread(tx, &thread_id))
+        })
+        .await
+    }
+
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
+        self.versions.next(current)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::ALL
+    }
+
+    /// Deletes the checkpoints whose metadata `run_id` (a string) is listed, with their
+    /// writes; a remaining checkpoint whose parent was deleted gets no parent.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+        let run_ids = run_ids.to_vec();
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| maintenance::delete_for_runs(tx, &run_ids))
+        })
+        .await
+    }
+
+    /// Copies the checkpoints and writes of every namespace of `source` to `target`,
+    /// keeping ids. An unknown source copies nothing.
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
+        let (source, target) = (source.to_owned(), target.to_owned());
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| maintenance::copy_thread(tx, &source, &target))
+        })
+        .await
+    }
+
+    /// `KeepLatest` keeps, per namespace of each listed thread, the newest checkpoint with
+    /// its writes and removes every other checkpoint and write (the kept checkpoint's
+    /// parent link is cleared when its parent was removed); `Delete` removes the threads.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        let thread_ids = thread_ids.to_vec();
+        blocking(&self.pool, move |pool| {
+            pool.write(|tx| maintenance::prune(tx, &thread_ids, strategy))
+        })
+        .await
+    }
+}

@@ -1,0 +1,9 @@
+//! One module per concern; `support` holds the shared helpers.
+
+mod concurrency;
+mod filter;
+mod golden;
+mod interop;
+mod json;
+mod schema;
+mod support;
