@@ -72,6 +72,17 @@ impl SqliteSaver {
         self
     }
 
+    /// Both tables' rows for one thread, values decoded, for a person to read (what the
+    /// quickstart prints).
+    pub async fn dump(&self, thread_id: &str) -> Result<String> {
+        let serde = self.serde.clone();
+        let thread = thread_id.to_owned();
+        blocking(&self.pool, move |pool| {
+            pool.read(|conn| crate::dump::dump(conn, serde.as_ref(), &thread))
+        })
+        .await
+    }
+
     /// The serializer values are stored with.
     pub fn serializer(&self) -> &Arc<dyn Serializer> {
         &self.serde

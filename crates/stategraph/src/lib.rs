@@ -29,3 +29,6 @@ pub use types::{Command, Goto, Interrupt, Resume, Send};
 
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
+/// The SQLite saver (feature `sqlite`, on by default).
+#[cfg(feature = "sqlite")]
+pub use stategraph_checkpoint_sqlite as sqlite;
