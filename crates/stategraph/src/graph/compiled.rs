@@ -122,13 +122,16 @@ impl<S: State> CompiledGraph<S> {
             saver: self.options.checkpointer.clone(),
             sources: self.sources.clone(),
             config: config.clone(),
+            // An empty per-call list means "not given", as in LangGraph.
             interrupt_before: config
                 .interrupt_before
                 .clone()
+                .filter(|l| !l.is_empty())
                 .unwrap_or_else(|| self.options.interrupt_before.clone()),
             interrupt_after: config
                 .interrupt_after
                 .clone()
+                .filter(|l| !l.is_empty())
                 .unwrap_or_else(|| self.options.interrupt_after.clone()),
             sink,
             ns: String::new(),

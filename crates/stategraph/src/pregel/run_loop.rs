@@ -386,8 +386,15 @@ impl Loop {
     /// everything the durability mode promises is saved.
     pub(crate) async fn run(mut self) -> Result<RunOutcome> {
         let result = self.run_steps().await;
+        // A subgraph in exit mode keeps its state only when it stopped early (an error or
+        // an interrupt); a completed one leaves nothing behind.
+        let stopped_early = match &result {
+            Err(_) => true,
+            Ok(interrupts) => !interrupts.is_empty(),
+        };
+        let persist = self.p.resuming.is_none() || stopped_early;
         // A failed save is the root cause of a later failure, so it is reported first.
-        self.exit().await?;
+        self.exit(persist).await?;
         Ok(self.finish(result?))
     }
 
@@ -453,7 +460,7 @@ impl Loop {
 
     /// Waits for background saves (durability `async`), or saves the final checkpoint and
     /// the pending writes (durability `exit`).
-    async fn exit(&mut self) -> Result<()> {
+    async fn exit(&mut self, persist: bool) -> Result<()> {
         let background = self.background.take().map(|b| b.finish());
         if let Some(done) = background {
             done.await?;
@@ -461,18 +468,26 @@ impl Loop {
         let Some(saver) = self.p.saver.clone() else {
             return Ok(());
         };
-        if self.p.config.durability != Durability::Exit || self.checkpoint.id == self.loaded_id {
+        if self.p.config.durability != Durability::Exit || !persist {
             return Ok(());
         }
-        let new_versions = self.new_versions();
-        let stored = saver
-            .put(
-                &self.checkpoint_config,
-                &self.checkpoint,
-                &self.metadata,
-                &new_versions,
-            )
-            .await?;
+        // The final checkpoint, unless the run never moved past the one it loaded; then the
+        // pending writes of this run, on the final checkpoint.
+        let stored = if self.checkpoint.id == self.loaded_id {
+            let mut cfg = self.checkpoint_config.clone();
+            cfg.checkpoint_id = Some(self.checkpoint.id.clone());
+            cfg
+        } else {
+            let new_versions = self.new_versions();
+            saver
+                .put(
+                    &self.checkpoint_config,
+                    &self.checkpoint,
+                    &self.metadata,
+                    &new_versions,
+                )
+                .await?
+        };
         let mut by_task: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
         for (t, c, v) in &self.pending_writes {
             if t != NULL_TASK_ID {

@@ -125,7 +125,8 @@ impl Attempts {
             };
             let body = std::mem::take(&mut *ctx.inner.body_writes.lock());
             if let (Err(e), Some(policy)) = (&result, &self.retry) {
-                if attempt < policy.max_attempts && (policy.retry_on)(e) {
+                let failed = matches!(e.kind, NodeErrorKind::Failed { .. });
+                if failed && attempt < policy.max_attempts && (policy.retry_on)(e) {
                     tracing::info!(node = %self.scope.name, attempt, error = %e, "retrying node");
                     tokio::time::sleep(policy.wait(attempt)).await;
                     continue;
@@ -218,13 +219,12 @@ pub(crate) async fn run_tasks(
         .unwrap_or(usize::MAX)
         .max(1);
     if futures.len() <= 1 || limit == 1 {
-        // One after another, in task order.
+        // One after another, in task order. As in LangGraph, the tasks after a failed one
+        // still run (their work is saved for the rerun); the first failure is reported.
         for f in futures {
             let (i, result, body) = f.await;
             remember(lp, &cache_keys, i, &result);
-            if commit(lp, i, result, body, &mut outcome).await? {
-                break;
-            }
+            commit(lp, i, result, body, &mut outcome).await?;
         }
     } else if !in_tokio {
         let mut pending: FuturesUnordered<TaskFuture> = futures.into_iter().collect();
@@ -255,6 +255,13 @@ pub(crate) async fn run_tasks(
             };
             remember(lp, &cache_keys, i, &result);
             if commit(lp, i, result, body, &mut outcome).await? {
+                // Tasks that already finished keep their work; the rest are cancelled.
+                while let Some(Ok((i, result, body))) = set.try_join_next() {
+                    if result.is_ok() {
+                        remember(lp, &cache_keys, i, &result);
+                        commit(lp, i, result, body, &mut outcome).await?;
+                    }
+                }
                 set.abort_all();
                 break;
             }

@@ -1,4 +1,6 @@
 //! Shared helpers of the engine's integration tests.
 #![allow(unreachable_pub, dead_code)]
 
+pub mod crash_saver;
 pub mod golden;
+pub mod savers;

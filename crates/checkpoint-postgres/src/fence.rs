@@ -1,0 +1,109 @@
+//! The fence: a `put` whose parent is no longer the head of its thread is refused.
+//!
+//! Several processes may run the same thread against one database (a retried job, two
+//! workers picking up the same resume). Each loads the head checkpoint `H`, runs a step,
+//! and puts a child of `H`. Without a fence both children are stored, the thread forks
+//! silently and the next reader follows whichever id is greater. With the fence, the
+//! first child to commit wins and the other put fails with
+//! [`stategraph_checkpoint::Error::Conflict`], storing nothing: neither its checkpoint nor
+//! its blobs, while the winner's rows are untouched. The loser can reload the head and
+//! decide what to do.
+//!
+//! # The rule
+//!
+//! A put of checkpoint `C` with parent `P` (`config.checkpoint_id`, or none) into
+//! `(thread, namespace)` is accepted when
+//!
+//! * `P` is the current head, the greatest checkpoint id of `(thread, namespace)`; with no
+//!   parent, when the namespace has no checkpoint yet; or
+//! * `C` is already stored there with the same parent: putting it again replaces it (a
+//!   retry) and moves nothing on.
+//!
+//! Anything else is a conflict, in particular a put with no parent into a namespace that
+//! already has checkpoints, and a put whose parent was deleted meanwhile.
+//!
+//! # How
+//!
+//! The put is one pipelined transaction, sent in one round trip:
+//!
+//! ```text
+//! BEGIN ISOLATION LEVEL READ COMMITTED
+//! SELECT pg_advisory_xact_lock(hashtext(thread), hashtext(namespace))
+//! WITH fence AS (head check), blobs AS (INSERT … WHERE ok), saved AS (INSERT … WHERE ok)
+//!     SELECT ok, head FROM fence
+//! COMMIT
+//! ```
+//!
+//! The lock serializes the fenced puts of one `(thread, namespace)` (its two-key form
+//! keeps it apart from single-key advisory locks an application may take). The statement
+//! after it runs on a snapshot taken once the lock is held, so it sees every put that
+//! committed before, and its inserts happen only when the check passed. The transaction is
+//! read committed whatever the session default, since a repeatable-read snapshot would be
+//! taken before the lock wait.
+//!
+//! # What it costs and what it refuses
+//!
+//! Two fenced puts of one thread wait for each other for the length of one statement.
+//! Deliberate branching is refused too, since it is indistinguishable from a lost race at
+//! this level: a replay from an older checkpoint ("time travel", metadata source `fork`),
+//! new input or `update_state` on a checkpoint that is not the head, and a `__copy__`
+//! update (a sibling). Graphs that branch that way need [`crate::PostgresSaver::with_fencing`]
+//! `(false)`, which stores exactly what Python's saver stores, without the check. The
+//! fence adds no column or table: a fenced and an unfenced saver, or Python's, share a
+//! database (only fenced writers are checked against each other, and against the rows
+//! everyone wrote).
+
+/// Takes the per-`(thread, namespace)` lock for the rest of the transaction.
+pub(crate) const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext($1::text), hashtext($2::text))";
+
+/// Starts the fenced transaction.
+pub(crate) const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
+/// Ends it; after an error Postgres turns this into a rollback.
+pub(crate) const COMMIT: &str = "COMMIT";
+
+/// The fenced put. Parameters as [`crate::write::PUT`]; returns whether the fence let the
+/// put through and the head it saw.
+pub(crate) const FENCED_PUT: &str = "WITH head AS ( \
+    SELECT max(checkpoint_id) AS id FROM checkpoints \
+    WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+), fence AS ( \
+    SELECT head.id AS head, \
+           (head.id IS NOT DISTINCT FROM $4::text OR EXISTS ( \
+               SELECT 1 FROM checkpoints \
+               WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+                 AND checkpoint_id = $3::text \
+                 AND parent_checkpoint_id IS NOT DISTINCT FROM $4::text)) AS ok \
+    FROM head \
+), blobs AS ( \
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+    SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
+    FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob), fence \
+    WHERE fence.ok \
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
+), saved AS ( \
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb FROM fence \
+    WHERE fence.ok \
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
+    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
+) \
+SELECT ok, head FROM fence";
+
+/// The error of a put the fence refused.
+pub(crate) fn conflict(
+    thread: &str,
+    ns: &str,
+    parent: Option<&str>,
+    head: Option<&str>,
+) -> stategraph_checkpoint::Error {
+    let parent = parent.map_or_else(|| "no parent".to_owned(), |p| format!("parent {p}"));
+    let head = head.map_or_else(
+        || "the namespace has no checkpoint".to_owned(),
+        |h| format!("its latest checkpoint is {h}"),
+    );
+    stategraph_checkpoint::Error::Conflict(format!(
+        "thread {thread:?}, namespace {ns:?}: a put with {parent} was refused because {head}; \
+         another writer moved the thread on"
+    ))
+}

@@ -1,0 +1,145 @@
+//! The WHERE clause of `list`, with every key and value a bound parameter.
+//!
+//! The metadata filter is one JSON document, serialized here and bound as a single
+//! parameter to `metadata @> $n::text::jsonb` (JSONB containment, as Python's saver
+//! does). No part of a filter key or value ever becomes SQL text or a JSON path, so a key
+//! such as `a') OR 1=1 --` or `$.x` is only ever a key that no metadata has. SQLite's
+//! `json_extract` path injection (CVE-2025-8709) has no counterpart here by construction.
+//!
+//! Containment is top-level key equality for scalars (numbers by value, so `1` matches
+//! `1.0`; `true` does not match `1`). For a map or list value it is containment, not
+//! equality (`{"parents": {}}` matches every `parents` map), which is where it is looser
+//! than `ListOptions::matches` of the in-memory saver. A filter value JSONB cannot hold
+//! (bytes, a Python object, NaN, a NUL character) can equal no stored metadata, so such a
+//! filter lists nothing, without a query.
+
+use stategraph_checkpoint::{CheckpointConfig, ListOptions, Map, Value};
+use tokio_postgres::types::ToSql;
+
+use crate::json;
+
+/// One bound parameter of a built query.
+pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
+
+/// A query with its parameters in `$n` order.
+pub(crate) struct Query {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<Param>,
+}
+
+impl Query {
+    /// The parameters as the driver takes them.
+    pub(crate) fn param_refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect()
+    }
+
+    fn bind(&mut self, param: Param) -> String {
+        self.params.push(param);
+        format!("${}", self.params.len())
+    }
+}
+
+/// A checkpoint id as LangGraph reads it: an empty string counts as none.
+pub(crate) fn some_id(id: Option<&String>) -> Option<&str> {
+    id.map(String::as_str).filter(|id| !id.is_empty())
+}
+
+/// The metadata filter as JSON text; `None` for no filter, `Err` for one nothing matches.
+pub(crate) fn filter_json(options: &ListOptions) -> Result<Option<String>, json::NotJson> {
+    let Some(filter) = options.filter.as_ref().filter(|f| !f.is_empty()) else {
+        return Ok(None);
+    };
+    let doc: Map = filter.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    json::to_text(&Value::Map(doc)).map(Some)
+}
+
+/// The `list` query: `select` followed by the WHERE clause, newest first, limited.
+/// `None` when the filter can match nothing.
+pub(crate) fn list_query(
+    select: &str,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Option<Query> {
+    let filter = filter_json(options).ok()?;
+    let mut query = Query {
+        sql: String::with_capacity(select.len() + 200),
+        params: Vec::new(),
+    };
+    let mut wheres = Vec::new();
+    if let Some(config) = config {
+        let p = query.bind(Box::new(config.thread_id.clone()));
+        wheres.push(format!("c.thread_id = {p}"));
+        if let Some(ns) = &config.checkpoint_ns {
+            let p = query.bind(Box::new(ns.clone()));
+            wheres.push(format!("c.checkpoint_ns = {p}"));
+        }
+        if let Some(id) = some_id(config.checkpoint_id.as_ref()) {
+            let p = query.bind(Box::new(id.to_owned()));
+            wheres.push(format!("c.checkpoint_id = {p}"));
+        }
+    }
+    if let Some(filter) = filter {
+        let p = query.bind(Box::new(filter));
+        wheres.push(format!("c.metadata @> {p}::text::jsonb"));
+    }
+    let before = options.before.as_ref();
+    if let Some(id) = before.and_then(|b| some_id(b.checkpoint_id.as_ref())) {
+        let p = query.bind(Box::new(id.to_owned()));
+        wheres.push(format!("c.checkpoint_id < {p}"));
+    }
+    query.sql.push_str(select);
+    if !wheres.is_empty() {
+        query.sql.push_str(" WHERE ");
+        query.sql.push_str(&wheres.join(" AND "));
+    }
+    query.sql.push_str(" ORDER BY c.checkpoint_id DESC");
+    if let Some(limit) = options.limit {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let p = query.bind(Box::new(limit));
+        query.sql.push_str(&format!(" LIMIT {p}"));
+    }
+    Some(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_keys_and_values_stay_out_of_the_sql_text() {
+        let hostile = "'); DROP TABLE checkpoints; --";
+        let options = ListOptions::default()
+            .filter(hostile, hostile)
+            .filter("$.source", "x' OR '1'='1")
+            .limit(3);
+        let config = CheckpointConfig::thread(hostile);
+        let query = list_query("SELECT 1 FROM checkpoints c", Some(&config), &options).unwrap();
+        assert_eq!(
+            query.sql,
+            "SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
+             AND c.metadata @> $3::text::jsonb ORDER BY c.checkpoint_id DESC LIMIT $4"
+        );
+        assert_eq!(query.params.len(), 4);
+        let doc = json::parse(&filter_json(&options).unwrap().unwrap()).unwrap();
+        assert_eq!(doc.get(hostile), Some(&Value::from(hostile)));
+        assert_eq!(doc.get("$.source"), Some(&Value::from("x' OR '1'='1")));
+    }
+
+    #[test]
+    fn unstorable_filter_values_match_nothing_and_empty_filters_nothing_else() {
+        let bytes = ListOptions::default().filter("k", vec![1u8]);
+        assert!(list_query("S", None, &bytes).is_none());
+        let nul = ListOptions::default().filter("k\0", 1);
+        assert!(list_query("S", None, &nul).is_none());
+        let none = ListOptions::default();
+        assert_eq!(
+            list_query("S c", None, &none).unwrap().sql,
+            "S c ORDER BY c.checkpoint_id DESC"
+        );
+        let before = ListOptions::default().before(CheckpointConfig::thread("t"));
+        assert!(!list_query("S", None, &before).unwrap().sql.contains('<'));
+    }
+}

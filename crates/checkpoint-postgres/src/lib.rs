@@ -1,0 +1,90 @@
+//! A Postgres checkpoint saver whose tables and rows are those of LangGraph's
+//! `langgraph-checkpoint-postgres` 3.2.0, so that Python and Rust share one database.
+//!
+//! ```no_run
+//! # async fn demo() -> stategraph_checkpoint::Result<()> {
+//! use stategraph_checkpoint::CheckpointSaver;
+//! use stategraph_checkpoint_postgres::PostgresSaver;
+//!
+//! let saver = PostgresSaver::connect("postgresql://postgres@127.0.0.1:5432/postgres").await?;
+//! saver.setup().await?; // once per database, as with Python
+//! let latest = saver.get_tuple(&stategraph_checkpoint::CheckpointConfig::thread("t1")).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Design
+//!
+//! **Same schema, same rows.** [`schema::MIGRATIONS`] are Python's migrations, numbered as
+//! Python numbers them in `checkpoint_migrations`, so either side's `setup` accepts a
+//! database the other made. A put writes the rows Python writes (spec §12.2): the
+//! checkpoint as JSONB with its *primitive* channel values inline (nil, booleans, numbers,
+//! strings: small, and readable with SQL), every other value serialized once per
+//! `(thread, namespace, channel, version)` in `checkpoint_blobs` with
+//! `ON CONFLICT DO NOTHING`, so a value that did not change between checkpoints is stored
+//! once however many checkpoints refer to it; writes go to `checkpoint_writes` with the
+//! serializer's `(type, bytes)`. Metadata is JSONB made by LangGraph's
+//! `get_checkpoint_metadata` rules (NULs stripped from top-level strings, scalar config keys
+//! copied in, the legacy `writes` key dropped). The golden test compares raw rows with a
+//! Python run, and the interop tests have each side read what the other wrote.
+//!
+//! **Pool: deadpool-postgres.** Every statement of this crate is prepared once per
+//! connection through deadpool's per-connection statement cache (`prepare_cached`), after
+//! which a call costs one Bind/Execute exchange; bb8-postgres has no such cache and would
+//! need one kept beside each pooled connection. deadpool's `Pool` is also not generic over
+//! the TLS connector, so [`PostgresSaver::from_pool`] takes TLS pools and plain ones alike
+//! while [`PostgresSaver::connect`] stays a one-liner without TLS. Both pools sit on
+//! tokio-postgres, whose client pipelines requests, which the fence relies on.
+//!
+//! **One round trip per put.** An unfenced put is a single statement: a data-modifying CTE
+//! inserts the blob rows from arrays and the outer statement upserts the checkpoint, so
+//! both commit together. A fenced put is that statement behind an advisory lock in a
+//! transaction whose four messages are sent before any reply is read. `put_writes` is one
+//! statement too (see [`crate::write`] docs in the source).
+//!
+//! **The fence** ([`fence`]), on by default: several processes may drive one thread, and a
+//! put whose parent is no longer the thread's head fails with
+//! [`stategraph_checkpoint::Error::Conflict`] and stores nothing, instead of silently
+//! forking the thread. Deliberate forks (time travel, updates of older checkpoints) are
+//! refused as well; [`PostgresSaver::with_fencing`]`(false)` stores them as Python does.
+//!
+//! **Safe filters** ([`filter`]): `list`'s metadata filter is one bound JSON parameter to
+//! `metadata @> $n::jsonb`; keys and values never become SQL or JSON-path text.
+//!
+//! # Where this saver differs from Python's, deliberately
+//!
+//! * The fence (above). Python has none.
+//! * `put_writes` keeps the *last* write of a repeated reserved index in every batch, as
+//!   the trait states for every stategraph saver; Python keeps the first when the batch
+//!   also holds normal writes.
+//! * A float is written with a decimal point at every magnitude (`10000000000000000.0`, not
+//!   `1e+16`), so it reads back as a float in both languages; Python's own rows turn floats
+//!   of 1e16 and above into integers.
+//! * NaN, infinities and strings with a NUL character, which JSONB cannot hold, are stored
+//!   as blobs instead of inline; Python's put fails on them. In metadata they are refused
+//!   with [`stategraph_checkpoint::Error::Encode`], as are bytes and Python objects.
+//! * A put with an empty-string parent stores no parent (NULL) where Python stores `''`;
+//!   both read back as no parent.
+//! * `setup` run by two processes at once does not fail on the version record.
+//! * `delete_for_runs` and `copy_thread` exist (Python's saver has neither); `prune` is
+//!   Python's.
+//! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
+//!   namespace (Python's `list` looks in the first row's thread only).
+
+pub mod error;
+pub mod fence;
+pub mod filter;
+mod json;
+mod layout;
+mod maintenance;
+pub mod prune;
+mod read;
+mod saver;
+pub mod schema;
+mod write;
+
+pub use error::db_error;
+pub use saver::{PostgresSaver, DEFAULT_POOL_SIZE};
+pub use schema::{MIGRATIONS, SCHEMA_VERSION};
+
+/// The pool type [`PostgresSaver::from_pool`] takes, re-exported with its driver.
+pub use deadpool_postgres;

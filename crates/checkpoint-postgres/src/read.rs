@@ -1,0 +1,251 @@
+//! Reading: `get_tuple` and `list`, each one query that brings the blobs and writes along.
+//!
+//! The query of spec §12.3 joins every checkpoint row with the blobs of its own
+//! `channel_versions` and with its writes. Python aggregates each into one
+//! two-dimensional array; the driver here reads one-dimensional arrays only, so each
+//! column is aggregated on its own, in the same pass (the arrays of one lateral subquery
+//! are built from the same rows in the same order). Writes are sorted here by
+//! `(task_path, task_id, idx)`. A checkpoint of format 3 or older gets its parent's
+//! `__pregel_tasks` writes as a `__pregel_tasks` channel value, as Python's reader does.
+
+use deadpool_postgres::Client;
+use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::version_gen::VersionGenerator;
+use stategraph_checkpoint::{
+    CheckpointConfig, CheckpointMetadata, CheckpointTuple, Error, ListOptions, PendingWrite,
+    Result, Value, CHECKPOINT_FORMAT,
+};
+use tokio_postgres::types::FromSql;
+use tokio_postgres::Row;
+
+use crate::error::pg;
+use crate::filter::{list_query, some_id};
+use crate::json;
+use crate::layout::{rebuild, JoinedBlob};
+
+/// Every checkpoint column, its joined blobs and its writes; a WHERE clause follows.
+pub(crate) const SELECT: &str = "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
+c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text, \
+b.channels, b.types, b.blobs, \
+w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs \
+FROM checkpoints c \
+CROSS JOIN LATERAL ( \
+    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
+           array_agg(bl.blob) AS blobs \
+    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS cv \
+    JOIN checkpoint_blobs bl \
+      ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns \
+     AND bl.channel = cv.key AND bl.version = cv.value \
+) b \
+CROSS JOIN LATERAL ( \
+    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels, \
+           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs, \
+           array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs \
+    FROM checkpoint_writes cw \
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns \
+      AND cw.checkpoint_id = c.checkpoint_id \
+) w";
+
+/// The `__pregel_tasks` writes of a parent checkpoint, in write order (format ≤ 3 only).
+const PENDING_SENDS: &str = "SELECT array_agg(type ORDER BY task_path, task_id, idx), \
+array_agg(blob ORDER BY task_path, task_id, idx) FROM checkpoint_writes \
+WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
+AND channel = '__pregel_tasks'";
+
+/// The channel format ≤ 3 checkpoints get their parent's sends in.
+const TASKS: &str = "__pregel_tasks";
+
+/// What a reader needs besides the connection.
+pub(crate) struct Reader<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) serde: &'a dyn Serializer,
+    pub(crate) versions: &'a VersionGenerator,
+}
+
+impl Reader<'_> {
+    /// `get_tuple`: the addressed checkpoint, else the greatest id of `(thread, ns)`.
+    pub(crate) async fn get_tuple(
+        &self,
+        config: &CheckpointConfig,
+    ) -> Result<Option<CheckpointTuple>> {
+        let (thread, ns) = (&config.thread_id, config.ns());
+        let row = match some_id(config.checkpoint_id.as_ref()) {
+            Some(id) => {
+                let sql = format!(
+                    "{SELECT} WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
+                     AND c.checkpoint_id = $3"
+                );
+                let stmt = self.client.prepare_cached(&sql).await.map_err(pg)?;
+                self.client.query_opt(&stmt, &[thread, &ns, &id]).await
+            }
+            None => {
+                let sql = format!(
+                    "{SELECT} WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
+                     ORDER BY c.checkpoint_id DESC LIMIT 1"
+                );
+                let stmt = self.client.prepare_cached(&sql).await.map_err(pg)?;
+                self.client.query_opt(&stmt, &[thread, &ns]).await
+            }
+        }
+        .map_err(pg)?;
+        match row {
+            Some(row) => Ok(Some(self.tuple(&row).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `list`: newest first, filtered and limited in SQL.
+    pub(crate) async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let Some(query) = list_query(SELECT, config, options) else {
+            return Ok(Vec::new());
+        };
+        let stmt = self.client.prepare_cached(&query.sql).await.map_err(pg)?;
+        let rows = self
+            .client
+            .query(&stmt, &query.param_refs())
+            .await
+            .map_err(pg)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            out.push(self.tuple(row).await?);
+        }
+        Ok(out)
+    }
+
+    /// Decodes one row of [`SELECT`], migrating the sends of an old-format checkpoint.
+    async fn tuple(&self, row: &Row) -> Result<CheckpointTuple> {
+        let thread: String = col(row, 0)?;
+        let ns: String = col(row, 1)?;
+        let id: String = col(row, 2)?;
+        let parent: Option<String> = col(row, 3)?;
+        let doc = json::parse(&col::<String>(row, 4)?)?;
+        let metadata = CheckpointMetadata::from_value(json::parse(&col::<String>(row, 5)?)?)?;
+        let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
+        let mut checkpoint = rebuild(doc, blobs, self.serde)?;
+        let parent = parent.filter(|p| !p.is_empty());
+        if checkpoint.v < CHECKPOINT_FORMAT {
+            if let Some(parent) = &parent {
+                self.migrate_sends(&thread, &ns, parent, &mut checkpoint)
+                    .await?;
+            }
+        }
+        let pending_writes = self.writes(row)?;
+        Ok(CheckpointTuple {
+            config: CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id),
+            parent_config: parent
+                .map(|p| CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), p)),
+            checkpoint,
+            metadata,
+            pending_writes,
+        })
+    }
+
+    /// The writes of a row, decoded and sorted by `(task_path, task_id, idx)`.
+    fn writes(&self, row: &Row) -> Result<Vec<PendingWrite>> {
+        let task_ids: Vec<String> = col::<Option<_>>(row, 9)?.unwrap_or_default();
+        let channels: Vec<String> = col::<Option<_>>(row, 10)?.unwrap_or_default();
+        let types: Vec<Option<String>> = col::<Option<_>>(row, 11)?.unwrap_or_default();
+        let blobs: Vec<Vec<u8>> = col::<Option<_>>(row, 12)?.unwrap_or_default();
+        let paths: Vec<String> = col::<Option<_>>(row, 13)?.unwrap_or_default();
+        let idxs: Vec<i32> = col::<Option<_>>(row, 14)?.unwrap_or_default();
+        let n = task_ids.len();
+        if [channels.len(), types.len(), blobs.len(), paths.len(), idxs.len()] != [n; 5] {
+            return Err(Error::InvalidData("write arrays of unequal length".into()));
+        }
+        let mut rows: Vec<_> = (0..n).collect();
+        rows.sort_by(|&a, &b| {
+            (paths[a].as_str(), task_ids[a].as_str(), idxs[a]).cmp(&(
+                paths[b].as_str(),
+                task_ids[b].as_str(),
+                idxs[b],
+            ))
+        });
+        rows.into_iter()
+            .map(|i| {
+                let tag = types[i].as_deref().unwrap_or_default();
+                Ok(PendingWrite {
+                    task_id: task_ids[i].clone(),
+                    channel: channels[i].clone(),
+                    value: self.serde.loads_typed(tag, &blobs[i])?,
+                })
+            })
+            .collect()
+    }
+
+    /// Spec §2.6: a format ≤ 3 checkpoint reads its parent's sends as `__pregel_tasks`, at
+    /// the greatest of its versions (or a first version when it has none).
+    async fn migrate_sends(
+        &self,
+        thread: &str,
+        ns: &str,
+        parent: &str,
+        checkpoint: &mut stategraph_checkpoint::Checkpoint,
+    ) -> Result<()> {
+        let stmt = self
+            .client
+            .prepare_cached(PENDING_SENDS)
+            .await
+            .map_err(pg)?;
+        let row = self
+            .client
+            .query_one(&stmt, &[&thread, &ns, &parent])
+            .await
+            .map_err(pg)?;
+        let types: Vec<Option<String>> = col::<Option<_>>(&row, 0)?.unwrap_or_default();
+        let blobs: Vec<Vec<u8>> = col::<Option<_>>(&row, 1)?.unwrap_or_default();
+        if types.is_empty() {
+            return Ok(());
+        }
+        let sends = types
+            .iter()
+            .zip(&blobs)
+            .map(|(t, b)| self.serde.loads_typed(t.as_deref().unwrap_or_default(), b))
+            .collect::<Result<Vec<_>>>()?;
+        checkpoint
+            .channel_values
+            .insert(TASKS.to_owned(), Value::List(sends));
+        let version = match checkpoint.channel_versions.values().max() {
+            Some(v) => v.clone(),
+            None => self.versions.next(None),
+        };
+        checkpoint
+            .channel_versions
+            .insert(TASKS.to_owned(), version);
+        Ok(())
+    }
+}
+
+/// One column, with a type mismatch as an error instead of a panic.
+pub(crate) fn col<'r, T: FromSql<'r>>(row: &'r Row, i: usize) -> Result<T> {
+    row.try_get(i)
+        .map_err(|e| Error::InvalidData(format!("column {i}: {e}")))
+}
+
+/// Zips the three blob arrays of a row (all NULL when nothing joined).
+fn zip3(
+    channels: Option<Vec<String>>,
+    types: Option<Vec<String>>,
+    blobs: Option<Vec<Option<Vec<u8>>>>,
+    what: &str,
+) -> Result<Vec<JoinedBlob>> {
+    let (channels, types, blobs) = (
+        channels.unwrap_or_default(),
+        types.unwrap_or_default(),
+        blobs.unwrap_or_default(),
+    );
+    if channels.len() != types.len() || channels.len() != blobs.len() {
+        return Err(Error::InvalidData(format!(
+            "{what} arrays of unequal length"
+        )));
+    }
+    Ok(channels
+        .into_iter()
+        .zip(types)
+        .zip(blobs)
+        .map(|((c, t), b)| (c, t, b))
+        .collect())
+}

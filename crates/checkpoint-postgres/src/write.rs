@@ -1,0 +1,175 @@
+//! Writing: `put` (a checkpoint with its blobs) and `put_writes`, one round trip each.
+//!
+//! Python's saver sends a put as an `executemany` of blob inserts plus a checkpoint
+//! upsert in one pipeline. Here the unfenced put is a single statement: a data-modifying
+//! CTE inserts the blob rows from arrays (`unnest`) and the main statement upserts the
+//! checkpoint, so both commit together or not at all. The fenced put is the same statement
+//! behind the fence's lock, in a pipelined transaction (see [`crate::fence`]).
+//!
+//! `put_writes` is one `INSERT … SELECT FROM unnest(…)` statement, hence one transaction,
+//! with the repeated-key rule of the trait: `ON CONFLICT DO UPDATE … WHERE idx < 0`, so a
+//! reserved index is replaced (last wins) and a normal one kept (first wins), also in a
+//! batch that mixes both. Python's saver replaces only when *every* write of the batch is
+//! reserved, so in a mixed batch it keeps the first reserved value; this saver, like the
+//! in-memory ones, keeps the last. Within one batch the last write of a reserved index is
+//! the one sent (Postgres refuses to update one row twice in a statement).
+
+use deadpool_postgres::{Client, Object};
+use indexmap::IndexMap;
+use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::{
+    write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, Error, Result,
+    Value,
+};
+
+use crate::error::pg;
+use crate::fence;
+use crate::filter::some_id;
+use crate::json;
+use crate::layout::split;
+
+/// The unfenced put: blobs (`$7`–`$10` as arrays of channel, version, type, blob), then
+/// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
+pub(crate) const PUT: &str = "WITH blobs AS ( \
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+    SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
+    FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
+) \
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+VALUES ($1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb) \
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata";
+
+/// The writes of one task: `($1 thread, $2 ns, $3 checkpoint, $4 task, $5 task path)` and
+/// arrays of index, channel, type and blob.
+pub(crate) const PUT_WRITES: &str = "INSERT INTO checkpoint_writes \
+(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+SELECT $1::text, $2::text, $3::text, $4::text, $5::text, w.idx, w.channel, w.type, w.blob \
+FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w(idx, channel, type, blob) \
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) \
+DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob \
+WHERE EXCLUDED.idx < 0";
+
+/// The metadata document a put stores: `get_checkpoint_metadata` (spec §2.2) without the
+/// legacy `writes` key, as JSON text.
+pub(crate) fn metadata_json(
+    config: &CheckpointConfig,
+    metadata: &CheckpointMetadata,
+) -> Result<String> {
+    let mut md = metadata.for_put(config);
+    md.extra.shift_remove("writes");
+    json::encode(&md.to_value(), "metadata")
+}
+
+/// Stores a checkpoint; with `fencing`, only if its parent is still the head.
+pub(crate) async fn put(
+    client: Object,
+    serde: &dyn Serializer,
+    fencing: bool,
+    config: &CheckpointConfig,
+    checkpoint: &Checkpoint,
+    metadata: &CheckpointMetadata,
+    new_versions: &ChannelVersions,
+) -> Result<CheckpointConfig> {
+    let split = split(checkpoint, new_versions, serde)?;
+    let metadata = metadata_json(config, metadata)?;
+    let (thread, ns) = (config.thread_id.as_str(), config.ns());
+    let parent = some_id(config.checkpoint_id.as_ref());
+    let id = checkpoint.id.as_str();
+    let channels: Vec<&str> = split.blobs.iter().map(|b| b.channel.as_str()).collect();
+    let versions: Vec<&str> = split.blobs.iter().map(|b| b.version.as_str()).collect();
+    let tags: Vec<&str> = split.blobs.iter().map(|b| b.tag.as_str()).collect();
+    let bytes: Vec<&[u8]> = split.blobs.iter().map(|b| b.bytes.as_slice()).collect();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        &thread,
+        &ns,
+        &id,
+        &parent,
+        &split.checkpoint,
+        &metadata,
+        &channels,
+        &versions,
+        &tags,
+        &bytes,
+    ];
+    if fencing {
+        let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
+        let stmt = client.prepare_cached(fence::FENCED_PUT).await.map_err(pg)?;
+        let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
+        // All four are sent when first polled, in order, before any reply: one round trip.
+        let result = futures::try_join!(
+            client.batch_execute(fence::BEGIN),
+            client.execute(&lock, &lock_params),
+            client.query_one(&stmt, &params),
+            client.batch_execute(fence::COMMIT),
+        );
+        let (_, _, row, _) = match result {
+            Ok(done) => done,
+            Err(e) => {
+                // The transaction may still be open if a statement failed before it was
+                // sent: drop the connection instead of returning it to the pool.
+                drop(Object::take(client));
+                return Err(pg(e));
+            }
+        };
+        let ok: bool = crate::read::col(&row, 0)?;
+        if !ok {
+            let head: Option<String> = crate::read::col(&row, 1)?;
+            return Err(fence::conflict(thread, ns, parent, head.as_deref()));
+        }
+    } else {
+        let stmt = client.prepare_cached(PUT).await.map_err(pg)?;
+        client.execute(&stmt, &params).await.map_err(pg)?;
+    }
+    Ok(CheckpointConfig::for_checkpoint(thread, ns, id))
+}
+
+/// Stores the writes of one task against `config.checkpoint_id`.
+pub(crate) async fn put_writes(
+    client: &Client,
+    serde: &dyn Serializer,
+    config: &CheckpointConfig,
+    writes: &[(String, Value)],
+    task_id: &str,
+    task_path: &str,
+) -> Result<()> {
+    let checkpoint_id = config
+        .checkpoint_id
+        .as_deref()
+        .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
+    if writes.is_empty() {
+        return Ok(());
+    }
+    // By index: a repeated reserved index keeps its last write (normal ones cannot repeat).
+    let mut rows: IndexMap<i32, (&str, stategraph_checkpoint::serde::Typed)> = IndexMap::new();
+    for (position, (channel, value)) in writes.iter().enumerate() {
+        let idx = i32::try_from(write_index(channel, position))
+            .map_err(|_| Error::InvalidData("too many writes for an INTEGER index".into()))?;
+        rows.insert(idx, (channel.as_str(), serde.dumps_typed(value)?));
+    }
+    let idxs: Vec<i32> = rows.keys().copied().collect();
+    let channels: Vec<&str> = rows.values().map(|(c, _)| *c).collect();
+    let tags: Vec<&str> = rows.values().map(|(_, t)| t.tag.as_ref()).collect();
+    let blobs: Vec<&[u8]> = rows.values().map(|(_, t)| t.bytes.as_slice()).collect();
+    let ns = config.ns();
+    let stmt = client.prepare_cached(PUT_WRITES).await.map_err(pg)?;
+    client
+        .execute(
+            &stmt,
+            &[
+                &config.thread_id,
+                &ns,
+                &checkpoint_id,
+                &task_id,
+                &task_path,
+                &idxs,
+                &channels,
+                &tags,
+                &blobs,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! Integration tests of `PostgresSaver` against a real server (one binary; the
+//! conformance suite is the other). Each test uses a fresh schema, dropped at its end.
+
+#[allow(dead_code)]
+mod support;
+
+mod golden;
+mod fence;
