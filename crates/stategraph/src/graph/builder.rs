@@ -185,8 +185,18 @@ impl<S: State> StateGraph<S> {
         name: impl Into<String>,
         subgraph: &CompiledGraph<T>,
     ) -> &mut Self {
+        self.add_subgraph_with(name, subgraph, NodeOptions::default())
+    }
+
+    /// Adds a compiled graph as a node, with node options (retry policy, timeout, cache).
+    pub fn add_subgraph_with<T: State>(
+        &mut self,
+        name: impl Into<String>,
+        subgraph: &CompiledGraph<T>,
+        options: NodeOptions,
+    ) -> &mut Self {
         let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
-        self.insert_spec(name.into(), kind, NodeOptions::default())
+        self.insert_spec(name.into(), kind, options)
     }
 
     /// Adds an edge: `end` runs after `start`. `START` marks the entry, `END` the exit.
