@@ -12,6 +12,7 @@ use stategraph::{
     update, Command, CompileOptions, DynState, RunConfig, StateGraph, StreamMode, END, START,
 };
 use support::golden::{assert_storage_matches, load, normalize, saver, sources, to_json};
+use support::savers::PostgresSchema;
 
 fn single_node_graph(
     saver: std::sync::Arc<dyn CheckpointSaver>,
@@ -33,10 +34,11 @@ fn single_node_graph(
         .with_sources(sources())
 }
 
-#[tokio::test]
-async fn single_node_is_reproduced_byte_for_byte() {
+async fn single_node_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("single_node");
-    let saver = saver();
     let graph = single_node_graph(saver.clone());
     let out = graph
         .invoke_outcome(update::<_, &str, &str>([]), &RunConfig::thread("12345"))
@@ -50,7 +52,9 @@ async fn single_node_is_reproduced_byte_for_byte() {
             .collect(),
     ));
     assert_eq!(got, expected);
-    assert_storage_matches(&trace, &saver);
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
 }
 
 #[tokio::test]
@@ -192,18 +196,24 @@ fn join_graph() -> StateGraph<DynState> {
 // depends on Python's hash seed (spec §17.2); the trace was made with PYTHONHASHSEED=0,
 // whose order ("left" then "right") is also our insertion order, and the set stored in
 // the barrier channel is compared byte for byte as written.
-#[tokio::test]
-async fn join_is_reproduced_byte_for_byte() {
+async fn join_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("join");
-    let (graph, saver) = compiled(&join_graph());
+    let graph = compiled_on(&join_graph(), saver.clone());
     let call = &trace["calls"][0];
     let out = graph
         .invoke_outcome(input(&call["input"]), &RunConfig::thread("join"))
         .await
         .expect("runs");
     assert_eq!(output_json(&out.values), normalize(&call["output"]));
-    assert_storage_matches(&trace, &saver);
-    assert_stream(&trace, &join_graph()).await;
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
+    if memory.is_some() {
+        assert_stream(&trace, &join_graph()).await;
+    }
 }
 
 fn fanout_graph() -> StateGraph<DynState> {
@@ -242,18 +252,24 @@ fn fanout_graph() -> StateGraph<DynState> {
     g
 }
 
-#[tokio::test]
-async fn send_fanout_is_reproduced_byte_for_byte() {
+async fn send_fanout_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("send_fanout");
-    let (graph, saver) = compiled(&fanout_graph());
+    let graph = compiled_on(&fanout_graph(), saver.clone());
     let call = &trace["calls"][0];
     let out = graph
         .invoke_outcome(input(&call["input"]), &RunConfig::thread("fan"))
         .await
         .expect("runs");
     assert_eq!(output_json(&out.values), normalize(&call["output"]));
-    assert_storage_matches(&trace, &saver);
-    assert_stream(&trace, &fanout_graph()).await;
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
+    if memory.is_some() {
+        assert_stream(&trace, &fanout_graph()).await;
+    }
 }
 
 fn chain3_graph() -> StateGraph<DynState> {
@@ -282,10 +298,12 @@ fn chain3_graph() -> StateGraph<DynState> {
     g
 }
 
-#[tokio::test]
-async fn chain3_with_update_state_is_reproduced_byte_for_byte() {
+async fn chain3_with_update_state_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("chain3");
-    let (graph, saver) = compiled(&chain3_graph());
+    let graph = compiled_on(&chain3_graph(), saver.clone());
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("chain");
     let out = graph
@@ -312,13 +330,17 @@ async fn chain3_with_update_state_is_reproduced_byte_for_byte() {
         .await
         .expect("resume");
     assert_eq!(output_json(&out.values), normalize(&calls[3]["output"]));
-    assert_storage_matches(&trace, &saver);
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
     let history = graph
         .get_state_history(&cfg, &Default::default())
         .await
         .expect("history");
     support::golden::assert_history_matches(&trace, "chain|", &history);
-    assert_stream(&trace, &chain3_graph()).await;
+    if memory.is_some() {
+        assert_stream(&trace, &chain3_graph()).await;
+    }
 }
 
 fn conditional_graph() -> StateGraph<DynState> {
@@ -348,10 +370,12 @@ fn conditional_graph() -> StateGraph<DynState> {
     g
 }
 
-#[tokio::test]
-async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
+async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("conditional");
-    let (graph, saver) = compiled(&conditional_graph());
+    let graph = compiled_on(&conditional_graph(), saver.clone());
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("cond");
     let out = graph
@@ -379,13 +403,17 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte() {
         .await
         .expect("replay");
     assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
-    assert_storage_matches(&trace, &saver);
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
     let history = graph
         .get_state_history(&cfg, &Default::default())
         .await
         .expect("history");
     support::golden::assert_history_matches(&trace, "cond|", &history);
-    assert_stream(&trace, &conditional_graph()).await;
+    if memory.is_some() {
+        assert_stream(&trace, &conditional_graph()).await;
+    }
 }
 
 fn interrupt_graph() -> StateGraph<DynState> {
@@ -429,10 +457,12 @@ fn output_with_interrupts(out: &stategraph::Outcome<DynState>) -> J {
     j
 }
 
-#[tokio::test]
-async fn interrupt_and_resume_are_reproduced_byte_for_byte() {
+async fn interrupt_and_resume_are_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("interrupt_resume");
-    let (graph, saver) = compiled(&interrupt_graph());
+    let graph = compiled_on(&interrupt_graph(), saver.clone());
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("int-1");
     let out = graph
@@ -477,7 +507,9 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte() {
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[5]["output"]));
 
-    assert_storage_matches(&trace, &saver);
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
     for (key, thread) in [("int-1|", "int-1"), ("int-2|", "int-2")] {
         let history = graph
             .get_state_history(&RunConfig::thread(thread), &Default::default())
@@ -485,7 +517,9 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte() {
             .expect("history");
         support::golden::assert_history_matches(&trace, key, &history);
     }
-    assert_stream(&trace, &interrupt_graph()).await;
+    if memory.is_some() {
+        assert_stream(&trace, &interrupt_graph()).await;
+    }
 }
 
 fn subgraph_graph() -> StateGraph<DynState> {
@@ -556,10 +590,12 @@ fn subgraph_graph() -> StateGraph<DynState> {
     g
 }
 
-#[tokio::test]
-async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
+async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte(on: On) {
+    let Some((saver, memory, _guard)) = backend(on).await else {
+        return;
+    };
     let trace = load("subgraph");
-    let (graph, saver) = compiled(&subgraph_graph());
+    let graph = compiled_on(&subgraph_graph(), saver.clone());
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("sub-1");
     let out = graph
@@ -587,7 +623,9 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
 
-    assert_storage_matches(&trace, &saver);
+    if let Some(m) = &memory {
+        assert_storage_matches(&trace, m);
+    }
     for key in trace["history"].as_object().expect("history").keys() {
         let (thread, ns) = key.split_once('|').expect("thread|ns");
         let cfg = RunConfig::thread(thread).in_namespace(ns);
@@ -597,5 +635,93 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte() {
             .expect("history");
         support::golden::assert_history_matches(&trace, key, &history);
     }
-    assert_stream(&trace, &subgraph_graph()).await;
+    if memory.is_some() {
+        assert_stream(&trace, &subgraph_graph()).await;
+    }
 }
+
+/// Where a golden scenario runs.
+#[derive(Clone, Copy, Debug)]
+enum On {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+type Backend = (
+    std::sync::Arc<dyn CheckpointSaver>,
+    Option<std::sync::Arc<stategraph::checkpoint::MemorySaver>>,
+    Option<PostgresSchema>,
+);
+
+/// A saver minting the trace's versions; the MemorySaver too when on memory (its storage is
+/// compared byte for byte with the trace). `None` when Postgres is not available and not
+/// required.
+async fn backend(on: On) -> Option<Backend> {
+    let versions = || {
+        stategraph::checkpoint::version_gen::VersionGenerator::python_seeded(
+            support::golden::SEED + 1,
+        )
+    };
+    match on {
+        On::Memory => {
+            let m = saver();
+            Some((m.clone(), Some(m), None))
+        }
+        On::Sqlite => {
+            let s = stategraph::sqlite::SqliteSaver::in_memory()
+                .expect("sqlite")
+                .with_versions(versions());
+            Some((std::sync::Arc::new(s), None, None))
+        }
+        On::Postgres => {
+            let (s, guard) = support::savers::postgres_saver().await?;
+            Some((
+                std::sync::Arc::new(s.with_versions(versions())),
+                None,
+                Some(guard),
+            ))
+        }
+    }
+}
+
+fn compiled_on(
+    g: &StateGraph<DynState>,
+    saver: std::sync::Arc<dyn CheckpointSaver>,
+) -> stategraph::CompiledGraph<DynState> {
+    g.compile_with(CompileOptions::new().checkpointer(saver))
+        .expect("compiles")
+        .with_sources(sources())
+}
+
+/// One test per scenario and saver: outputs, states and histories equal Python's on every
+/// saver; on memory, the stored bytes too (the SQL backends' bytes are compared with the
+/// traces' `sqlite` and `postgres` rows in their own crates).
+macro_rules! on_every_saver {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test]
+            async fn memory() {
+                super::$scenario(super::On::Memory).await;
+            }
+            #[tokio::test]
+            async fn sqlite() {
+                super::$scenario(super::On::Sqlite).await;
+            }
+            #[tokio::test]
+            async fn postgres() {
+                super::$scenario(super::On::Postgres).await;
+            }
+        }
+    )*};
+}
+
+on_every_saver!(
+    single_node_is_reproduced_byte_for_byte,
+    join_is_reproduced_byte_for_byte,
+    send_fanout_is_reproduced_byte_for_byte,
+    chain3_with_update_state_is_reproduced_byte_for_byte,
+    conditional_with_replay_and_fork_is_reproduced_byte_for_byte,
+    interrupt_and_resume_are_reproduced_byte_for_byte,
+    subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte,
+);

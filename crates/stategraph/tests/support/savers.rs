@@ -28,6 +28,13 @@ pub fn sqlite() -> Arc<dyn CheckpointSaver> {
 /// a note) when the server is unreachable and not required. The saver is unfenced: it
 /// stores what Python's saver stores, forks included.
 pub async fn postgres() -> Option<(Arc<dyn CheckpointSaver>, PostgresSchema)> {
+    let (saver, guard) = postgres_saver().await?;
+    Some((Arc::new(saver), guard))
+}
+
+/// A `PostgresSaver` on a fresh schema (dropped with the guard), or `None` when Postgres is
+/// unreachable and not required.
+pub async fn postgres_saver() -> Option<(PostgresSaver, PostgresSchema)> {
     let base = std::env::var("STATEGRAPH_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned());
     let required =
@@ -60,7 +67,7 @@ pub async fn postgres() -> Option<(Arc<dyn CheckpointSaver>, PostgresSchema)> {
         .expect("connect to the test schema")
         .with_fencing(false);
     saver.setup().await.expect("create the tables");
-    Some((Arc::new(saver), guard))
+    Some((saver, guard))
 }
 
 /// Drops its schema when dropped (from a thread of its own, since the test's runtime may
