@@ -154,12 +154,11 @@ impl Checkpoint {
 
 /// A versions map as a stored value.
 pub(crate) fn versions_to_value(versions: &ChannelVersions) -> Value {
-    Value::Map(
-        versions
-            .iter()
-            .map(|(k, v)| (Value::from(k), v.to_value()))
-            .collect(),
-    )
+    let mut m = Map::with_capacity(versions.len());
+    for (k, v) in versions {
+        m.push_unique(k.as_str(), v.to_value());
+    }
+    Value::Map(m)
 }
 
 fn bad(field: &str) -> Error {

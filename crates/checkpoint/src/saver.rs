@@ -152,6 +152,13 @@ pub trait CheckpointSaver: Send + Sync {
         Ok(self.get_tuple(config).await?.map(|t| t.checkpoint))
     }
 
+    /// True when saving does no I/O (the saver keeps everything in this process). The
+    /// engine then saves inline even in durability `async`, where a background task would
+    /// only add copies and wake-ups. Provided: false.
+    fn is_in_process(&self) -> bool {
+        false
+    }
+
     /// Which optional operations this saver implements. Provided: none.
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()

@@ -191,6 +191,13 @@ impl Map {
         }
     }
 
+    /// Appends an entry without looking for an existing one: the caller guarantees the
+    /// key is new (e.g. when converting a map whose keys are already unique). Linear
+    /// `insert` would make such conversions quadratic.
+    pub fn push_unique(&mut self, key: impl Into<Value>, value: impl Into<Value>) {
+        self.0.push((key.into(), value.into()));
+    }
+
     /// Removes a string key, keeping the order of the rest.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let pos = self.0.iter().position(|(k, _)| k.as_str() == Some(key))?;

@@ -211,6 +211,10 @@ impl CheckpointSaver for MemorySaver {
         self.versions.next(current)
     }
 
+    fn is_in_process(&self) -> bool {
+        true
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::ALL
     }

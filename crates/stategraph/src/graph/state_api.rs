@@ -403,7 +403,7 @@ impl<S: State> CompiledGraph<S> {
         };
         let ts = self.sources.ts();
         let id = self.sources.ids().uuid6(step + 1);
-        let next_checkpoint = create_checkpoint(&checkpoint, &channels, id, ts, None);
+        let next_checkpoint = create_checkpoint(checkpoint, &channels, id, ts, None);
         let new_versions: ChannelVersions = next_checkpoint
             .channel_versions
             .iter()

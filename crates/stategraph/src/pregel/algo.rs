@@ -330,7 +330,7 @@ pub fn apply_writes(
 /// The checkpoint that follows `checkpoint` after a step: new id and timestamp, the values
 /// of every versioned channel that has one, versions copied (spec §5.9).
 pub fn create_checkpoint(
-    checkpoint: &Checkpoint,
+    checkpoint: Checkpoint,
     channels: &Channels,
     id: String,
     ts: String,
@@ -350,8 +350,8 @@ pub fn create_checkpoint(
         ts,
         id,
         channel_values: values,
-        channel_versions: checkpoint.channel_versions.clone(),
-        versions_seen: checkpoint.versions_seen.clone(),
+        channel_versions: checkpoint.channel_versions,
+        versions_seen: checkpoint.versions_seen,
         updated_channels: updated_channels.map(|u| u.iter().cloned().collect()),
         pending_sends: None,
         extra: IndexMap::new(),

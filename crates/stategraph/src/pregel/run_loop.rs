@@ -201,7 +201,7 @@ impl Loop {
         };
         lp.loaded_id = lp.checkpoint.id.clone();
         if lp.p.config.durability == Durability::Async {
-            if let Some(saver) = &lp.p.saver {
+            if let Some(saver) = lp.p.saver.as_ref().filter(|s| !s.is_in_process()) {
                 lp.background = Background::start(saver.clone());
             }
         }
@@ -817,8 +817,9 @@ impl Loop {
         };
         let ts = self.p.sources.ts();
         let id = self.p.sources.ids().uuid6(self.step);
+        let previous = std::mem::replace(&mut self.checkpoint, Checkpoint::empty("", ""));
         self.checkpoint = create_checkpoint(
-            &self.checkpoint,
+            previous,
             &self.channels,
             id,
             ts,
