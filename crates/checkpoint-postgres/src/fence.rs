@@ -44,17 +44,21 @@
 //! # What it costs and what it refuses
 //!
 //! Two fenced puts of one thread wait for each other for the length of one statement.
-//! Deliberate branching is refused too, since it is indistinguishable from a lost race at
-//! this level: a replay from an older checkpoint ("time travel", metadata source `fork`),
-//! new input or `update_state` on a checkpoint that is not the head, and a `__copy__`
-//! update (a sibling). Graphs that branch that way need [`crate::PostgresSaver::with_fencing`]
-//! `(false)`, which stores exactly what Python's saver stores, without the check. The
+//! Deliberate branching would look like a lost race at this level, so the engine marks it:
+//! the first put of a replay from an older checkpoint ("time travel", metadata source
+//! `fork`) or of `update_state` on a checkpoint that is not the head carries
+//! [`stategraph_checkpoint::CONFIG_KEY_BRANCH`], and such a put is not fenced (its
+//! followers chain from it, the new head, and are fenced as usual). A writer that branches
+//! without the mark (Python's `__copy__` update, say) needs
+//! [`crate::PostgresSaver::with_fencing`]`(false)`, which stores exactly what Python's
+//! saver stores, without the check. The
 //! fence adds no column or table: a fenced and an unfenced saver, or Python's, share a
 //! database (only fenced writers are checked against each other, and against the rows
 //! everyone wrote).
 
 /// Takes the per-`(thread, namespace)` lock for the rest of the transaction.
-pub(crate) const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext($1::text), hashtext($2::text))";
+pub(crate) const LOCK: &str =
+    "SELECT pg_advisory_xact_lock(hashtext($1::text), hashtext($2::text))";
 
 /// Starts the fenced transaction.
 pub(crate) const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";

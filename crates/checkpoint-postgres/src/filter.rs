@@ -52,7 +52,10 @@ pub(crate) fn filter_json(options: &ListOptions) -> Result<Option<String>, json:
     let Some(filter) = options.filter.as_ref().filter(|f| !f.is_empty()) else {
         return Ok(None);
     };
-    let doc: Map = filter.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let doc: Map = filter
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     json::to_text(&Value::Map(doc)).map(Some)
 }
 

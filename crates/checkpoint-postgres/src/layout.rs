@@ -134,7 +134,7 @@ mod tests {
         let cp = checkpoint();
         let mut new_versions = cp.channel_versions.clone();
         new_versions.shift_remove("old");
-        let serde = JsonPlusSerializer::default();
+        let serde = JsonPlusSerializer;
         let split = split(&cp, &new_versions, &serde).unwrap();
         let doc = json::parse(&split.checkpoint).unwrap();
         assert_eq!(

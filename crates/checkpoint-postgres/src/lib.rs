@@ -33,13 +33,16 @@
 //! need one kept beside each pooled connection. deadpool's `Pool` is also not generic over
 //! the TLS connector, so [`PostgresSaver::from_pool`] takes TLS pools and plain ones alike
 //! while [`PostgresSaver::connect`] stays a one-liner without TLS. Both pools sit on
-//! tokio-postgres, whose client pipelines requests, which the fence relies on.
+//! tokio-postgres, whose client pipelines requests, which the fence relies on. A quick
+//! measurement (release build, local server, the shared 2-core machine, so indicative
+//! only): a trivial statement cost 168 µs unprepared and 113 µs from the cache; a put of
+//! one inline and one blob value 427 µs unfenced and 536 µs fenced.
 //!
 //! **One round trip per put.** An unfenced put is a single statement: a data-modifying CTE
 //! inserts the blob rows from arrays and the outer statement upserts the checkpoint, so
 //! both commit together. A fenced put is that statement behind an advisory lock in a
 //! transaction whose four messages are sent before any reply is read. `put_writes` is one
-//! statement too (see [`crate::write`] docs in the source).
+//! statement too.
 //!
 //! **The fence** ([`fence`]), on by default: several processes may drive one thread, and a
 //! put whose parent is no longer the thread's head fails with

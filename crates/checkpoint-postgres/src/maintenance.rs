@@ -121,7 +121,10 @@ pub(crate) async fn copy_thread(client: &Client, source: &str, target: &str) -> 
         return Ok(());
     }
     let stmt = client.prepare_cached(COPY_THREAD).await.map_err(pg)?;
-    client.execute(&stmt, &[&source, &target]).await.map_err(pg)?;
+    client
+        .execute(&stmt, &[&source, &target])
+        .await
+        .map_err(pg)?;
     Ok(())
 }
 

@@ -153,7 +153,14 @@ impl Reader<'_> {
         let paths: Vec<String> = col::<Option<_>>(row, 13)?.unwrap_or_default();
         let idxs: Vec<i32> = col::<Option<_>>(row, 14)?.unwrap_or_default();
         let n = task_ids.len();
-        if [channels.len(), types.len(), blobs.len(), paths.len(), idxs.len()] != [n; 5] {
+        if [
+            channels.len(),
+            types.len(),
+            blobs.len(),
+            paths.len(),
+            idxs.len(),
+        ] != [n; 5]
+        {
             return Err(Error::InvalidData("write arrays of unequal length".into()));
         }
         let mut rows: Vec<_> = (0..n).collect();

@@ -176,10 +176,12 @@ impl CheckpointSaver for PostgresSaver {
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
         let client = self.client().await?;
+        // A deliberate branch (a replay, an update of an older checkpoint) is not a race.
+        let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         write::put(
             client,
             self.serde.as_ref(),
-            self.fencing,
+            fenced,
             config,
             checkpoint,
             metadata,

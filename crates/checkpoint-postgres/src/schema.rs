@@ -77,7 +77,8 @@ pub(crate) async fn setup(client: &Client) -> Result<()> {
         .prepare("INSERT INTO checkpoint_migrations (v) VALUES ($1) ON CONFLICT (v) DO NOTHING")
         .await
         .map_err(pg)?;
-    for (v, migration) in MIGRATIONS.iter().enumerate().skip(1) {
+    // As in Python, a fresh database runs (and records) migration 0 a second time.
+    for (v, migration) in MIGRATIONS.iter().enumerate() {
         let v = v as i32;
         if v <= current {
             continue;

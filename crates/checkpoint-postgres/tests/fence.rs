@@ -40,7 +40,12 @@ async fn start_thread(saver: &PostgresSaver) -> (String, String) {
     let (cp, versions) = checkpoint("start", &saver.get_next_version(None));
     let md = CheckpointMetadata::new(CheckpointSource::Input, -1);
     saver
-        .put(&CheckpointConfig::thread(thread.as_str()), &cp, &md, &versions)
+        .put(
+            &CheckpointConfig::thread(thread.as_str()),
+            &cp,
+            &md,
+            &versions,
+        )
         .await
         .expect("the first put of a thread");
     (thread, cp.id)
@@ -69,7 +74,13 @@ async fn race_once(
 
 /// Asserts the thread holds exactly the head and the winner, with the winner's values,
 /// and that no blob of the loser's version was stored.
-async fn assert_winner_intact(db: &TestDb, thread: &str, head: &str, winner: (&str, &str), loser_version: &str) {
+async fn assert_winner_intact(
+    db: &TestDb,
+    thread: &str,
+    head: &str,
+    winner: (&str, &str),
+    loser_version: &str,
+) {
     let (winner_id, who) = winner;
     let tuple = db
         .get_tuple(&CheckpointConfig::thread(thread))
@@ -77,14 +88,23 @@ async fn assert_winner_intact(db: &TestDb, thread: &str, head: &str, winner: (&s
         .expect("get")
         .expect("a head");
     assert_eq!(tuple.checkpoint.id, winner_id);
-    assert_eq!(tuple.checkpoint.channel_values.get("who"), Some(&Value::from(who)));
-    assert_eq!(tuple.checkpoint.channel_values.get("data"), Some(&list![who, 1]));
+    assert_eq!(
+        tuple.checkpoint.channel_values.get("who"),
+        Some(&Value::from(who))
+    );
+    assert_eq!(
+        tuple.checkpoint.channel_values.get("data"),
+        Some(&list![who, 1])
+    );
     assert_eq!(
         tuple.parent_config.and_then(|p| p.checkpoint_id).as_deref(),
         Some(head)
     );
     let listed = db
-        .list(Some(&CheckpointConfig::thread(thread)), &ListOptions::default())
+        .list(
+            Some(&CheckpointConfig::thread(thread)),
+            &ListOptions::default(),
+        )
         .await
         .expect("list");
     let ids: Vec<&str> = listed.iter().map(|t| t.checkpoint.id.as_str()).collect();
@@ -187,7 +207,12 @@ struct Racer {
 impl Racer {
     fn spawn(url: &str, thread: &str, who: &str) -> Racer {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["fence::racer_process_entry", "--exact", "--nocapture", "--test-threads=1"])
+            .args([
+                "fence::racer_process_entry",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(RACER_URL, url)
             .env(RACER_THREAD, thread)
             .env(RACER_NAME, who)
@@ -202,12 +227,13 @@ impl Racer {
         }
     }
 
-    /// The words of the next `RACER` line (harness lines are skipped).
+    /// The words after `RACER` on the next line that has it (the harness prints around
+    /// them, even on the same line).
     fn next(&mut self) -> Vec<String> {
         for line in self.lines.by_ref() {
             let line = line.expect("racer output");
-            if let Some(rest) = line.strip_prefix("RACER ") {
-                return rest.split(' ').map(str::to_owned).collect();
+            if let Some(at) = line.find("RACER ") {
+                return line[at + 6..].split(' ').map(str::to_owned).collect();
             }
         }
         panic!("the racer ended without a RACER line");
@@ -220,6 +246,14 @@ impl Racer {
     }
 }
 
+impl Drop for Racer {
+    /// Ends the child if a failed assertion left it waiting (it is ours, by its id).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[tokio::test]
 async fn two_processes_racing_on_one_head_exactly_one_wins_every_time() {
     let Some(db) = TestDb::create().await else {
@@ -227,7 +261,10 @@ async fn two_processes_racing_on_one_head_exactly_one_wins_every_time() {
     };
     for _ in 0..ROUNDS {
         let (thread, head) = start_thread(&db).await;
-        let mut racers = [Racer::spawn(&db.url, &thread, "a"), Racer::spawn(&db.url, &thread, "b")];
+        let mut racers = [
+            Racer::spawn(&db.url, &thread, "a"),
+            Racer::spawn(&db.url, &thread, "b"),
+        ];
         for racer in &mut racers {
             assert_eq!(racer.next(), ["LOADED", head.as_str()]);
         }
@@ -240,7 +277,11 @@ async fn two_processes_racing_on_one_head_exactly_one_wins_every_time() {
         }
         let won: Vec<usize> = (0..2).filter(|&i| outcomes[i][0] == "WON").collect();
         let lost: Vec<usize> = (0..2).filter(|&i| outcomes[i][0] == "CONFLICT").collect();
-        assert_eq!((won.len(), lost.len()), (1, 1), "one winner, one conflict: {outcomes:?}");
+        assert_eq!(
+            (won.len(), lost.len()),
+            (1, 1),
+            "one winner, one conflict: {outcomes:?}"
+        );
         let who = ["a", "b"][won[0]];
         let (winner_id, loser_version) = (&outcomes[won[0]][1], &outcomes[lost[0]][2]);
         assert_winner_intact(&db, &thread, &head, (winner_id, who), loser_version).await;
@@ -256,13 +297,23 @@ async fn a_put_without_parent_on_a_thread_with_checkpoints_is_a_conflict() {
     let (cp, versions) = checkpoint("late", &db.get_next_version(None));
     let md = CheckpointMetadata::new(CheckpointSource::Input, -1);
     let err = db
-        .put(&CheckpointConfig::thread(thread.as_str()), &cp, &md, &versions)
+        .put(
+            &CheckpointConfig::thread(thread.as_str()),
+            &cp,
+            &md,
+            &versions,
+        )
         .await
         .expect_err("no parent on a non-empty thread");
-    assert!(matches!(&err, Error::Conflict(m) if m.contains(&head)), "{err}");
+    assert!(
+        matches!(&err, Error::Conflict(m) if m.contains(&head)),
+        "{err}"
+    );
     // Another namespace of the same thread has no checkpoint yet: no conflict there.
     let child = CheckpointConfig::thread(thread.as_str()).with_ns("sub:1");
-    db.put(&child, &cp, &md, &versions).await.expect("a first put in a new namespace");
+    db.put(&child, &cp, &md, &versions)
+        .await
+        .expect("a first put in a new namespace");
 }
 
 #[tokio::test]
@@ -275,9 +326,16 @@ async fn a_put_whose_parent_was_deleted_is_a_conflict() {
     let (cp, versions) = checkpoint("orphan", &db.get_next_version(None));
     let config = CheckpointConfig::for_checkpoint(thread.as_str(), "", head.as_str());
     let md = CheckpointMetadata::new(CheckpointSource::Loop, 0);
-    let err = db.put(&config, &cp, &md, &versions).await.expect_err("parent gone");
+    let err = db
+        .put(&config, &cp, &md, &versions)
+        .await
+        .expect_err("parent gone");
     assert!(matches!(err, Error::Conflict(_)), "{err}");
-    assert!(db.get_tuple(&CheckpointConfig::thread(thread.as_str())).await.unwrap().is_none());
+    assert!(db
+        .get_tuple(&CheckpointConfig::thread(thread.as_str()))
+        .await
+        .unwrap()
+        .is_none());
 }
 
 #[tokio::test]
@@ -292,19 +350,28 @@ async fn putting_the_same_checkpoint_again_passes_the_fence() {
     db.put(&parent, &cp, &md, &versions).await.expect("child");
     // A retry of the same put (same id, same parent) replaces it although H is no longer
     // the head; the first checkpoint of a thread can be retried too.
-    cp.channel_values.insert("who".into(), Value::from("retried"));
+    cp.channel_values
+        .insert("who".into(), Value::from("retried"));
     db.put(&parent, &cp, &md, &versions).await.expect("retry");
     let (mut first, first_versions) = checkpoint("start", &db.get_next_version(None));
     first.id = head.clone();
     let start = CheckpointConfig::thread(thread.as_str());
     let md0 = CheckpointMetadata::new(CheckpointSource::Input, -1);
-    db.put(&start, &first, &md0, &first_versions).await.expect("retry of the first put");
+    db.put(&start, &first, &md0, &first_versions)
+        .await
+        .expect("retry of the first put");
     let got = db.get_tuple(&start).await.unwrap().expect("head");
     assert_eq!(got.checkpoint.id, cp.id);
-    assert_eq!(got.checkpoint.channel_values.get("who"), Some(&Value::from("retried")));
+    assert_eq!(
+        got.checkpoint.channel_values.get("who"),
+        Some(&Value::from("retried"))
+    );
     // The same id with another parent is not a retry.
     let other = CheckpointConfig::for_checkpoint(thread.as_str(), "", "not-the-parent");
-    let err = db.put(&other, &cp, &md, &versions).await.expect_err("other parent");
+    let err = db
+        .put(&other, &cp, &md, &versions)
+        .await
+        .expect_err("other parent");
     assert!(matches!(err, Error::Conflict(_)), "{err}");
 }
 
@@ -320,13 +387,22 @@ async fn an_unfenced_saver_stores_a_fork_the_fenced_one_refuses() {
     db.put(&parent, &a, &md, &va).await.expect("first child");
     let (b, vb) = checkpoint("b", &db.get_next_version(None));
     let fork_md = CheckpointMetadata::new(CheckpointSource::Fork, 0);
-    let err = db.put(&parent, &b, &fork_md, &vb).await.expect_err("fenced fork");
+    let err = db
+        .put(&parent, &b, &fork_md, &vb)
+        .await
+        .expect_err("fenced fork");
     assert!(matches!(err, Error::Conflict(_)), "{err}");
     let unfenced = db.another_saver(false).await;
     assert!(!unfenced.fencing() && db.fencing());
-    unfenced.put(&parent, &b, &fork_md, &vb).await.expect("unfenced fork");
+    unfenced
+        .put(&parent, &b, &fork_md, &vb)
+        .await
+        .expect("unfenced fork");
     let listed = db
-        .list(Some(&CheckpointConfig::thread(thread.as_str())), &ListOptions::default())
+        .list(
+            Some(&CheckpointConfig::thread(thread.as_str())),
+            &ListOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(listed.len(), 3);

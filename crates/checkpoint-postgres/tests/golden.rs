@@ -50,10 +50,21 @@ fn version(j: &J) -> ChannelVersion {
 }
 
 fn decode(serde: &JsonPlusSerializer, t: &Typed) -> Value {
-    serde.loads_typed(&t.tag, &t.bytes).expect("golden bytes decode")
+    serde
+        .loads_typed(&t.tag, &t.bytes)
+        .expect("golden bytes decode")
 }
 
 type Key3 = (String, String, String);
+
+/// One `put_writes` call of the replay: config, task id, task path, writes.
+type Batch = (CheckpointConfig, String, String, Vec<(String, Value)>);
+
+/// Writes grouped by (thread, ns, checkpoint, task, path), with their indexes.
+type Groups = Vec<(
+    (String, String, String, String, String),
+    Vec<(i64, String, Value)>,
+)>;
 
 /// One put of the replay.
 struct Put {
@@ -65,7 +76,7 @@ struct Put {
 
 /// The puts and the write batches of a trace, in its order.
 #[allow(clippy::default_constructed_unit_structs)]
-fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<(CheckpointConfig, String, String, Vec<(String, Value)>)>) {
+fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<Batch>) {
     let serde = JsonPlusSerializer::default();
     let mut blobs: HashMap<(String, String, String, ChannelVersion), Typed> = HashMap::new();
     for b in inmemory["blobs"].as_array().expect("blobs") {
@@ -80,13 +91,21 @@ fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<(CheckpointConfig, String, String
     let storage = inmemory["storage"].as_array().expect("storage");
     let mut decoded: HashMap<Key3, Checkpoint> = HashMap::new();
     for e in storage {
-        let key = (s(&e["thread_id"]), s(&e["checkpoint_ns"]), s(&e["checkpoint_id"]));
+        let key = (
+            s(&e["thread_id"]),
+            s(&e["checkpoint_ns"]),
+            s(&e["checkpoint_id"]),
+        );
         let cp = Checkpoint::from_value(decode(&serde, &typed(&e["checkpoint"]))).expect("cp");
         decoded.insert(key, cp);
     }
     let mut puts = Vec::new();
     for e in storage {
-        let (thread, ns, id) = (s(&e["thread_id"]), s(&e["checkpoint_ns"]), s(&e["checkpoint_id"]));
+        let (thread, ns, id) = (
+            s(&e["thread_id"]),
+            s(&e["checkpoint_ns"]),
+            s(&e["checkpoint_id"]),
+        );
         let parent = opt(&e["parent_checkpoint_id"]);
         let mut checkpoint = decoded[&(thread.clone(), ns.clone(), id)].clone();
         for (channel, v) in &checkpoint.channel_versions {
@@ -99,7 +118,11 @@ fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<(CheckpointConfig, String, String
         }
         let parent_versions = parent
             .as_ref()
-            .map(|p| decoded[&(thread.clone(), ns.clone(), p.clone())].channel_versions.clone())
+            .map(|p| {
+                decoded[&(thread.clone(), ns.clone(), p.clone())]
+                    .channel_versions
+                    .clone()
+            })
             .unwrap_or_default();
         let new_versions = checkpoint
             .channel_versions
@@ -120,8 +143,7 @@ fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<(CheckpointConfig, String, String
     }
     // Writes grouped per (checkpoint, task, path); a write at index i >= 0 sits at
     // position i, reserved writes fill the other positions.
-    let mut groups: Vec<((String, String, String, String, String), Vec<(i64, String, Value)>)> =
-        Vec::new();
+    let mut groups: Groups = Vec::new();
     for w in inmemory["writes"].as_array().expect("writes") {
         let key = (
             s(&w["thread_id"]),
@@ -167,7 +189,10 @@ async fn replay(saver: &dyn CheckpointSaver, inmemory: &J) -> Result<(), Error> 
         let stored = saver
             .put(&p.config, &p.checkpoint, &p.metadata, &p.new_versions)
             .await?;
-        assert_eq!(stored.checkpoint_id.as_deref(), Some(p.checkpoint.id.as_str()));
+        assert_eq!(
+            stored.checkpoint_id.as_deref(),
+            Some(p.checkpoint.id.as_str())
+        );
     }
     for (config, task_id, task_path, batch) in &batches {
         saver.put_writes(config, batch, task_id, task_path).await?;
@@ -187,7 +212,11 @@ fn expected_rows(pg: &J) -> (Rows, Rows, Rows) {
     let mut checkpoints = Rows::new();
     for c in pg["checkpoints"].as_array().expect("checkpoints") {
         checkpoints.insert(
-            vec![s(&c["thread_id"]), s(&c["checkpoint_ns"]), s(&c["checkpoint_id"])],
+            vec![
+                s(&c["thread_id"]),
+                s(&c["checkpoint_ns"]),
+                s(&c["checkpoint_id"]),
+            ],
             vec![
                 format!("{:?}", opt(&c["parent_checkpoint_id"])),
                 format!("{:?}", opt(&c["type"])),
@@ -199,7 +228,12 @@ fn expected_rows(pg: &J) -> (Rows, Rows, Rows) {
     let mut blobs = Rows::new();
     for b in pg["checkpoint_blobs"].as_array().expect("blobs") {
         blobs.insert(
-            vec![s(&b["thread_id"]), s(&b["checkpoint_ns"]), s(&b["channel"]), s(&b["version"])],
+            vec![
+                s(&b["thread_id"]),
+                s(&b["checkpoint_ns"]),
+                s(&b["channel"]),
+                s(&b["version"]),
+            ],
             vec![s(&b["type"]), s(&b["blob_hex"])],
         );
     }
@@ -213,7 +247,12 @@ fn expected_rows(pg: &J) -> (Rows, Rows, Rows) {
                 s(&w["task_id"]),
                 w["idx"].as_i64().expect("idx").to_string(),
             ],
-            vec![s(&w["channel"]), s(&w["type"]), s(&w["task_path"]), s(&w["blob_hex"])],
+            vec![
+                s(&w["channel"]),
+                s(&w["type"]),
+                s(&w["task_path"]),
+                s(&w["blob_hex"]),
+            ],
         );
     }
     (checkpoints, blobs, writes)
@@ -249,8 +288,19 @@ async fn actual_rows(db: &TestDb) -> (Rows, Rows, Rows) {
                task_path, blob FROM checkpoint_writes";
     for r in raw.query(sql, &[]).await.expect("writes") {
         writes.insert(
-            vec![r.get(0), r.get(1), r.get(2), r.get(3), r.get::<_, i32>(4).to_string()],
-            vec![r.get(5), r.get(6), r.get(7), hex::encode(r.get::<_, Vec<u8>>(8))],
+            vec![
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get::<_, i32>(4).to_string(),
+            ],
+            vec![
+                r.get(5),
+                r.get(6),
+                r.get(7),
+                hex::encode(r.get::<_, Vec<u8>>(8)),
+            ],
         );
     }
     (checkpoints, blobs, writes)
@@ -354,7 +404,9 @@ async fn the_fence_refuses_the_fork_of_the_conditional_trace() {
         return;
     };
     let golden = load_golden("conditional");
-    let err = replay(&db.saver, &golden["inmemory"]).await.expect_err("a conflict");
+    let err = replay(&db.saver, &golden["inmemory"])
+        .await
+        .expect_err("a conflict");
     assert!(matches!(err, Error::Conflict(_)), "{err}");
     let (puts, _) = replay_plan(&golden["inmemory"]);
     let fork = puts
@@ -365,6 +417,12 @@ async fn the_fence_refuses_the_fork_of_the_conditional_trace() {
         .list(None, &stategraph_checkpoint::ListOptions::default())
         .await
         .expect("list");
-    assert_eq!(listed.len(), fork, "the checkpoints before the fork are stored");
-    assert!(listed.iter().all(|t| t.checkpoint.id != puts[fork].checkpoint.id));
+    assert_eq!(
+        listed.len(),
+        fork,
+        "the checkpoints before the fork are stored"
+    );
+    assert!(listed
+        .iter()
+        .all(|t| t.checkpoint.id != puts[fork].checkpoint.id));
 }

@@ -4,5 +4,8 @@
 #[allow(dead_code)]
 mod support;
 
-mod golden;
 mod fence;
+mod filters;
+mod golden;
+mod interop;
+mod rows;

@@ -139,7 +139,7 @@ impl CheckpointSaver for SqliteSaver {
             checkpoint_ns: ns.to_owned(),
             checkpoint_id: checkpoint.id.clone(),
             parent: config.checkpoint_id.clone(),
-            checkpoint: self.serde.dumps_typed(&checkpoint.to_value(true))?,
+            checkpoint: self.serde.dumps_checkpoint(checkpoint, true)?,
             metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
         };
         blocking(&self.pool, move |pool| {

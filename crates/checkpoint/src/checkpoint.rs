@@ -57,32 +57,31 @@ impl Checkpoint {
     /// The checkpoint as the msgpack map LangGraph stores; `channel_values` is included
     /// only when `with_values` is set (savers that keep values as blobs leave it out).
     pub fn to_value(&self, with_values: bool) -> Value {
+        // Keys of the source maps are unique, so entries are pushed without a lookup.
         let mut m = Map::with_capacity(7 + self.extra.len());
-        m.insert("v", self.v);
-        m.insert("ts", self.ts.as_str());
-        m.insert("id", self.id.as_str());
+        m.push_unique("v", self.v);
+        m.push_unique("ts", self.ts.as_str());
+        m.push_unique("id", self.id.as_str());
         if with_values {
-            let values: Map = self
-                .channel_values
-                .iter()
-                .map(|(k, v)| (Value::from(k), v.clone()))
-                .collect();
-            m.insert("channel_values", values);
+            let mut values = Map::with_capacity(self.channel_values.len());
+            for (k, v) in &self.channel_values {
+                values.push_unique(k.as_str(), v.clone());
+            }
+            m.push_unique("channel_values", values);
         }
-        m.insert(
+        m.push_unique(
             "channel_versions",
             versions_to_value(&self.channel_versions),
         );
-        let seen: Map = self
-            .versions_seen
-            .iter()
-            .map(|(k, v)| (Value::from(k), versions_to_value(v)))
-            .collect();
-        m.insert("versions_seen", seen);
-        if let Some(sends) = &self.pending_sends {
-            m.insert("pending_sends", Value::List(sends.clone()));
+        let mut seen = Map::with_capacity(self.versions_seen.len());
+        for (k, v) in &self.versions_seen {
+            seen.push_unique(k.as_str(), versions_to_value(v));
         }
-        m.insert(
+        m.push_unique("versions_seen", seen);
+        if let Some(sends) = &self.pending_sends {
+            m.push_unique("pending_sends", Value::List(sends.clone()));
+        }
+        m.push_unique(
             "updated_channels",
             self.updated_channels
                 .as_ref()

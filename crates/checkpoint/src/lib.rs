@@ -42,7 +42,9 @@ pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};
 pub use memory::MemorySaver;
 pub use metadata::{CheckpointMetadata, CheckpointSource};
-pub use saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+pub use saver::{
+    starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, CONFIG_KEY_BRANCH,
+};
 pub use value::{Map, Value};
 pub use version::{ChannelVersion, ChannelVersions};
 

@@ -18,6 +18,21 @@ use crate::metadata::CheckpointMetadata;
 use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
 
+/// The configurable key (value `true`) that marks a `put` as the deliberate start of a new
+/// branch from an older checkpoint: a replay ("time travel"), or `update_state` on a
+/// checkpoint that is not the thread's head. Savers that refuse a put whose parent is not
+/// the head (the Postgres fence) admit such a put. Like every `__`-prefixed key, it never
+/// reaches checkpoint metadata.
+pub const CONFIG_KEY_BRANCH: &str = "__stategraph_branch";
+
+/// True when `config` marks its put as the start of a deliberate branch.
+pub fn starts_branch(config: &CheckpointConfig) -> bool {
+    matches!(
+        config.configurable.get(CONFIG_KEY_BRANCH),
+        Some(Value::Bool(true))
+    )
+}
+
 /// Options of [`CheckpointSaver::list`].
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {
@@ -116,7 +131,8 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// Stores a checkpoint. `config.checkpoint_id` is the parent's id (or none);
     /// `new_versions` names the channels whose values are new since the parent. Returns the
-    /// config of the stored checkpoint. Re-putting an id replaces it. Required.
+    /// config of the stored checkpoint. Re-putting an id replaces it. A saver that fences
+    /// concurrent writers must admit a put that [`starts_branch`]. Required.
     async fn put(
         &self,
         config: &CheckpointConfig,

@@ -675,7 +675,8 @@ async fn backend(on: On) -> Option<Backend> {
             Some((std::sync::Arc::new(s), None, None))
         }
         On::Postgres => {
-            let (s, guard) = support::savers::postgres_saver().await?;
+            // With the fence on: the replay of `conditional` is a deliberate branch it admits.
+            let (s, guard) = support::savers::postgres_fenced().await?;
             Some((
                 std::sync::Arc::new(s.with_versions(versions())),
                 None,

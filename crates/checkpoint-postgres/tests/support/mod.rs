@@ -30,7 +30,9 @@ pub(crate) fn url_in_schema(url: &str, schema: &str) -> String {
 }
 
 /// A connection to `url`, its connection task spawned.
-pub(crate) async fn connect_raw(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+pub(crate) async fn connect_raw(
+    url: &str,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
     let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
     tokio::spawn(async move {
         let _ = connection.await;
@@ -62,7 +64,17 @@ impl TestDb {
         TestDb::create_with(false).await
     }
 
+    /// A fresh schema without tables (nothing set up) and an unfenced saver on it, or
+    /// `None` as [`TestDb::create`].
+    pub(crate) async fn bare() -> Option<TestDb> {
+        TestDb::make(false, false).await
+    }
+
     async fn create_with(fencing: bool) -> Option<TestDb> {
+        TestDb::make(fencing, true).await
+    }
+
+    async fn make(fencing: bool, setup: bool) -> Option<TestDb> {
         let base = base_url();
         let admin = match connect_raw(&base).await {
             Ok(client) => client,
@@ -86,7 +98,9 @@ impl TestDb {
             .await
             .expect("connect")
             .with_fencing(fencing);
-        saver.setup().await.expect("setup");
+        if setup {
+            saver.setup().await.expect("setup");
+        }
         Some(TestDb {
             saver,
             url,

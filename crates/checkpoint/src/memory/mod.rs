@@ -146,7 +146,7 @@ impl CheckpointSaver for MemorySaver {
             blobs.push((channel.clone(), version.clone(), blob));
         }
         let entry = Entry {
-            checkpoint: serde.dumps_typed(&checkpoint.to_value(false))?,
+            checkpoint: serde.dumps_checkpoint(checkpoint, false)?,
             metadata: serde.dumps_typed(&metadata.for_put(config).to_value())?,
             parent: config.checkpoint_id.clone(),
         };

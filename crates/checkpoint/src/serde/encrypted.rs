@@ -208,6 +208,12 @@ impl Serializer for EncryptedSerializer {
         Ok(Typed::new(format!("{}+{}", plain.tag, name), sealed))
     }
 
+    fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
+        let plain = self.inner.dumps_checkpoint(checkpoint, with_values)?;
+        let (name, sealed) = self.cipher.encrypt(&plain.bytes)?;
+        Ok(Typed::new(format!("{}+{}", plain.tag, name), sealed))
+    }
+
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value> {
         match tag.split_once('+') {
             None => self.inner.loads_typed(tag, bytes),

@@ -39,6 +39,13 @@ impl Serializer for JsonPlusSerializer {
         })
     }
 
+    fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
+        Ok(Typed::new(
+            TAG_MSGPACK,
+            msgpack::encode_checkpoint(checkpoint, with_values)?,
+        ))
+    }
+
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value> {
         match tag {
             TAG_MSGPACK => msgpack::decode(bytes),

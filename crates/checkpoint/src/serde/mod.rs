@@ -78,4 +78,11 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// Deserializes a tag and bytes. Never executes anything: unknown tags, malformed or
     /// hostile bytes give an error.
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value>;
+
+    /// Serializes a checkpoint (with or without its `channel_values`). The same as
+    /// `dumps_typed(&checkpoint.to_value(with_values))`; serializers may write it more
+    /// directly (savers call this once per super-step).
+    fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
+        self.dumps_typed(&checkpoint.to_value(with_values))
+    }
 }

@@ -410,7 +410,13 @@ impl<S: State> CompiledGraph<S> {
             .filter(|(k, v)| previous.get(*k).is_none_or(|p| *v > p))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let stored = saver
+        if superseded {
+            checkpoint_config.configurable.insert(
+                stategraph_checkpoint::CONFIG_KEY_BRANCH.into(),
+                Value::Bool(true),
+            );
+        }
+        let mut stored = saver
             .put(
                 &checkpoint_config,
                 &next_checkpoint,
@@ -418,6 +424,9 @@ impl<S: State> CompiledGraph<S> {
                 &new_versions,
             )
             .await?;
+        stored
+            .configurable
+            .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);
         Ok(stored)
     }
 }

@@ -98,6 +98,8 @@ pub(crate) struct Loop {
     loaded_id: String,
     /// The background saver of durability `async`.
     background: Option<Background>,
+    /// The next put starts a deliberate branch (a run addressed at an older checkpoint).
+    branching: bool,
 }
 
 impl Loop {
@@ -198,6 +200,7 @@ impl Loop {
             resuming: false,
             loaded_id: String::new(),
             background: None,
+            branching: addressed,
         };
         lp.loaded_id = lp.checkpoint.id.clone();
         if lp.p.config.durability == Durability::Async {
@@ -834,6 +837,16 @@ impl Loop {
                     .map(|_| self.checkpoint_config.clone());
                 let new_versions = self.new_versions();
                 self.previous_versions = self.checkpoint.channel_versions.clone();
+                if std::mem::take(&mut self.branching) {
+                    self.checkpoint_config.configurable.insert(
+                        stategraph_checkpoint::CONFIG_KEY_BRANCH.into(),
+                        Value::Bool(true),
+                    );
+                } else {
+                    self.checkpoint_config
+                        .configurable
+                        .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);
+                }
                 match &self.background {
                     Some(bg) => bg.submit(SaveOp::Put(Box::new(PutOp {
                         config: self.checkpoint_config.clone(),

@@ -35,6 +35,12 @@ pub async fn postgres() -> Option<(Arc<dyn CheckpointSaver>, PostgresSchema)> {
 /// A `PostgresSaver` on a fresh schema (dropped with the guard), or `None` when Postgres is
 /// unreachable and not required.
 pub async fn postgres_saver() -> Option<(PostgresSaver, PostgresSchema)> {
+    let (saver, guard) = postgres_fenced().await?;
+    Some((saver.with_fencing(false), guard))
+}
+
+/// A `PostgresSaver` with its fence on (the default), on a fresh schema.
+pub async fn postgres_fenced() -> Option<(PostgresSaver, PostgresSchema)> {
     let base = std::env::var("STATEGRAPH_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned());
     let required =
@@ -64,8 +70,7 @@ pub async fn postgres_saver() -> Option<(PostgresSaver, PostgresSchema)> {
     let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
     let saver = PostgresSaver::connect(&url)
         .await
-        .expect("connect to the test schema")
-        .with_fencing(false);
+        .expect("connect to the test schema");
     saver.setup().await.expect("create the tables");
     Some((saver, guard))
 }

@@ -210,97 +210,131 @@ impl<'a, 'v> Encoder<'a, 'v> {
     }
 
     fn uint(&mut self, u: u64) {
-        if u < 0x80 {
-            self.out.push(u as u8);
-        } else if u <= 0xff {
-            self.out.extend_from_slice(&[0xcc, u as u8]);
-        } else if u <= 0xffff {
-            self.out.push(0xcd);
-            self.out.extend_from_slice(&(u as u16).to_be_bytes());
-        } else if u <= 0xffff_ffff {
-            self.out.push(0xce);
-            self.out.extend_from_slice(&(u as u32).to_be_bytes());
-        } else {
-            self.out.push(0xcf);
-            self.out.extend_from_slice(&u.to_be_bytes());
-        }
+        write_uint(self.out, u);
     }
 
     /// Writes a negative integer (`i < 0`).
     fn negative(&mut self, i: i64) {
-        if i >= -32 {
-            self.out.push(i as u8);
-        } else if i >= i64::from(i8::MIN) {
-            self.out.extend_from_slice(&[0xd0, i as u8]);
-        } else if i >= i64::from(i16::MIN) {
-            self.out.push(0xd1);
-            self.out.extend_from_slice(&(i as i16).to_be_bytes());
-        } else if i >= i64::from(i32::MIN) {
-            self.out.push(0xd2);
-            self.out.extend_from_slice(&(i as i32).to_be_bytes());
-        } else {
-            self.out.push(0xd3);
-            self.out.extend_from_slice(&i.to_be_bytes());
-        }
+        write_negative(self.out, i);
     }
 
     fn str(&mut self, s: &str) -> Result<()> {
-        let n = s.len();
-        if n < 32 {
-            self.out.push(0xa0 | n as u8);
-        } else {
-            self.sized(n, [0xd9, 0xda, 0xdb], "string")?;
-        }
-        self.out.extend_from_slice(s.as_bytes());
-        Ok(())
+        write_str(self.out, s)
     }
 
     fn bin(&mut self, b: &[u8]) -> Result<()> {
-        self.sized(b.len(), [0xc4, 0xc5, 0xc6], "bytes")?;
+        write_sized(self.out, b.len(), [0xc4, 0xc5, 0xc6], "bytes")?;
         self.out.extend_from_slice(b);
         Ok(())
     }
 
     fn array_header(&mut self, n: usize) -> Result<()> {
-        if n < 16 {
-            self.out.push(0x90 | n as u8);
-            Ok(())
-        } else {
-            self.sized16(n, [0xdc, 0xdd], "array")
-        }
+        write_array_header(self.out, n)
     }
 
     fn map_header(&mut self, n: usize) -> Result<()> {
-        if n < 16 {
-            self.out.push(0x80 | n as u8);
-            Ok(())
-        } else {
-            self.sized16(n, [0xde, 0xdf], "map")
-        }
+        write_map_header(self.out, n)
     }
+}
 
-    /// Writes a length with an 8, 16 or 32-bit marker.
-    fn sized(&mut self, n: usize, markers: [u8; 3], what: &str) -> Result<()> {
-        if n <= 0xff {
-            self.out.extend_from_slice(&[markers[0], n as u8]);
-            Ok(())
-        } else {
-            self.sized16(n, [markers[1], markers[2]], what)
-        }
+/// Writes a non-negative integer in its smallest form.
+pub(super) fn write_uint(out: &mut Vec<u8>, u: u64) {
+    if u < 0x80 {
+        out.push(u as u8);
+    } else if u <= 0xff {
+        out.extend_from_slice(&[0xcc, u as u8]);
+    } else if u <= 0xffff {
+        out.push(0xcd);
+        out.extend_from_slice(&(u as u16).to_be_bytes());
+    } else if u <= 0xffff_ffff {
+        out.push(0xce);
+        out.extend_from_slice(&(u as u32).to_be_bytes());
+    } else {
+        out.push(0xcf);
+        out.extend_from_slice(&u.to_be_bytes());
     }
+}
 
-    /// Writes a length with a 16 or 32-bit marker.
-    fn sized16(&mut self, n: usize, markers: [u8; 2], what: &str) -> Result<()> {
-        if n <= 0xffff {
-            self.out.push(markers[0]);
-            self.out.extend_from_slice(&(n as u16).to_be_bytes());
-        } else {
-            let n = u32::try_from(n).map_err(|_| too_long(what, n))?;
-            self.out.push(markers[1]);
-            self.out.extend_from_slice(&n.to_be_bytes());
-        }
+/// Writes a negative integer (`i < 0`) in its smallest form.
+pub(super) fn write_negative(out: &mut Vec<u8>, i: i64) {
+    if i >= -32 {
+        out.push(i as u8);
+    } else if i >= i64::from(i8::MIN) {
+        out.extend_from_slice(&[0xd0, i as u8]);
+    } else if i >= i64::from(i16::MIN) {
+        out.push(0xd1);
+        out.extend_from_slice(&(i as i16).to_be_bytes());
+    } else if i >= i64::from(i32::MIN) {
+        out.push(0xd2);
+        out.extend_from_slice(&(i as i32).to_be_bytes());
+    } else {
+        out.push(0xd3);
+        out.extend_from_slice(&i.to_be_bytes());
+    }
+}
+
+/// Writes any integer in its smallest form.
+pub(super) fn write_int(out: &mut Vec<u8>, i: i64) {
+    if i >= 0 {
+        write_uint(out, i as u64);
+    } else {
+        write_negative(out, i);
+    }
+}
+
+/// Writes a string.
+pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<()> {
+    let n = s.len();
+    if n < 32 {
+        out.push(0xa0 | n as u8);
+    } else {
+        write_sized(out, n, [0xd9, 0xda, 0xdb], "string")?;
+    }
+    out.extend_from_slice(s.as_bytes());
+    Ok(())
+}
+
+/// Writes an array header.
+pub(super) fn write_array_header(out: &mut Vec<u8>, n: usize) -> Result<()> {
+    if n < 16 {
+        out.push(0x90 | n as u8);
         Ok(())
+    } else {
+        write_sized16(out, n, [0xdc, 0xdd], "array")
     }
+}
+
+/// Writes a map header.
+pub(super) fn write_map_header(out: &mut Vec<u8>, n: usize) -> Result<()> {
+    if n < 16 {
+        out.push(0x80 | n as u8);
+        Ok(())
+    } else {
+        write_sized16(out, n, [0xde, 0xdf], "map")
+    }
+}
+
+/// Writes a length with an 8, 16 or 32-bit marker.
+fn write_sized(out: &mut Vec<u8>, n: usize, markers: [u8; 3], what: &str) -> Result<()> {
+    if n <= 0xff {
+        out.extend_from_slice(&[markers[0], n as u8]);
+        Ok(())
+    } else {
+        write_sized16(out, n, [markers[1], markers[2]], what)
+    }
+}
+
+/// Writes a length with a 16 or 32-bit marker.
+fn write_sized16(out: &mut Vec<u8>, n: usize, markers: [u8; 2], what: &str) -> Result<()> {
+    if n <= 0xffff {
+        out.push(markers[0]);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else {
+        let n = u32::try_from(n).map_err(|_| too_long(what, n))?;
+        out.push(markers[1]);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+    Ok(())
 }
 
 /// Fills `header` with the smallest extension header for a payload of `len` bytes and

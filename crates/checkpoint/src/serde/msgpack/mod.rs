@@ -56,8 +56,11 @@
 //! bytes, so nested prefixes cannot multiply it: decoding never holds more than a small
 //! constant times the input size.
 
+mod checkpoint;
 mod decode;
 mod encode;
+
+pub use checkpoint::{encode_checkpoint, encode_checkpoint_into};
 
 use crate::error::Result;
 use crate::value::Value;

@@ -19,11 +19,15 @@
 
 use std::fmt;
 
-use stategraph_checkpoint::{Error, Map, Result, Value};
+use stategraph_checkpoint::{Error, Result, Value};
+
+mod parse;
+
+pub(crate) use parse::parse;
 
 /// How deep a value may nest before it is refused (JSONB itself stops far earlier than
 /// the stack would).
-const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 
 /// Why a value has no JSONB form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,43 +158,10 @@ fn write_str(out: &mut String, s: &str) -> Result<(), NotJson> {
     Ok(())
 }
 
-/// Reads JSON text (as Postgres prints a JSONB value) into a value: objects become maps
-/// with string keys in the printed order, numbers with a decimal point floats, others
-/// integers (beyond the 64-bit range they can only be floats).
-pub(crate) fn parse(text: &str) -> Result<Value> {
-    let json: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| Error::Decode(format!("JSONB value: {e}")))?;
-    Ok(from_json(json))
-}
-
-/// Converts a parsed JSON value; `serde_json` bounds its depth, so this recursion is too.
-pub(crate) fn from_json(json: serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Nil,
-        serde_json::Value::Bool(b) => Value::Bool(b),
-        serde_json::Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::Int(i)
-            } else if let Some(u) = n.as_u64() {
-                Value::from_u64(u)
-            } else {
-                Value::Float(n.as_f64().unwrap_or(f64::NAN))
-            }
-        }
-        serde_json::Value::String(s) => Value::Str(s),
-        serde_json::Value::Array(items) => Value::List(items.into_iter().map(from_json).collect()),
-        serde_json::Value::Object(map) => Value::Map(
-            map.into_iter()
-                .map(|(k, v)| (Value::Str(k), from_json(v)))
-                .collect::<Map>(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stategraph_checkpoint::{list, map};
+    use stategraph_checkpoint::{list, map, Map};
 
     #[test]
     fn floats_keep_a_decimal_point_at_every_magnitude() {
@@ -199,7 +170,14 @@ mod tests {
         assert_eq!(float_text(1e16).unwrap(), "10000000000000000.0");
         assert_eq!(float_text(-2.5e-7).unwrap(), "-0.00000025");
         assert_eq!(float_text(f64::NAN), Err(NotJson::NonFinite));
-        for x in [1e16, 5e-324, 1.7976931348623157e308, 0.30000000000000004] {
+        for x in [
+            1e16,
+            5e-324,
+            1.7976931348623157e308,
+            0.30000000000000004,
+            1.7976931348623157e50,
+            1.2345678901234567e-300,
+        ] {
             let back = parse(&float_text(x).unwrap()).unwrap();
             assert_eq!(back, Value::Float(x));
         }
@@ -221,10 +199,7 @@ mod tests {
             (Value::Bool(true), Value::from("b")),
             (Value::Nil, Value::from("c")),
         ]));
-        assert_eq!(
-            to_text(&v).unwrap(),
-            r#"{"1":"a","true":"b","null":"c"}"#
-        );
+        assert_eq!(to_text(&v).unwrap(), r#"{"1":"a","true":"b","null":"c"}"#);
         let bad = Value::Map(Map::from_pairs(vec![(list![1], Value::Nil)]));
         assert_eq!(to_text(&bad), Err(NotJson::Key));
     }
