@@ -82,6 +82,15 @@ pub struct PostgresSchema {
     schema: String,
 }
 
+impl PostgresSchema {
+    /// The URL of a connection whose `search_path` is this schema (what the saver of
+    /// [`postgres_fenced`] connects to), for another client such as Python's saver.
+    pub fn url(&self) -> String {
+        let sep = if self.base.contains('?') { '&' } else { '?' };
+        format!("{}{sep}options=-csearch_path%3D{}", self.base, self.schema)
+    }
+}
+
 impl Drop for PostgresSchema {
     fn drop(&mut self) {
         let base = self.base.clone();
