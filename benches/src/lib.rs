@@ -11,7 +11,12 @@
 //! estimates and the Python driver's results and prints the Rust / Python table.
 
 pub mod fixtures;
+pub mod io_concurrency;
+pub mod io_report;
+pub mod io_runs;
+pub mod io_store;
 pub mod report;
 pub mod savers;
 pub mod scenarios;
+pub mod scenarios_io;
 pub mod temp_sqlite;

@@ -29,7 +29,8 @@
 //! ```text
 //! BEGIN ISOLATION LEVEL READ COMMITTED
 //! SELECT pg_advisory_xact_lock(hashtext(thread), hashtext(namespace))
-//! WITH fence AS (head check), blobs AS (INSERT … WHERE ok), saved AS (INSERT … WHERE ok)
+//! WITH fence AS (head check), blobs AS (INSERT … WHERE ok), carried AS (INSERT … WHERE ok),
+//!      saved AS (INSERT … WHERE ok)
 //!     SELECT ok, head FROM fence
 //! COMMIT
 //! ```
@@ -68,7 +69,8 @@ pub(crate) const COMMIT: &str = "COMMIT";
 
 /// The fenced put. Parameters as [`crate::write::PUT`]; returns whether the fence let the
 /// put through and the head it saw.
-pub(crate) const FENCED_PUT: &str = "WITH head AS ( \
+pub(crate) const FENCED_PUT: &str = concat!(
+    "WITH head AS ( \
     SELECT max(checkpoint_id) AS id FROM checkpoints \
     WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
 ), fence AS ( \
@@ -85,14 +87,17 @@ pub(crate) const FENCED_PUT: &str = "WITH head AS ( \
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob), fence \
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
-), saved AS ( \
+), carried AS (",
+    crate::write::carry_sql!(" CROSS JOIN fence", " AND fence.ok"),
+    "), saved AS ( \
     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
     SELECT $1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb FROM fence \
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
     DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
 ) \
-SELECT ok, head FROM fence";
+SELECT ok, head FROM fence"
+);
 
 /// The error of a put the fence refused.
 pub(crate) fn conflict(

@@ -21,8 +21,9 @@
 //! strings: small, and readable with SQL), every other value serialized once per
 //! `(thread, namespace, channel, version)` in `checkpoint_blobs` with
 //! `ON CONFLICT DO NOTHING`, so a value that did not change between checkpoints is stored
-//! once however many checkpoints refer to it; writes go to `checkpoint_writes` with the
-//! serializer's `(type, bytes)`. Metadata is JSONB made by LangGraph's
+//! once however many checkpoints refer to it. One departure, below: a string longer than
+//! [`INLINE_STRING_MAX`] bytes is stored like a non-primitive. Writes go to
+//! `checkpoint_writes` with the serializer's `(type, bytes)`. Metadata is JSONB made by LangGraph's
 //! `get_checkpoint_metadata` rules (NULs stripped from top-level strings, scalar config keys
 //! copied in, the legacy `writes` key dropped). The golden test compares raw rows with a
 //! Python run, and the interop tests have each side read what the other wrote.
@@ -56,6 +57,11 @@
 //! # Where this saver differs from Python's, deliberately
 //!
 //! * The fence (above). Python has none.
+//! * A string longer than [`INLINE_STRING_MAX`] (1 KiB) is stored once per version in
+//!   `checkpoint_blobs`, not inline in every checkpoint row: a 1 MiB value that never
+//!   changes costs 1 MiB once, not 1 MiB per step. Python's reader merges blobs over inline
+//!   values, so it reads these rows unchanged. When a thread Python wrote goes on here, the
+//!   first put copies such a string from its parent's inline value into a blob, in SQL.
 //! * `put_writes` keeps the *last* write of a repeated reserved index in every batch, as
 //!   the trait states for every stategraph saver; Python keeps the first when the batch
 //!   also holds normal writes.
@@ -86,6 +92,7 @@ pub mod schema;
 mod write;
 
 pub use error::db_error;
+pub use layout::INLINE_STRING_MAX;
 pub use saver::{PostgresSaver, DEFAULT_POOL_SIZE};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 

@@ -6,6 +6,12 @@
 //! checkpoint, so both commit together or not at all. The fenced put is the same statement
 //! behind the fence's lock, in a pipelined transaction (see [`crate::fence`]).
 //!
+//! A put also *carries* the long strings of unchanged channels (see [`crate::layout`]):
+//! for each, a third part of the statement copies the string from the parent checkpoint's
+//! inline value into a msgpack blob of the same version, unless that blob exists. Only the
+//! channel and version travel; the string does not. Both puts run the same SQL for it,
+//! [`carry_sql!`].
+//!
 //! `put_writes` is one `INSERT … SELECT FROM unnest(…)` statement, hence one transaction,
 //! with the repeated-key rule of the trait: `ON CONFLICT DO UPDATE … WHERE idx < 0`, so a
 //! reserved index is replaced (last wins) and a normal one kept (first wins), also in a
@@ -28,18 +34,59 @@ use crate::filter::some_id;
 use crate::json;
 use crate::layout::split;
 
-/// The unfenced put: blobs (`$7`–`$10` as arrays of channel, version, type, blob), then
+/// The `INSERT` that carries long strings: for each `($11 channel, $12 version)`, the
+/// parent `$4`'s inline string of that channel at that version becomes a msgpack blob (a
+/// `str8`/`str16`/`str32` header, as the encoder writes it, then the UTF-8 bytes), unless
+/// the blob exists. `$join` and `$cond` let the fenced put add its check.
+macro_rules! carry_sql {
+    ($join:literal, $cond:literal) => {
+        concat!(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+            SELECT $1::text, $2::text, k.channel, k.version, 'msgpack', \
+                   CASE WHEN s.n < 32 THEN set_byte('\\x00'::bytea, 0, 160 + s.n) \
+                        WHEN s.n < 256 THEN set_byte('\\xd900'::bytea, 1, s.n) \
+                        WHEN s.n < 65536 THEN '\\xda'::bytea || substring(int4send(s.n) FROM 3) \
+                        ELSE '\\xdb'::bytea || int4send(s.n) END || s.t \
+            FROM unnest($11::text[], $12::text[]) AS k(channel, version)",
+            $join,
+            " CROSS JOIN LATERAL ( \
+                SELECT v.t, octet_length(v.t) AS n FROM ( \
+                    SELECT convert_to(p.checkpoint -> 'channel_values' ->> k.channel, 'UTF8') AS t \
+                    FROM checkpoints p \
+                    WHERE p.thread_id = $1::text AND p.checkpoint_ns = $2::text \
+                      AND p.checkpoint_id = $4::text \
+                      AND p.checkpoint -> 'channel_versions' ->> k.channel = k.version \
+                      AND jsonb_typeof(p.checkpoint -> 'channel_values' -> k.channel) = 'string' \
+                ) AS v \
+            ) AS s \
+            WHERE NOT EXISTS ( \
+                SELECT 1 FROM checkpoint_blobs e \
+                WHERE e.thread_id = $1::text AND e.checkpoint_ns = $2::text \
+                  AND e.channel = k.channel AND e.version = k.version)",
+            $cond,
+            " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"
+        )
+    };
+}
+pub(crate) use carry_sql;
+
+/// The unfenced put: blobs (`$7`–`$10` as arrays of channel, version, type, blob), the
+/// carried long strings (`$11`, `$12`: channels and versions, see [`carry_sql!`]), then
 /// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
-pub(crate) const PUT: &str = "WITH blobs AS ( \
+pub(crate) const PUT: &str = concat!(
+    "WITH blobs AS ( \
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
     SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
-) \
+), carried AS (",
+    carry_sql!("", ""),
+    ") \
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb) \
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata";
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"
+);
 
 /// The writes of one task: `($1 thread, $2 ns, $3 checkpoint, $4 task, $5 task path)` and
 /// arrays of index, channel, type and blob.
@@ -81,7 +128,9 @@ pub(crate) async fn put(
     let versions: Vec<&str> = split.blobs.iter().map(|b| b.version.as_str()).collect();
     let tags: Vec<&str> = split.blobs.iter().map(|b| b.tag.as_str()).collect();
     let bytes: Vec<&[u8]> = split.blobs.iter().map(|b| b.bytes.as_slice()).collect();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+    let carried: Vec<&str> = split.carried.iter().map(|c| c.channel.as_str()).collect();
+    let carried_versions: Vec<&str> = split.carried.iter().map(|c| c.version.as_str()).collect();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
         &thread,
         &ns,
         &id,
@@ -92,6 +141,8 @@ pub(crate) async fn put(
         &versions,
         &tags,
         &bytes,
+        &carried,
+        &carried_versions,
     ];
     if fencing {
         let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;

@@ -389,3 +389,126 @@ async fn rust_reads_what_python_wrote() {
         Some(ChannelVersion::Str(_))
     ));
 }
+
+/// A 1 MiB string of letters and digits (as the S5 benchmark's), different per `seed`.
+fn mib_string(seed: u64) -> String {
+    let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    (0..1 << 20)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            char::from(alphabet[((x >> 33) % alphabet.len() as u64) as usize])
+        })
+        .collect()
+}
+
+/// A thread of `steps` checkpoints whose `big` string never changes and whose counter
+/// does (the first put has `big` as new).
+fn big_chain(saver: &PostgresSaver, thread: &str, big: &str, steps: i64) -> Vec<Op> {
+    let ids = stategraph_checkpoint::id::IdGenerator::system();
+    let mut version = saver.get_next_version(None);
+    let mut c = Checkpoint::empty(ids.uuid6(-1), "2025-01-01T00:00:00.002001+00:00");
+    c.channel_values.insert("big".into(), big.into());
+    c.channel_values.insert("counter".into(), 0.into());
+    c.channel_versions.insert("big".into(), version.clone());
+    c.channel_versions.insert("counter".into(), version.clone());
+    let mut new = c.channel_versions.clone();
+    let mut config = CheckpointConfig::thread(thread);
+    let mut ops = Vec::new();
+    for step in 0..steps {
+        let md = CheckpointMetadata::new(CheckpointSource::Loop, step).with("run_id", "run-1");
+        ops.push(Op::Put(config.clone(), c.clone(), md, new));
+        config = CheckpointConfig::for_checkpoint(thread, "", c.id.as_str());
+        version = saver.get_next_version(Some(&version));
+        c.id = ids.uuid6(step);
+        c.channel_values.insert("counter".into(), (step + 1).into());
+        c.channel_versions.insert("counter".into(), version.clone());
+        new = [("counter".to_owned(), version.clone())].into();
+    }
+    ops
+}
+
+/// The `big` value of every checkpoint of a view, in the tagged form.
+fn bigs(view: &J) -> Vec<&J> {
+    view.as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| &t["checkpoint"]["channel_values"]["big"])
+        .collect()
+}
+
+#[tokio::test]
+async fn python_reads_a_long_string_rust_stored_once() {
+    let Some(python) = python() else {
+        return;
+    };
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let thread = uuid::Uuid::new_v4().to_string();
+    let big = mib_string(1);
+    apply(&db, &big_chain(&db, &thread, &big, 5)).await;
+    let raw = db.raw().await;
+    let stored: i64 = raw
+        .query_one(
+            "SELECT count(*) FROM checkpoint_blobs WHERE channel = 'big'",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(stored, 1, "one blob for five checkpoints");
+    let inline: i64 = raw
+        .query_one(
+            "SELECT count(*) FROM checkpoints WHERE checkpoint -> 'channel_values' ? 'big'",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(inline, 0);
+
+    let seen_by_python = run_python(&python, &["read", &db.url, &thread]);
+    assert_eq!(seen_by_python, rust_view(&db, &thread).await);
+    assert_eq!(bigs(&seen_by_python), vec![&json!(big); 5]);
+}
+
+#[tokio::test]
+async fn a_thread_python_began_with_a_long_string_goes_on_in_rust() {
+    let Some(python) = python() else {
+        return;
+    };
+    let Some(db) = TestDb::bare().await else {
+        return;
+    };
+    let thread = uuid::Uuid::new_v4().to_string();
+    let big = mib_string(2);
+    let mut ops = big_chain(&db, &thread, &big, 4);
+    let rust_part = ops.split_off(2);
+    let spec_path = std::env::temp_dir().join(format!("{}-spec.json", db.schema));
+    std::fs::write(&spec_path, spec(&thread, &ops).to_string()).expect("write spec");
+    let spec_arg = spec_path.to_string_lossy().into_owned();
+    run_python(&python, &["write", &db.url, &spec_arg]);
+    let _ = std::fs::remove_file(&spec_path);
+    // Python stored `big` inline twice; the Rust puts carry it into one blob.
+    apply(&db, &rust_part).await;
+    let raw = db.raw().await;
+    let counts: (i64, i64) = {
+        let row = raw
+            .query_one(
+                "SELECT (SELECT count(*) FROM checkpoint_blobs WHERE channel = 'big'), \
+                 (SELECT count(*) FROM checkpoints WHERE checkpoint -> 'channel_values' ? 'big')",
+                &[],
+            )
+            .await
+            .expect("counts");
+        (row.get(0), row.get(1))
+    };
+    assert_eq!(counts, (1, 2));
+
+    let seen_by_python = run_python(&python, &["read", &db.url, &thread]);
+    assert_eq!(seen_by_python, rust_view(&db, &thread).await);
+    assert_eq!(bigs(&seen_by_python), vec![&json!(big); 4]);
+}

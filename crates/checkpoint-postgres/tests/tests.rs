@@ -8,4 +8,5 @@ mod fence;
 mod filters;
 mod golden;
 mod interop;
+mod long_strings;
 mod rows;
