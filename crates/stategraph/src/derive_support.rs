@@ -2,7 +2,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use stategraph_checkpoint::serde::rust::{from_value, to_value};
+use stategraph_checkpoint::serde::rust::{from_value_ref, to_value};
 use stategraph_checkpoint::Value;
 
 use crate::error::{Error, Result};
@@ -18,7 +18,8 @@ pub fn initial<T: Serialize + Default>() -> Option<Value> {
 
 /// Reads a field from its channel's value.
 pub fn field_from_value<T: DeserializeOwned>(channel: &str, value: &Value) -> Result<T> {
-    from_value(value.clone()).map_err(|e| Error::State(format!("channel {channel:?}: {e}")))
+    // Borrowing deserialization: no copy of the stored value before it becomes a `T`.
+    from_value_ref(value).map_err(|e| Error::State(format!("channel {channel:?}: {e}")))
 }
 
 /// Writes a field as its channel's value.

@@ -26,6 +26,13 @@ pub trait State: Send + Sync + Sized + 'static {
 
     /// The state as channel writes, every field (used to read a whole state as input).
     fn to_values(&self) -> Result<Vec<(String, Value)>>;
+
+    /// [`State::from_values`] from a map the caller gives away (the engine's path: a
+    /// state that keeps values as they are, like [`DynState`], takes them without a copy).
+    /// Provided: reads from the borrowed map.
+    fn from_owned_values(values: IndexMap<String, Value>) -> Result<Self> {
+        Self::from_values(&values)
+    }
 }
 
 /// Something that becomes channel writes: a generated `<Name>Update`, or a map of values.
@@ -74,6 +81,10 @@ impl State for DynState {
 
     fn from_values(values: &IndexMap<String, Value>) -> Result<Self> {
         Ok(DynState(values.clone()))
+    }
+
+    fn from_owned_values(values: IndexMap<String, Value>) -> Result<Self> {
+        Ok(DynState(values))
     }
 
     fn to_values(&self) -> Result<Vec<(String, Value)>> {

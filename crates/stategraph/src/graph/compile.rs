@@ -426,8 +426,8 @@ fn user_runner<S: State>(
         let writers = writers.clone();
         async move {
             let values: IndexMap<String, Value> = map_pairs(input).into_iter().collect();
-            let state =
-                S::from_values(&values).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+            let state = S::from_owned_values(values)
+                .map_err(|e| NodeError::named("InvalidUpdateError", e))?;
             let output = handler(state, ctx.clone()).await?;
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
             writes.extend(writers(output, &ctx)?);
@@ -449,7 +449,8 @@ fn run_branches<S: State>(
         return Ok(());
     }
     let fresh = fresh_values(ctx, state_keys, writes)?;
-    let state = S::from_values(&fresh).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+    let state =
+        S::from_owned_values(fresh).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
     for b in branches {
         let targets = (b.path)(&state);
         let w = b
