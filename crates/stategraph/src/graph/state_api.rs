@@ -13,7 +13,7 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use crate::error::{Error, Result};
 use crate::pregel::algo::{
-    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks, Channels,
+    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_task_ids, Channels,
     TaskWrites,
 };
 use crate::pregel::events;
@@ -160,7 +160,7 @@ async fn snapshot(
         let mut checkpoint = saved.checkpoint.clone();
         let mut channels = channels_from_checkpoint(graph, &checkpoint)?;
         let ns = saved.config.ns().to_owned();
-        let mut tasks = prepare_next_tasks(&checkpoint, graph, &channels, step, &ns, None)?;
+        let mut tasks = prepare_task_ids(&checkpoint, graph, &channels, step, &ns, None)?;
         let pending: Vec<(String, String, Value)> = saved
             .pending_writes
             .iter()
@@ -337,7 +337,7 @@ impl<S: State> CompiledGraph<S> {
 
         let mut prepared_id = None;
         if let Some(t) = &saved {
-            let tasks = prepare_next_tasks(&checkpoint, &graph, &channels, step + 1, "", None)?;
+            let tasks = prepare_task_ids(&checkpoint, &graph, &channels, step + 1, "", None)?;
             prepared_id = tasks.into_iter().find(|t| t.name == as_node).map(|t| t.id);
             let _ = t;
         }

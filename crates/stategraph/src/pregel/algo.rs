@@ -97,6 +97,48 @@ pub fn prepare_next_tasks(
     parent_ns: &str,
     updated_channels: Option<&BTreeSet<String>>,
 ) -> Result<Vec<Task>> {
+    prepare_tasks(
+        checkpoint,
+        graph,
+        channels,
+        step,
+        parent_ns,
+        updated_channels,
+        true,
+    )
+}
+
+/// [`prepare_next_tasks`] without building the tasks' inputs (`Value::Nil` instead): for
+/// callers that only need which tasks run and their ids (state snapshots, discarded tasks),
+/// where copying the state into every input would be wasted.
+pub fn prepare_task_ids(
+    checkpoint: &Checkpoint,
+    graph: &PregelGraph,
+    channels: &Channels,
+    step: i64,
+    parent_ns: &str,
+    updated_channels: Option<&BTreeSet<String>>,
+) -> Result<Vec<Task>> {
+    prepare_tasks(
+        checkpoint,
+        graph,
+        channels,
+        step,
+        parent_ns,
+        updated_channels,
+        false,
+    )
+}
+
+fn prepare_tasks(
+    checkpoint: &Checkpoint,
+    graph: &PregelGraph,
+    channels: &Channels,
+    step: i64,
+    parent_ns: &str,
+    updated_channels: Option<&BTreeSet<String>>,
+    with_input: bool,
+) -> Result<Vec<Task>> {
     let id_bytes = checkpoint_id_bytes(&checkpoint.id);
     let step_str = step.to_string();
     let mut tasks = Vec::new();
@@ -128,7 +170,7 @@ pub fn prepare_next_tasks(
                         name: send.node.clone(),
                         path: TaskPath::push(idx),
                         triggers: vec![PUSH.to_owned()],
-                        input: send.arg,
+                        input: if with_input { send.arg } else { Value::Nil },
                         writes: Vec::new(),
                     });
                 }
@@ -161,9 +203,11 @@ pub fn prepare_next_tasks(
         }
         let input = match &node.reads {
             Reads::Single(c) => match channels.get(c).filter(|ch| ch.is_available()) {
-                Some(ch) => ch.get().unwrap_or_default(),
+                Some(ch) if with_input => ch.get().unwrap_or_default(),
+                Some(_) => Value::Nil,
                 None => continue,
             },
+            Reads::Many(_) if !with_input => Value::Nil,
             Reads::Many(list) => {
                 let mut m = stategraph_checkpoint::Map::with_capacity(list.len());
                 for c in list {

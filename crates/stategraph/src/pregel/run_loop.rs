@@ -344,7 +344,7 @@ impl Loop {
             RunInput::Command(cmd) => Some(cmd.to_value()),
             RunInput::Resume => None,
         } {
-            let discard = prepare_next_tasks(
+            let discard = super::algo::prepare_task_ids(
                 &self.checkpoint,
                 &self.p.graph,
                 &self.channels,
