@@ -151,14 +151,19 @@ fn snapshot_config(
 async fn snapshot(
     graph: &Arc<PregelGraph>,
     saver: &Arc<dyn CheckpointSaver>,
-    saved: CheckpointTuple,
+    mut saved: CheckpointTuple,
     live: bool,
     subgraphs: bool,
 ) -> Result<StateSnapshot> {
     {
         let step = saved.metadata.step.unwrap_or(-1) + 1;
-        let mut checkpoint = saved.checkpoint.clone();
-        let mut channels = channels_from_checkpoint(graph, &checkpoint)?;
+        let mut checkpoint = std::mem::replace(
+            &mut saved.checkpoint,
+            stategraph_checkpoint::Checkpoint::empty("", ""),
+        );
+        let created_at = checkpoint.ts.clone();
+        let checkpoint_id = checkpoint.id.clone();
+        let mut channels = channels_from_checkpoint(graph, &mut checkpoint)?;
         let ns = saved.config.ns().to_owned();
         let mut tasks = prepare_task_ids(&checkpoint, graph, &channels, step, &ns, None)?;
         let pending: Vec<(String, String, Value)> = saved
@@ -260,7 +265,7 @@ async fn snapshot(
             .collect();
         let interrupts = infos.iter().flat_map(|t| t.interrupts.clone()).collect();
         let parents = saved.metadata.parents.as_ref();
-        let config = snapshot_config(&thread, saved.config.ns(), &saved.checkpoint.id, parents);
+        let config = snapshot_config(&thread, saved.config.ns(), &checkpoint_id, parents);
         let parent_config = saved.parent_config.as_ref().and_then(|p| {
             p.checkpoint_id
                 .as_ref()
@@ -275,7 +280,7 @@ async fn snapshot(
                 .collect(),
             config: Some(config),
             metadata: Some(saved.metadata),
-            created_at: Some(saved.checkpoint.ts),
+            created_at: Some(created_at),
             parent_config,
             tasks: infos,
             interrupts,
@@ -323,7 +328,7 @@ impl<S: State> CompiledGraph<S> {
         if let Some(t) = &saved {
             checkpoint_config.checkpoint_id = Some(t.checkpoint.id.clone());
         }
-        let channels = channels_from_checkpoint(&graph, &checkpoint)?;
+        let channels = channels_from_checkpoint(&graph, &mut checkpoint)?;
 
         let as_node = match as_node {
             Some(n) => n.to_owned(),

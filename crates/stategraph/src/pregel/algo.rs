@@ -403,11 +403,18 @@ pub fn create_checkpoint(
 }
 
 /// Builds live channels from a checkpoint's values (spec §5.2 step 5).
-pub fn channels_from_checkpoint(graph: &PregelGraph, checkpoint: &Checkpoint) -> Result<Channels> {
+///
+/// The values move out of `checkpoint.channel_values` into the channels (which hold the
+/// state from then on), so the map is empty afterwards: no copy of the state is made.
+pub fn channels_from_checkpoint(
+    graph: &PregelGraph,
+    checkpoint: &mut Checkpoint,
+) -> Result<Channels> {
+    let mut values = std::mem::take(&mut checkpoint.channel_values);
     let mut out = IndexMap::with_capacity(graph.channels.len());
     for (k, spec) in &graph.channels {
         let ch = spec
-            .from_checkpoint(checkpoint.channel_values.get(k).cloned())
+            .from_checkpoint(values.swap_remove(k))
             .map_err(|e| Error::InvalidUpdate(format!("At key '{k}': {e}")))?;
         out.insert(k.clone(), ch);
     }

@@ -147,7 +147,7 @@ impl Loop {
             }
             _ => false,
         };
-        let (checkpoint, metadata, pending_writes, checkpoint_config, prev) = match saved {
+        let (mut checkpoint, metadata, pending_writes, checkpoint_config, prev) = match saved {
             Some(t) => {
                 let mut cfg = base.clone();
                 cfg.checkpoint_id = Some(t.checkpoint.id.clone());
@@ -174,7 +174,7 @@ impl Loop {
                 (Checkpoint::empty(id, ts), md, Vec::new(), cfg, None)
             }
         };
-        let channels = channels_from_checkpoint(&p.graph, &checkpoint)?;
+        let channels = channels_from_checkpoint(&p.graph, &mut checkpoint)?;
         let step = metadata.step.unwrap_or(-2) + 1;
         let stop = step + p.config.recursion_limit as i64 + 1;
         let saved_updated: Option<BTreeSet<String>> = checkpoint
