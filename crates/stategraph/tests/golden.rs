@@ -197,22 +197,41 @@ fn join_graph() -> StateGraph<DynState> {
 // whose order ("left" then "right") is also our insertion order, and the set stored in
 // the barrier channel is compared byte for byte as written.
 async fn join_is_reproduced_byte_for_byte(on: On) {
+    one_invoke_scenario(on, "join", "join", join_graph).await;
+}
+
+/// A trace of one `invoke` on one thread: the output equals Python's, then what was stored
+/// and streamed (see [`check_stored`]).
+async fn one_invoke_scenario(
+    on: On,
+    name: &str,
+    thread: &str,
+    graph: fn() -> StateGraph<DynState>,
+) {
     let Some((saver, memory, _guard)) = backend(on).await else {
         return;
     };
-    let trace = load("join");
-    let graph = compiled_on(&join_graph(), saver.clone());
+    let trace = load(name);
+    let app = compiled_on(&graph(), saver.clone());
     let call = &trace["calls"][0];
-    let out = graph
-        .invoke_outcome(input(&call["input"]), &RunConfig::thread("join"))
+    let out = app
+        .invoke_outcome(input(&call["input"]), &RunConfig::thread(thread))
         .await
         .expect("runs");
     assert_eq!(output_json(&out.values), normalize(&call["output"]));
-    if let Some(m) = &memory {
-        assert_storage_matches(&trace, m);
-    }
-    if memory.is_some() {
-        assert_stream(&trace, &join_graph()).await;
+    check_stored(&trace, memory.as_deref(), graph).await;
+}
+
+/// On MemorySaver: its storage equals the trace's byte for byte, and a `stream` re-run
+/// yields the trace's events. (The SQL savers' bytes are checked in their own crates.)
+async fn check_stored(
+    trace: &J,
+    memory: Option<&stategraph::checkpoint::MemorySaver>,
+    graph: fn() -> StateGraph<DynState>,
+) {
+    if let Some(m) = memory {
+        assert_storage_matches(trace, m);
+        assert_stream(trace, &graph()).await;
     }
 }
 
@@ -253,23 +272,7 @@ fn fanout_graph() -> StateGraph<DynState> {
 }
 
 async fn send_fanout_is_reproduced_byte_for_byte(on: On) {
-    let Some((saver, memory, _guard)) = backend(on).await else {
-        return;
-    };
-    let trace = load("send_fanout");
-    let graph = compiled_on(&fanout_graph(), saver.clone());
-    let call = &trace["calls"][0];
-    let out = graph
-        .invoke_outcome(input(&call["input"]), &RunConfig::thread("fan"))
-        .await
-        .expect("runs");
-    assert_eq!(output_json(&out.values), normalize(&call["output"]));
-    if let Some(m) = &memory {
-        assert_storage_matches(&trace, m);
-    }
-    if memory.is_some() {
-        assert_stream(&trace, &fanout_graph()).await;
-    }
+    one_invoke_scenario(on, "send_fanout", "fan", fanout_graph).await;
 }
 
 fn chain3_graph() -> StateGraph<DynState> {
