@@ -13,11 +13,12 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use crate::error::{Error, Result};
 use crate::pregel::algo::{
-    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_task_ids, Channels,
-    TaskWrites,
+    apply_writes, channels_from_checkpoint, create_checkpoint, new_versions, prepare_task_ids,
+    read_channels, TaskWrites,
 };
 use crate::pregel::events;
 use crate::pregel::graph::PregelGraph;
+use crate::pregel::run_loop::superseded;
 use crate::pregel::snapshot::{StateSnapshot, TaskInfo, TaskState};
 use crate::pregel::status::read_task_statuses;
 use crate::pregel::task::{PathPart, TaskPath};
@@ -25,16 +26,6 @@ use crate::state::{IntoUpdate, State};
 
 fn int_versions(current: Option<&ChannelVersion>) -> ChannelVersion {
     stategraph_checkpoint::version_gen::next_int_version(current)
-}
-
-fn read_values(channels: &Channels, keys: &[String]) -> IndexMap<String, Value> {
-    let mut out = IndexMap::new();
-    for k in keys {
-        if let Some(ch) = channels.get(k).filter(|c| c.is_available()) {
-            out.insert(k.clone(), ch.get().unwrap_or_default());
-        }
-    }
-    out
 }
 
 impl<S: State> CompiledGraph<S> {
@@ -272,7 +263,7 @@ async fn snapshot(
                 .map(|id| snapshot_config(&thread, saved.config.ns(), id, parents))
         });
         Ok(StateSnapshot {
-            values: read_values(&channels, &graph.output_channels),
+            values: read_channels(&channels, &graph.output_channels),
             next: tasks
                 .iter()
                 .filter(|t| t.writes.is_empty())
@@ -304,15 +295,7 @@ impl<S: State> CompiledGraph<S> {
         let cfg = config.checkpoint_config("");
         let saved = saver.get_tuple(&cfg).await?;
         let superseded = match (&saved, &config.checkpoint_id) {
-            (Some(t), Some(_)) => {
-                let head = saver
-                    .get_tuple(&CheckpointConfig {
-                        checkpoint_id: None,
-                        ..cfg.clone()
-                    })
-                    .await?;
-                head.is_some_and(|h| h.checkpoint.id != t.checkpoint.id)
-            }
+            (Some(t), Some(_)) => superseded(saver.as_ref(), &cfg, &t.checkpoint.id).await?,
             _ => false,
         };
         let mut checkpoint = match &saved {
@@ -409,12 +392,7 @@ impl<S: State> CompiledGraph<S> {
         let ts = self.sources.ts();
         let id = self.sources.ids().uuid6(step + 1);
         let next_checkpoint = create_checkpoint(checkpoint, &channels, id, ts, None);
-        let new_versions: ChannelVersions = next_checkpoint
-            .channel_versions
-            .iter()
-            .filter(|(k, v)| previous.get(*k).is_none_or(|p| *v > p))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let new_versions = new_versions(&previous, &next_checkpoint.channel_versions);
         if superseded {
             checkpoint_config.configurable.insert(
                 stategraph_checkpoint::CONFIG_KEY_BRANCH.into(),

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use indexmap::IndexMap;
-use stategraph_checkpoint::{ChannelVersion, Checkpoint, Value};
+use stategraph_checkpoint::{ChannelVersion, ChannelVersions, Checkpoint, Value};
 
 use super::graph::{PregelGraph, Reads};
 use super::task::{checkpoint_id_bytes, task_id, TaskPath, PULL, PUSH};
@@ -400,6 +400,28 @@ pub fn create_checkpoint(
         pending_sends: None,
         extra: IndexMap::new(),
     }
+}
+
+/// The values of the available channels among `keys`, in `keys` order (LangGraph's
+/// `read_channels`): what a run returns and a snapshot shows.
+pub fn read_channels(channels: &Channels, keys: &[String]) -> IndexMap<String, Value> {
+    let mut out = IndexMap::new();
+    for k in keys {
+        if let Some(ch) = channels.get(k).filter(|c| c.is_available()) {
+            out.insert(k.clone(), ch.get().unwrap_or_default());
+        }
+    }
+    out
+}
+
+/// The versions of `current` that are newer than in `previous`: the channels whose values a
+/// saver must store for a new checkpoint (spec §3.5).
+pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> ChannelVersions {
+    current
+        .iter()
+        .filter(|(k, v)| previous.get(*k).is_none_or(|p| *v > p))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// Builds live channels from a checkpoint's values (spec §5.2 step 5).

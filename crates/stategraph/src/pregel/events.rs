@@ -131,6 +131,17 @@ pub fn interrupt_dict(i: &crate::types::Interrupt) -> Value {
     Value::Map(m)
 }
 
+/// The interrupts recorded in `__interrupt__` writes (each a list, or a single value).
+fn interrupt_items(writes: &[(String, Value)]) -> impl Iterator<Item = &Value> {
+    writes
+        .iter()
+        .filter(|(c, _)| c == "__interrupt__")
+        .flat_map(|(_, v)| match v {
+            Value::List(items) => items.as_slice(),
+            other => std::slice::from_ref(other),
+        })
+}
+
 /// The payload of a task-start event.
 pub fn task_start_payload(t: &Task) -> Value {
     let mut m = Map::with_capacity(4);
@@ -158,14 +169,8 @@ pub fn task_result_payload(t: &Task, writes: &[(String, Value)], output_keys: &[
             .unwrap_or_default(),
     );
     m.insert("result", Value::Map(result_map(writes, output_keys)));
-    let interrupts: Vec<Value> = writes
-        .iter()
-        .filter(|(c, _)| c == "__interrupt__")
-        .flat_map(|(_, v)| match v {
-            Value::List(items) => items.clone(),
-            other => vec![other.clone()],
-        })
-        .filter_map(|v| crate::types::Interrupt::from_value(&v))
+    let interrupts: Vec<Value> = interrupt_items(writes)
+        .filter_map(crate::types::Interrupt::from_value)
         .map(|i| interrupt_dict(&i))
         .collect();
     m.insert("interrupts", Value::List(interrupts));
@@ -219,14 +224,7 @@ pub fn updates_payload(
 
 /// The `updates` payload of an interrupt: `{"__interrupt__": [Interrupt, ...]}`.
 pub fn interrupt_update(writes: &[(String, Value)]) -> Value {
-    let items: Vec<Value> = writes
-        .iter()
-        .filter(|(c, _)| c == "__interrupt__")
-        .flat_map(|(_, v)| match v {
-            Value::List(items) => items.clone(),
-            other => vec![other.clone()],
-        })
-        .collect();
+    let items: Vec<Value> = interrupt_items(writes).cloned().collect();
     let mut m = Map::new();
     m.insert("__interrupt__", Value::List(items));
     Value::Map(m)

@@ -137,13 +137,7 @@ impl Loop {
         };
         let superseded = match (&saved, &p.saver, addressed) {
             (Some(t), Some(saver), true) => {
-                let head = saver
-                    .get_tuple(&CheckpointConfig {
-                        checkpoint_id: None,
-                        ..base.clone()
-                    })
-                    .await?;
-                head.is_some_and(|h| h.checkpoint.id != t.checkpoint.id)
+                superseded(saver.as_ref(), &base, &t.checkpoint.id).await?
             }
             _ => false,
         };
@@ -515,15 +509,7 @@ impl Loop {
 
     /// The versions that changed since the last checkpoint handed to the saver.
     fn new_versions(&self) -> ChannelVersions {
-        self.checkpoint
-            .channel_versions
-            .iter()
-            .filter(|(k, v)| match self.previous_versions.get(*k) {
-                Some(prev) => *v > prev,
-                None => true,
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+        super::algo::new_versions(&self.previous_versions, &self.checkpoint.channel_versions)
     }
 
     fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
@@ -541,15 +527,7 @@ impl Loop {
     }
 
     fn read_output(&self) -> IndexMap<String, Value> {
-        let mut out = IndexMap::new();
-        for k in &self.p.graph.output_channels {
-            if let Some(ch) = self.channels.get(k) {
-                if ch.is_available() {
-                    out.insert(k.clone(), ch.get().unwrap_or_default());
-                }
-            }
-        }
-        out
+        super::algo::read_channels(&self.channels, &self.p.graph.output_channels)
     }
 
     fn prepare_tasks_and_emit(&mut self) -> Result<()> {
@@ -920,6 +898,22 @@ impl Loop {
     pub(crate) fn resume_map(&self) -> Option<&[(String, Value)]> {
         self.resume_map.as_deref()
     }
+}
+
+/// True when the thread has moved past `checkpoint_id`: the head of the config's
+/// (thread, namespace) is another checkpoint (LangGraph's `checkpoint_superseded`).
+pub(crate) async fn superseded(
+    saver: &dyn CheckpointSaver,
+    config: &CheckpointConfig,
+    checkpoint_id: &str,
+) -> Result<bool> {
+    let head = saver
+        .get_tuple(&CheckpointConfig {
+            checkpoint_id: None,
+            ..config.clone()
+        })
+        .await?;
+    Ok(head.is_some_and(|h| h.checkpoint.id != checkpoint_id))
 }
 
 /// The writes of a client command (spec §5.3): Sends, gotos, resume, then the update.
