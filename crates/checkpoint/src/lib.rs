@@ -43,7 +43,8 @@ pub use ext::{Ext, Object, ObjectCode};
 pub use memory::MemorySaver;
 pub use metadata::{CheckpointMetadata, CheckpointSource};
 pub use saver::{
-    starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, CONFIG_KEY_BRANCH,
+    starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, SaveOp,
+    CONFIG_KEY_BRANCH,
 };
 pub use value::{Map, Value};
 pub use version::{ChannelVersion, ChannelVersions};

@@ -8,6 +8,8 @@
 //! `Arc<dyn CheckpointSaver>`), so its async methods return boxed futures through
 //! `async_trait`.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
@@ -112,6 +114,34 @@ impl Capabilities {
     };
 }
 
+/// One save of a batch ([`CheckpointSaver::put_batch`]): the owned arguments of a `put` or a
+/// `put_writes`. The engine's background writer queues these in durability `async`.
+#[derive(Clone, Debug)]
+pub enum SaveOp {
+    /// The arguments of [`CheckpointSaver::put`].
+    Put {
+        /// The parent's config (see `put`).
+        config: CheckpointConfig,
+        /// The checkpoint, shared with the run that made it (never copied to be queued).
+        checkpoint: Arc<Checkpoint>,
+        /// Its metadata.
+        metadata: CheckpointMetadata,
+        /// The channels whose values are new since the parent.
+        new_versions: ChannelVersions,
+    },
+    /// The arguments of [`CheckpointSaver::put_writes`].
+    PutWrites {
+        /// The config of the checkpoint the task ran from.
+        config: CheckpointConfig,
+        /// The task's writes, `(channel, value)` in order.
+        writes: Vec<(String, Value)>,
+        /// The task id.
+        task_id: String,
+        /// The task path.
+        task_path: String,
+    },
+}
+
 /// A place checkpoints are stored: in memory, SQLite, Postgres, or a wrapper of one.
 #[async_trait]
 pub trait CheckpointSaver: Send + Sync {
@@ -162,6 +192,33 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// The version that follows `current` for a channel (spec §3). Required.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion;
+
+    /// Applies `ops` in order, as if each were its own `put` / `put_writes` call: the stored
+    /// rows are the same. A saver may commit the whole batch at once (group commit: one
+    /// transaction, one `fsync`). Stops at the first error; what the ops before it stored
+    /// stays stored unless the saver documents that a batch is all-or-nothing. Provided: one
+    /// call per op.
+    async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        for op in ops {
+            match op {
+                SaveOp::Put {
+                    config,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                } => {
+                    self.put(config, checkpoint, metadata, new_versions).await?;
+                }
+                SaveOp::PutWrites {
+                    config,
+                    writes,
+                    task_id,
+                    task_path,
+                } => self.put_writes(config, writes, task_id, task_path).await?,
+            }
+        }
+        Ok(())
+    }
 
     /// The checkpoint addressed by `config`, without its tuple. Provided.
     async fn get(&self, config: &CheckpointConfig) -> Result<Option<Checkpoint>> {
