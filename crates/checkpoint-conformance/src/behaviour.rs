@@ -24,11 +24,14 @@ pub enum Capability {
     CopyThread,
     /// `prune` (optional).
     Prune,
+    /// The one-writer-per-thread fence of `put`, `put_writes` and `put_batch` (optional,
+    /// declared by [`Capabilities::fence`]).
+    Fence,
 }
 
 impl Capability {
     /// Every capability, in the order the suite runs them.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::Put,
         Capability::PutWrites,
         Capability::GetTuple,
@@ -37,6 +40,7 @@ impl Capability {
         Capability::DeleteForRuns,
         Capability::CopyThread,
         Capability::Prune,
+        Capability::Fence,
     ];
 
     /// The operation's name, as in the trait (`"put_writes"`).
@@ -50,6 +54,7 @@ impl Capability {
             Capability::DeleteForRuns => "delete_for_runs",
             Capability::CopyThread => "copy_thread",
             Capability::Prune => "prune",
+            Capability::Fence => "fence",
         }
     }
 
@@ -57,7 +62,10 @@ impl Capability {
     pub fn is_required(self) -> bool {
         !matches!(
             self,
-            Capability::DeleteForRuns | Capability::CopyThread | Capability::Prune
+            Capability::DeleteForRuns
+                | Capability::CopyThread
+                | Capability::Prune
+                | Capability::Fence
         )
     }
 
@@ -67,6 +75,7 @@ impl Capability {
             Capability::DeleteForRuns => capabilities.delete_for_runs,
             Capability::CopyThread => capabilities.copy_thread,
             Capability::Prune => capabilities.prune,
+            Capability::Fence => capabilities.fence,
             _ => true,
         }
     }

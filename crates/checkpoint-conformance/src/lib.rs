@@ -36,8 +36,9 @@
 //! # Design
 //!
 //! * **Capabilities.** `put`, `put_writes`, `get_tuple`, `list` and `delete_thread` are
-//!   required. `delete_for_runs`, `copy_thread` and `prune` are optional: a saver declares
-//!   them in [`CheckpointSaver::capabilities`]. The behaviours of an optional capability the
+//!   required. `delete_for_runs`, `copy_thread`, `prune` and `fence` (the
+//!   one-writer-per-thread rule of `stategraph_checkpoint::fence`) are optional: a saver
+//!   declares them in [`CheckpointSaver::capabilities`]. The behaviours of an optional capability the
 //!   saver does not declare are *skipped* and reported apart, never counted as passed; a
 //!   declared one always runs. An empty run never passes.
 //! * **Behaviours** are plain async functions, `spec::<capability>::<name>(saver)`, one
@@ -89,6 +90,8 @@ pub mod skip {
     pub const copy_thread: Capability = Capability::CopyThread;
     /// Skip the `prune` group.
     pub const prune: Capability = Capability::Prune;
+    /// Skip the `fence` group.
+    pub const fence: Capability = Capability::Fence;
 }
 
 /// What the macros expand to; not part of the public API.

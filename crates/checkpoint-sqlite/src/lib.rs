@@ -70,6 +70,7 @@
 
 mod dump;
 mod error;
+mod fence;
 pub mod json;
 mod maintenance;
 mod pool;
@@ -77,7 +78,9 @@ mod query;
 mod read;
 mod saver;
 mod schema;
+mod synchronous;
 mod write;
 
 pub use saver::SqliteSaver;
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};
+pub use synchronous::Synchronous;

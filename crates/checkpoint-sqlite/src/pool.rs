@@ -47,6 +47,9 @@ impl Pool {
     pub(crate) fn open(path: PathBuf) -> Result<Pool> {
         let writer = Connection::open(&path).backend()?;
         schema::setup(&writer, true)?;
+        writer
+            .execute_batch("PRAGMA synchronous = FULL")
+            .backend()?;
         Ok(Pool {
             writer: Mutex::new(writer),
             readers: Some(Readers {
@@ -64,6 +67,14 @@ impl Pool {
             writer: Mutex::new(writer),
             readers: None,
         })
+    }
+
+    /// Sets `PRAGMA synchronous` on the writer connection.
+    pub(crate) fn set_synchronous(&self, mode: crate::Synchronous) -> Result<()> {
+        self.writer
+            .lock()
+            .execute_batch(&format!("PRAGMA synchronous = {}", mode.pragma()))
+            .backend()
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer, committing if it

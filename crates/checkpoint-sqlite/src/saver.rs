@@ -10,12 +10,12 @@ use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
     write_index, Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
-    Result, Value,
+    Result, SaveOp, Value,
 };
 
 use crate::pool::{blocking, Pool};
-use crate::write::{NewCheckpoint, NewWrite, WriteTarget};
-use crate::{json, maintenance, read, write};
+use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
+use crate::{json, maintenance, read, write, Synchronous};
 
 /// A checkpoint saver on a SQLite database laid out as LangGraph's `SqliteSaver`.
 ///
@@ -33,6 +33,7 @@ pub struct SqliteSaver {
     pool: Arc<Pool>,
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
+    fencing: bool,
 }
 
 impl SqliteSaver {
@@ -56,7 +57,97 @@ impl SqliteSaver {
             pool: Arc::new(pool),
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
+            fencing: true,
         }
+    }
+
+    /// Turns the one-writer-per-thread fence (see the crate docs) on (the default) or off
+    /// (builder style). Unfenced, the saver stores what LangGraph's `SqliteSaver` stores
+    /// whatever the order of the calls, forks included.
+    pub fn with_fencing(mut self, fencing: bool) -> SqliteSaver {
+        self.fencing = fencing;
+        self
+    }
+
+    /// Whether the fence is on.
+    pub fn fencing(&self) -> bool {
+        self.fencing
+    }
+
+    /// Sets how hard a commit presses its data to disk (builder style; [`Synchronous::Full`]
+    /// unless set). Applies to this saver's writer connection, not to the file: another
+    /// process keeps its own setting.
+    pub fn with_synchronous(self, mode: Synchronous) -> Result<SqliteSaver> {
+        self.pool.set_synchronous(mode)?;
+        Ok(self)
+    }
+
+    /// The serialized row of a `put`.
+    fn prepare_put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+    ) -> Result<Op> {
+        let row = NewCheckpoint {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.ns().to_owned(),
+            checkpoint_id: checkpoint.id.clone(),
+            parent: config.checkpoint_id.clone(),
+            checkpoint: self.serde.dumps_checkpoint(checkpoint, true)?,
+            metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
+        };
+        Ok(Op::Put {
+            config: config.clone(),
+            row,
+        })
+    }
+
+    /// The serialized rows of a `put_writes`.
+    fn prepare_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<Op> {
+        let checkpoint_id = config
+            .checkpoint_id
+            .clone()
+            .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
+        let target = WriteTarget {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.ns().to_owned(),
+            checkpoint_id,
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+        };
+        let rows = writes
+            .iter()
+            .enumerate()
+            .map(|(i, (channel, value))| {
+                Ok(NewWrite {
+                    idx: write_index(channel, i),
+                    channel: channel.clone(),
+                    value: self.serde.dumps_typed(value)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Op::Writes {
+            config: config.clone(),
+            target,
+            rows,
+        })
+    }
+
+    /// Runs serialized ops in one write transaction (see [`write::apply`]).
+    async fn run(&self, ops: Vec<Op>) -> Result<()> {
+        let (serde, fencing) = (Arc::clone(&self.serde), self.fencing);
+        let refused = blocking(&self.pool, move |pool| {
+            pool.write(|tx| write::apply(tx, &ops, fencing, serde.as_ref()))
+        })
+        .await?;
+        refused.map_or(Ok(()), Err)
     }
 
     /// Uses another serializer for checkpoints and writes, e.g. an `EncryptedSerializer`
@@ -95,6 +186,7 @@ impl fmt::Debug for SqliteSaver {
             .field("pool", &self.pool)
             .field("serde", &self.serde)
             .field("versions", &self.versions)
+            .field("fencing", &self.fencing)
             .finish()
     }
 }
@@ -133,22 +225,11 @@ impl CheckpointSaver for SqliteSaver {
         metadata: &CheckpointMetadata,
         _new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        let ns = config.ns();
-        let row = NewCheckpoint {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: ns.to_owned(),
-            checkpoint_id: checkpoint.id.clone(),
-            parent: config.checkpoint_id.clone(),
-            checkpoint: self.serde.dumps_checkpoint(checkpoint, true)?,
-            metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
-        };
-        blocking(&self.pool, move |pool| {
-            pool.write(|tx| write::put(tx, &row))
-        })
-        .await?;
+        let op = self.prepare_put(config, checkpoint, metadata)?;
+        self.run(vec![op]).await?;
         Ok(CheckpointConfig::for_checkpoint(
             config.thread_id.as_str(),
-            ns,
+            config.ns(),
             checkpoint.id.as_str(),
         ))
     }
@@ -168,32 +249,49 @@ impl CheckpointSaver for SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        let checkpoint_id = config
-            .checkpoint_id
-            .clone()
-            .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
-        let target = WriteTarget {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.ns().to_owned(),
-            checkpoint_id,
-            task_id: task_id.to_owned(),
-            task_path: task_path.to_owned(),
-        };
-        let rows = writes
-            .iter()
-            .enumerate()
-            .map(|(i, (channel, value))| {
-                Ok(NewWrite {
-                    idx: write_index(channel, i),
-                    channel: channel.clone(),
-                    value: self.serde.dumps_typed(value)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        blocking(&self.pool, move |pool| {
-            pool.write(|tx| write::put_writes(tx, &target, &rows))
-        })
-        .await
+        let op = self.prepare_writes(config, writes, task_id, task_path)?;
+        self.run(vec![op]).await
+    }
+
+    /// Group commit: the ops, serialized first, run in order in one `BEGIN IMMEDIATE`
+    /// transaction (one commit, one `fsync` with [`Synchronous::Full`]); the rows stored
+    /// are the same as with one call per op. Each op is fenced as its own call would be.
+    ///
+    /// When the fence refuses an op, the ops before it are committed (they are the run's
+    /// own earlier saves), nothing of the refused op or of the ops after it is stored, and
+    /// its [`Error::Conflict`] is returned. When an op cannot be serialized, the ops before
+    /// it are committed and the serialization error returned. Any other failure (a
+    /// database error) rolls the whole batch back.
+    async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        let mut prepared = Vec::with_capacity(ops.len());
+        let mut failed = None;
+        for op in ops {
+            let p = match op {
+                SaveOp::Put {
+                    config,
+                    checkpoint,
+                    metadata,
+                    ..
+                } => self.prepare_put(config, checkpoint, metadata),
+                SaveOp::PutWrites {
+                    config,
+                    writes,
+                    task_id,
+                    task_path,
+                } => self.prepare_writes(config, writes, task_id, task_path),
+            };
+            match p {
+                Ok(p) => prepared.push(p),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if !prepared.is_empty() {
+            self.run(prepared).await?;
+        }
+        failed.map_or(Ok(()), Err)
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
@@ -209,7 +307,10 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::ALL
+        Capabilities {
+            fence: self.fencing,
+            ..Capabilities::ALL
+        }
     }
 
     /// Deletes the checkpoints whose metadata `run_id` (a string) is listed, with their

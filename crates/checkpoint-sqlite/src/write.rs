@@ -4,8 +4,8 @@
 //! function here runs inside the one transaction [`crate::pool::Pool::write`] opened.
 
 use rusqlite::{params, Transaction};
-use stategraph_checkpoint::serde::Typed;
-use stategraph_checkpoint::Result;
+use stategraph_checkpoint::serde::{Serializer, Typed};
+use stategraph_checkpoint::{CheckpointConfig, Error, Result};
 
 use crate::error::SqlResultExt;
 
@@ -39,6 +39,66 @@ pub(crate) struct WriteTarget {
     pub(crate) checkpoint_id: String,
     pub(crate) task_id: String,
     pub(crate) task_path: String,
+}
+
+/// One `put` or `put_writes`, serialized and ready to run inside a write transaction.
+#[derive(Debug)]
+pub(crate) enum Op {
+    /// A checkpoint row and the config of its `put` (for the fence).
+    Put {
+        config: CheckpointConfig,
+        row: NewCheckpoint,
+    },
+    /// One task's write rows and the config of their `put_writes` (for the fence).
+    Writes {
+        config: CheckpointConfig,
+        target: WriteTarget,
+        rows: Vec<NewWrite>,
+    },
+}
+
+/// Runs `ops` in order inside the caller's transaction, each fenced when `fencing`.
+///
+/// Returns `Ok(None)` when every op was stored, `Ok(Some(conflict))` when the fence
+/// refused an op: the ops before it are stored (the caller commits them), nothing of the
+/// refused op nor of the ops after it is. Any other error is returned as `Err` (the caller
+/// rolls the whole transaction back).
+pub(crate) fn apply(
+    tx: &Transaction<'_>,
+    ops: &[Op],
+    fencing: bool,
+    serde: &dyn Serializer,
+) -> Result<Option<Error>> {
+    for op in ops {
+        let checked = match op {
+            Op::Put { config, row } => {
+                let checked = if fencing {
+                    crate::fence::check_put(tx, config, row)
+                } else {
+                    Ok(())
+                };
+                checked.and_then(|()| put(tx, row))
+            }
+            Op::Writes {
+                config,
+                target,
+                rows,
+            } => {
+                let checked = if fencing {
+                    crate::fence::check_writes(tx, config, target, rows, serde)
+                } else {
+                    Ok(())
+                };
+                checked.and_then(|()| put_writes(tx, target, rows))
+            }
+        };
+        match checked {
+            Ok(()) => {}
+            Err(conflict @ Error::Conflict(_)) => return Ok(Some(conflict)),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
 }
 
 /// `INSERT OR REPLACE`, as LangGraph's `put`: re-putting an id replaces the row.

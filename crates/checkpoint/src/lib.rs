@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod ext;
+pub mod fence;
 pub mod id;
 pub mod memory;
 pub mod metadata;

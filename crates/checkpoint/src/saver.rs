@@ -103,14 +103,19 @@ pub struct Capabilities {
     pub copy_thread: bool,
     /// [`CheckpointSaver::prune`].
     pub prune: bool,
+    /// The saver enforces one writer per thread ([`crate::fence`]): a `put` behind the
+    /// head, or task writes against a checkpoint another run moved past, fail with
+    /// [`Error::Conflict`]. Not an operation, so not part of [`Capabilities::ALL`].
+    pub fence: bool,
 }
 
 impl Capabilities {
-    /// All optional operations.
+    /// All optional operations (and no fence).
     pub const ALL: Capabilities = Capabilities {
         delete_for_runs: true,
         copy_thread: true,
         prune: true,
+        fence: false,
     };
 }
 

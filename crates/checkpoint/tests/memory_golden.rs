@@ -217,7 +217,8 @@ type WriteGroup = Vec<(i64, String, Value)>;
 
 async fn replay(inmemory: &J) -> MemorySaver {
     let serde = JsonPlusSerializer;
-    let saver = MemorySaver::new();
+    // Replayed in the trace's order (every put, then every write), not a run's: unfenced.
+    let saver = MemorySaver::new().with_fencing(false);
 
     let mut blobs: HashMap<BlobKey, Typed> = HashMap::new();
     for b in inmemory["blobs"].as_array().expect("blobs") {

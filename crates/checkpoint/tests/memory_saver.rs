@@ -109,7 +109,15 @@ async fn ids(
 
 #[tokio::test]
 async fn memory_saver_has_every_capability() {
-    assert_eq!(MemorySaver::new().capabilities(), Capabilities::ALL);
+    let fenced = Capabilities {
+        fence: true,
+        ..Capabilities::ALL
+    };
+    assert_eq!(MemorySaver::new().capabilities(), fenced);
+    assert_eq!(
+        MemorySaver::new().with_fencing(false).capabilities(),
+        Capabilities::ALL
+    );
     assert_eq!(
         MemorySaver::default().dump(),
         "storage: {}\nwrites: {}\nblobs: {}\n"
@@ -118,7 +126,7 @@ async fn memory_saver_has_every_capability() {
 
 #[tokio::test]
 async fn a_repeated_normal_index_keeps_the_first_write() {
-    let saver = MemorySaver::new();
+    let saver = MemorySaver::new().with_fencing(false);
     let stored = put(&saver, "t", "", None, &checkpoint(1, &[]), md(0)).await;
     saver
         .put_writes(
@@ -155,7 +163,7 @@ async fn a_repeated_normal_index_keeps_the_first_write() {
 
 #[tokio::test]
 async fn a_reserved_index_keeps_the_last_write_even_in_a_mixed_batch() {
-    let saver = MemorySaver::new();
+    let saver = MemorySaver::new().with_fencing(false);
     let stored = put(&saver, "t", "", None, &checkpoint(1, &[]), md(0)).await;
     saver
         .put_writes(
@@ -353,7 +361,7 @@ async fn blobs_are_kept_apart_per_thread() {
 
 #[tokio::test]
 async fn get_tuple_finds_the_latest_or_the_given_id() {
-    let saver = MemorySaver::new();
+    let saver = MemorySaver::new().with_fencing(false);
     put(&saver, "t", "", None, &checkpoint(2, &[]), md(0)).await;
     put(&saver, "t", "", Some(2), &checkpoint(3, &[]), md(1)).await;
     put(&saver, "t", "", None, &checkpoint(1, &[]), md(2)).await;
@@ -880,7 +888,7 @@ async fn copy_thread_copies_every_namespace_keeping_ids() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_tasks_can_write_at_once() {
-    let saver = Arc::new(MemorySaver::new());
+    let saver = Arc::new(MemorySaver::new().with_fencing(false));
     let stored = put(&saver, "t", "", None, &checkpoint(1, &[]), md(0)).await;
     let mut handles = Vec::new();
     for task in 0..64 {

@@ -3,11 +3,13 @@
 //! Every behaviour is `pub async fn name(saver: &dyn CheckpointSaver) -> Result<(), Failure>`,
 //! named after LangGraph's `test_<capability>_<name>`. The numbers in their docs (`#12`)
 //! are those of `CHECKPOINTER_BEHAVIOURS.md` §2. [`tightened`] holds the behaviours this
-//! port adds where the Python suite is loose (§4 of that file).
+//! port adds where the Python suite is loose (§4 of that file); [`fence`] the optional
+//! group of the one-writer-per-thread fence.
 
 pub mod copy_thread;
 pub mod delete_for_runs;
 pub mod delete_thread;
+pub mod fence;
 pub mod get_tuple;
 pub mod list;
 pub mod prune;
@@ -141,6 +143,16 @@ macro_rules! __with_behaviours {
                 prune_keep_latest_removes_write_rows: Prune,
                 prune_delete_removes_write_rows: Prune,
                 prune_survivor_has_no_parent: Prune,
+            }
+            fence {
+                put_behind_the_head_conflicts: Fence,
+                put_without_parent_into_a_used_namespace_conflicts: Fence,
+                branch_put_is_admitted: Fence,
+                retried_put_is_admitted: Fence,
+                namespaces_are_fenced_apart: Fence,
+                writes_behind_the_head_conflict: Fence,
+                different_result_for_a_stored_task_conflicts: Fence,
+                batch_stops_at_the_refused_op: Fence,
             }
         }
     };

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::{
-    map, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions, PruneStrategy, Value,
+    map, CheckpointConfig, CheckpointMetadata, CheckpointSaver, Error, ListOptions, PruneStrategy,
+    Value,
 };
 
 use crate::fixtures::{
@@ -184,28 +185,35 @@ pub async fn reserved_writes_come_first(saver: &dyn CheckpointSaver) -> Result<(
     Ok(())
 }
 
-/// Writes `first` then `second` for one task on a fresh checkpoint; returns the
-/// `(channel, value)` pairs read back.
+/// Writes `first` then `second` for one task on a fresh checkpoint; returns whether a
+/// fenced saver refused the second call with `Conflict` (see [`crate::spec::fence`]), and
+/// the `(channel, value)` pairs read back.
 async fn write_twice(
     saver: &dyn CheckpointSaver,
     first: &[(String, Value)],
     second: &[(String, Value)],
-) -> Result<Vec<(String, Value)>, Failure> {
+) -> Result<(bool, Vec<(String, Value)>), Failure> {
     let (_, stored) = put_fresh(saver, &NewCheckpoint::new(), &loop_metadata(0)).await?;
     let task = uuid4();
     saver.put_writes(&stored, first, &task, "").await?;
-    saver.put_writes(&stored, second, &task, "").await?;
+    let refused = match saver.put_writes(&stored, second, &task, "").await {
+        Ok(()) => false,
+        Err(Error::Conflict(_)) if saver.capabilities().fence => true,
+        Err(e) => return Err(e.into()),
+    };
     let tuple = get_existing(saver, &stored).await?;
-    Ok(tuple
+    let got = tuple
         .pending_writes
         .iter()
         .map(|w| (w.channel.clone(), w.value.clone()))
-        .collect())
+        .collect();
+    Ok((refused, got))
 }
 
-/// A repeated write at a normal index is ignored: the first value stays.
+/// A repeated write at a normal index is ignored: the first value stays. (A fenced saver
+/// refuses the second call instead: the first value stays too.)
 pub async fn repeated_normal_write_keeps_first(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
-    let got = write_twice(saver, &[write("ch", "first")], &[write("ch", "second")]).await?;
+    let (_, got) = write_twice(saver, &[write("ch", "first")], &[write("ch", "second")]).await?;
     ensure_eq!(got, vec![write("ch", "first")], "pending writes");
     Ok(())
 }
@@ -216,7 +224,8 @@ pub async fn repeated_reserved_writes_keep_last(
 ) -> Result<(), Failure> {
     let first = [write("__error__", "e1"), write("__interrupt__", "i1")];
     let second = [write("__error__", "e2"), write("__interrupt__", "i2")];
-    let got = write_twice(saver, &first, &second).await?;
+    let (refused, got) = write_twice(saver, &first, &second).await?;
+    ensure!(!refused, "a repeat of reserved writes was refused");
     let want = vec![write("__interrupt__", "i2"), write("__error__", "e2")];
     ensure_eq!(got, want, "pending writes");
     Ok(())
@@ -224,11 +233,14 @@ pub async fn repeated_reserved_writes_keep_last(
 
 /// In a repeated batch mixing both kinds, each write follows its own rule: the normal
 /// one keeps the first value, the reserved one takes the last (the rule on the trait).
+/// A fenced saver refuses the second call as a whole (its normal write differs from the
+/// stored one), storing nothing of it: the first batch stays.
 pub async fn repeated_mixed_batch(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
     let first = [write("ch", "first"), write("__error__", "e1")];
     let second = [write("ch", "second"), write("__error__", "e2")];
-    let got = write_twice(saver, &first, &second).await?;
-    let want = vec![write("__error__", "e2"), write("ch", "first")];
+    let (refused, got) = write_twice(saver, &first, &second).await?;
+    let reserved = if refused { "e1" } else { "e2" };
+    let want = vec![write("__error__", reserved), write("ch", "first")];
     ensure_eq!(got, want, "pending writes");
     Ok(())
 }

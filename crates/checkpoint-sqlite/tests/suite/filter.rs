@@ -81,7 +81,7 @@ fn tables(conn: &rusqlite::Connection) -> Vec<String> {
 
 #[tokio::test]
 async fn every_hostile_key_matches_only_its_own_checkpoint() {
-    let saver = TempSaver::new("hostile");
+    let saver = TempSaver::unfenced("hostile");
     let thread = "t";
     // Every checkpoint holds the same value "v", each under another key, so any key that
     // were read as a path, a pattern or SQL would find the wrong rows.
@@ -143,7 +143,7 @@ async fn every_hostile_key_matches_only_its_own_checkpoint() {
 /// `"a\u0000b"` written before `"a"`; the filter must still see the real `a`.
 #[tokio::test]
 async fn a_key_with_a_nul_does_not_hide_its_prefix() {
-    let saver = TempSaver::new("nul");
+    let saver = TempSaver::unfenced("nul");
     let both = put(
         &*saver,
         "t",
@@ -162,7 +162,7 @@ async fn a_key_with_a_nul_does_not_hide_its_prefix() {
 
 #[tokio::test]
 async fn hostile_values_are_plain_data() {
-    let saver = TempSaver::new("values");
+    let saver = TempSaver::unfenced("values");
     put(&*saver, "t", 0, &[("k", Value::from("v"))]).await;
     for value in [
         "v' OR '1'='1",
@@ -180,7 +180,7 @@ async fn hostile_values_are_plain_data() {
 
 #[tokio::test]
 async fn values_compare_by_type_as_the_trait_says() {
-    let saver = TempSaver::new("types");
+    let saver = TempSaver::unfenced("types");
     let int = put(&*saver, "t", 0, &[("x", Value::Int(1))]).await;
     let float = put(&*saver, "t", 1, &[("x", Value::Float(1.0))]).await;
     let boolean = put(&*saver, "t", 2, &[("x", Value::Bool(true))]).await;
@@ -234,7 +234,7 @@ async fn values_compare_by_type_as_the_trait_says() {
 
 #[tokio::test]
 async fn limit_counts_matching_checkpoints_newest_first() {
-    let saver = TempSaver::new("limit");
+    let saver = TempSaver::unfenced("limit");
     let mut evens = Vec::new();
     for n in 0..10 {
         let id = put(&*saver, "t", n, &[("even", Value::Bool(n % 2 == 0))]).await;

@@ -174,7 +174,7 @@ async fn reads_succeed_while_another_connection_holds_the_write_lock() {
 
 #[tokio::test]
 async fn writes_succeed_while_another_connection_is_reading() {
-    let saver = TempSaver::new("reading");
+    let saver = TempSaver::unfenced("reading");
     put_one(&*saver, "t", "1").await;
     let other = saver.file.raw();
     other.execute_batch("BEGIN").expect("begin");

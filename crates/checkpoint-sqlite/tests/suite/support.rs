@@ -53,6 +53,13 @@ impl TempSaver {
             file,
         }
     }
+
+    /// A saver on a temporary file with the fence off.
+    pub(crate) fn unfenced(label: &str) -> TempSaver {
+        let mut saver = TempSaver::new(label);
+        saver.saver = saver.saver.take().map(|s| s.with_fencing(false));
+        saver
+    }
 }
 
 impl Deref for TempSaver {

@@ -29,6 +29,7 @@ use parking_lot::RwLock;
 use crate::checkpoint::{write_index, Checkpoint, CheckpointTuple};
 use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
+use crate::fence;
 use crate::metadata::CheckpointMetadata;
 use crate::saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use crate::serde::{JsonPlusSerializer, Serializer, Typed};
@@ -38,7 +39,7 @@ use crate::version_gen::VersionGenerator;
 
 pub use layout::{BlobEntry, MemoryLayout, StorageEntry, WriteEntry};
 
-use store::{Entry, NewWrite, Store};
+use store::{Entry, Namespace, NewWrite, Store};
 
 /// An in-memory checkpoint saver laid out as LangGraph's `InMemorySaver`.
 ///
@@ -51,6 +52,7 @@ pub struct MemorySaver {
     store: RwLock<Store>,
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
+    fencing: bool,
 }
 
 impl MemorySaver {
@@ -61,7 +63,21 @@ impl MemorySaver {
             store: RwLock::new(Store::default()),
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
+            fencing: true,
         }
+    }
+
+    /// Turns the one-writer-per-thread fence ([`crate::fence`]) on (the default) or off
+    /// (builder style). Unfenced, the saver stores what LangGraph's `InMemorySaver` stores
+    /// whatever the order of the calls, forks included.
+    pub fn with_fencing(mut self, fencing: bool) -> MemorySaver {
+        self.fencing = fencing;
+        self
+    }
+
+    /// Whether the fence is on.
+    pub fn fencing(&self) -> bool {
+        self.fencing
     }
 
     /// Uses another serializer, e.g. an `EncryptedSerializer` (builder style).
@@ -106,6 +122,7 @@ impl fmt::Debug for MemorySaver {
             .field("threads", &store.threads.len())
             .field("serde", &self.serde)
             .field("versions", &self.versions)
+            .field("fencing", &self.fencing)
             .finish()
     }
 }
@@ -129,6 +146,10 @@ impl CheckpointSaver for MemorySaver {
     /// the checkpoint without `channel_values`, its metadata (through
     /// [`CheckpointMetadata::for_put`]) and the parent id `config.checkpoint_id`. A config
     /// without a namespace stores at the root.
+    ///
+    /// Fenced (the default), a put whose parent is not the head is refused with
+    /// [`Error::Conflict`] and stores nothing, unless it [`crate::starts_branch`] or
+    /// re-puts a stored checkpoint with the same parent ([`crate::fence`]).
     async fn put(
         &self,
         config: &CheckpointConfig,
@@ -151,9 +172,18 @@ impl CheckpointSaver for MemorySaver {
             parent: config.checkpoint_id.clone(),
         };
         let ns = config.ns();
-        self.store
-            .write()
-            .put(&config.thread_id, ns, checkpoint.id.clone(), entry, blobs);
+        let mut store = self.store.write();
+        if self.fencing {
+            let namespace = store.namespace(&config.thread_id, ns);
+            let state = fence::PutState {
+                head: namespace.and_then(Namespace::head),
+                existing_parent: namespace
+                    .and_then(|n| n.checkpoints.get(&checkpoint.id))
+                    .map(|e| e.parent.as_deref()),
+            };
+            fence::check_put(config, &checkpoint.id, state)?;
+        }
+        store.put(&config.thread_id, ns, checkpoint.id.clone(), entry, blobs);
         Ok(CheckpointConfig::for_checkpoint(
             config.thread_id.as_str(),
             ns,
@@ -168,6 +198,11 @@ impl CheckpointSaver for MemorySaver {
     /// channel, else its position in `writes`); if `(task_id, idx)` is already stored and
     /// `idx >= 0` the new write is ignored (first wins); a write at a negative index always
     /// replaces the stored one (last wins), even in a batch that mixes both kinds.
+    ///
+    /// Fenced (the default), the call is refused with [`Error::Conflict`], storing none of
+    /// its writes, when another checkpoint already has `config.checkpoint_id` as its parent
+    /// (unless the config [`crate::starts_branch`]), or when a write at a normal index
+    /// finds a different write stored at its `(task_id, idx)` ([`crate::fence`]).
     async fn put_writes(
         &self,
         config: &CheckpointConfig,
@@ -191,7 +226,13 @@ impl CheckpointSaver for MemorySaver {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.store.write().put_writes(
+        let mut store = self.store.write();
+        if self.fencing {
+            if let Some(namespace) = store.namespace(&config.thread_id, config.ns()) {
+                namespace.check_writes(config, checkpoint_id, task_id, &new_writes, serde)?;
+            }
+        }
+        store.put_writes(
             &config.thread_id,
             config.ns(),
             checkpoint_id,
@@ -216,7 +257,10 @@ impl CheckpointSaver for MemorySaver {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::ALL
+        Capabilities {
+            fence: self.fencing,
+            ..Capabilities::ALL
+        }
     }
 
     /// Deletes the checkpoints whose metadata `run_id` is listed, with their writes and

@@ -213,6 +213,51 @@ impl Store {
 }
 
 impl Namespace {
+    /// The greatest checkpoint id, if any.
+    pub(super) fn head(&self) -> Option<&str> {
+        self.checkpoints.keys().next_back().map(String::as_str)
+    }
+
+    /// Applies the write fence ([`crate::fence`]) to a `put_writes` of `task_id` against
+    /// `checkpoint_id`: rule (a), a stored child of the checkpoint (children have greater
+    /// ids), then rule (b) for each write at a normal index whose key is stored.
+    pub(super) fn check_writes(
+        &self,
+        config: &crate::CheckpointConfig,
+        checkpoint_id: &str,
+        task_id: &str,
+        writes: &[NewWrite<'_>],
+        serde: &dyn crate::serde::Serializer,
+    ) -> crate::Result<()> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let has_child = self
+            .checkpoints
+            .range::<str, _>((Excluded(checkpoint_id), Unbounded))
+            .any(|(_, e)| e.parent.as_deref() == Some(checkpoint_id));
+        crate::fence::check_writes_target(config, has_child)?;
+        let Some(stored) = self.writes.get(checkpoint_id) else {
+            return Ok(());
+        };
+        for w in writes.iter().filter(|w| w.idx >= 0) {
+            if let Some(old) = stored.get(&WriteKey(task_id, w.idx)) {
+                let old = crate::fence::StoredWrite {
+                    channel: &old.channel,
+                    tag: &old.value.tag,
+                    bytes: &old.value.bytes,
+                };
+                crate::fence::check_repeated_write(
+                    config,
+                    task_id,
+                    w.idx,
+                    (w.channel, &w.value),
+                    old,
+                    serde,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The non-empty blob stored for `channel` at `version`.
     pub(super) fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&Typed> {
         self.blobs
