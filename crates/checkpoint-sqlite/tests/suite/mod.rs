@@ -1,5 +1,6 @@
 //! One module per concern; `support` holds the shared helpers.
 
+mod batch;
 mod concurrency;
 mod filter;
 mod golden;
