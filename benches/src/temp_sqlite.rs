@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use stategraph_checkpoint::{
     Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, PruneStrategy, Result,
-    Value,
+    SaveOp, Value,
 };
 use stategraph_checkpoint_sqlite::SqliteSaver;
 
@@ -86,6 +86,10 @@ impl CheckpointSaver for TempSqlite {
         self.inner
             .put_writes(config, writes, task_id, task_path)
             .await
+    }
+
+    async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        self.inner.put_batch(ops).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {

@@ -47,6 +47,35 @@
 //!   parameters, matched against the top-level labels of the metadata with `json_each`
 //!   (see the `query` module), so any string is a valid key and names exactly that key.
 //!
+//! # One writer per thread
+//!
+//! Fenced (the default, [`SqliteSaver::with_fencing`]), the saver refuses with
+//! [`Error::Conflict`] a `put` whose parent is no longer the head of its
+//! `(thread, namespace)`, and a `put_writes` against a checkpoint another run has moved
+//! past or holding a different result for a task whose result is stored (the rule of
+//! [`stategraph_checkpoint::fence`]). Replays and `update_state` of an older checkpoint,
+//! which the engine marks as deliberate branches, a re-put of the same checkpoint and an
+//! identical repeat of a task's writes pass. The check reads the rows inside the write's
+//! own `BEGIN IMMEDIATE` transaction, which holds SQLite's write lock from its start, so it
+//! holds across connections and processes sharing the file, Python's included (only
+//! fenced writers are refused; they are checked against every row).
+//!
+//! What a [`Error::Conflict`] promises: the refused call stored nothing. What the loser
+//! stored before its first refused call is either identical to the winner's (the same
+//! task's same writes) or on checkpoints nobody descends from; the winner's rows are never
+//! changed, and the thread never forks. The loser can reload the head and decide.
+//!
+//! # Group commit and durability
+//!
+//! [`CheckpointSaver::put_batch`] runs the queued saves of a run (durability `async`) in
+//! one transaction, in order: the rows are those of one call per op, at the cost of one
+//! commit. Each op is fenced as its own call; when one is refused the ops before it are
+//! committed (they are the run's own earlier saves) and its `Conflict` returned.
+//! [`SqliteSaver::with_synchronous`] picks how a commit reaches the disk:
+//! [`Synchronous::Full`] (the default, as Python's saver) survives a power cut;
+//! [`Synchronous::Normal`] survives a crash of the process but may lose the last commits
+//! on a power cut (the file stays consistent).
+//!
 //! # Compatibility with LangGraph
 //!
 //! Same DDL (spec §11.1, with the `task_path` migration), same columns and storage classes,
@@ -67,6 +96,8 @@
 //! * A `before` config without a checkpoint id bounds nothing (Python compares with NULL
 //!   and lists nothing).
 //! * Read-only databases are not supported: opening creates or migrates the tables.
+//! * Fenced, the calls of a lost race fail with `Conflict` (see above), where Python's
+//!   saver stores a fork.
 
 mod dump;
 mod error;

@@ -12,6 +12,14 @@
 //! is the reference the other backends are tested against. All state sits behind one
 //! `RwLock` that is never held across an `await` (no method awaits anything); values are
 //! serialized before the lock is taken.
+//!
+//! Fenced (the default, [`MemorySaver::with_fencing`]), it enforces one writer per thread
+//! ([`crate::fence`]), checked under the write lock of the call it guards: a `put` behind
+//! the head, writes against a checkpoint another run moved past, or a different result
+//! for a stored task fail with [`Error::Conflict`] and store nothing. What the loser of a
+//! race stored before its first refused call is identical to the winner's or on
+//! checkpoints nobody descends from. Unfenced, it stores what `InMemorySaver` stores
+//! whatever the order of the calls.
 
 mod dump;
 mod layout;
