@@ -65,7 +65,8 @@ impl CapabilityReport {
 /// How far a saver conforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
-    /// Every capability, required and optional, ran and passed.
+    /// Every capability, required and optional, ran and passed (the `fence` group, a
+    /// property rather than an operation, is not needed: when it runs it must pass).
     Full,
     /// Every required capability passed; the optional ones that ran passed, some did not run.
     Required,
@@ -158,6 +159,7 @@ impl Report {
             Level::RequiredPartial
         } else if Capability::ALL
             .iter()
+            .filter(|c| **c != Capability::Fence)
             .all(|c| self.capability(*c).and_then(CapabilityReport::verdict) == Some(true))
         {
             Level::Full

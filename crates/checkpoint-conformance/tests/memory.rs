@@ -61,7 +61,7 @@ mod support {
         /// Implements the required operations only, with `bug`.
         pub(crate) fn with_bug(bug: Bug) -> Limited {
             Limited {
-                inner: MemorySaver::new(),
+                inner: MemorySaver::new().with_fencing(false),
                 bug,
             }
         }
