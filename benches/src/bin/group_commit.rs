@@ -98,7 +98,7 @@ impl CheckpointSaver for Recorder {
 
 /// A message to the committing task of [`Batching`].
 enum Msg {
-    Op(SaveOp),
+    Op(Box<SaveOp>),
     Flush(oneshot::Sender<Result<()>>),
 }
 
@@ -125,7 +125,7 @@ impl Batching {
                 let mut flushes = Vec::new();
                 for msg in msgs {
                     match msg {
-                        Msg::Op(op) => ops.push(op),
+                        Msg::Op(op) => ops.push(*op),
                         Msg::Flush(done) => flushes.push(done),
                     }
                 }
@@ -155,7 +155,7 @@ impl Batching {
 
     fn enqueue(&self, op: SaveOp) -> Result<()> {
         self.queue
-            .send(Msg::Op(op))
+            .send(Msg::Op(Box::new(op)))
             .map_err(|_| stategraph_checkpoint::Error::InvalidData("writer gone".into()))
     }
 }

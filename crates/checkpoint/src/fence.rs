@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_repeated_write_conflicts_only_when_it_differs_at_a_normal_index() {
-        let serde = JsonPlusSerializer::default();
+        let serde = JsonPlusSerializer;
         let c = config(Some("1"));
         let one = serde.dumps_typed(&Value::Int(1)).unwrap();
         let two = serde.dumps_typed(&Value::Int(2)).unwrap();
