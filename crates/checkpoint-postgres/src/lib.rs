@@ -79,21 +79,24 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+mod conn;
 pub mod error;
 pub mod fence;
 pub mod filter;
 mod json;
 mod layout;
 mod maintenance;
+pub mod options;
 pub mod prune;
 mod read;
 mod saver;
 pub mod schema;
 mod write;
 
-pub use error::db_error;
+pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
-pub use saver::{PostgresSaver, DEFAULT_POOL_SIZE};
+pub use options::{PostgresOptions, DEFAULT_POOL_SIZE};
+pub use saver::PostgresSaver;
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 
 /// The pool type [`PostgresSaver::from_pool`] takes, re-exported with its driver.
