@@ -84,11 +84,17 @@ impl Connections {
             None => {
                 self.abandon(client);
                 let limit = self.statement_timeout.unwrap_or_default();
+                let reads = ["get_tuple", "list", "schema_version"].contains(&operation);
+                let outcome = if reads {
+                    ""
+                } else {
+                    "; whether it was stored is unknown: read before retrying"
+                };
                 Err(self.timeout(
                     operation,
                     format!(
                         "no reply within {limit:?} (statement timeout); the connection was \
-                         closed and whether a write was stored is unknown"
+                         closed{outcome}"
                     ),
                 ))
             }

@@ -22,9 +22,38 @@
 //! Anything else is a conflict, in particular a put with no parent into a namespace that
 //! already has checkpoints, and a put whose parent was deleted meanwhile.
 //!
+//! # Task writes
+//!
+//! A put is not all a run stores: between two puts its tasks store their writes against
+//! the checkpoint they ran on, and a resumed run reuses the writes it finds instead of
+//! running the task again. Two runs resuming the same checkpoint `C` run the same tasks;
+//! without a fence the first write of a task stays (a repeated normal index is ignored)
+//! while the other run may win the put, and the thread then holds a child made from one
+//! run's result beside the other run's write for the same task. So `put_writes` against
+//! `C` into `(thread, namespace)` is refused with
+//! [`stategraph_checkpoint::Error::Conflict`], storing nothing of that call, when
+//!
+//! * another checkpoint of `(thread, namespace)` already has `C` as its parent (a run
+//!   moved past `C`), unless the config marks a deliberate branch; or
+//! * a normal write (index ≥ 0) of the call meets a stored write of the same task and
+//!   index with another channel, type or bytes: another run stored this task's result
+//!   first. An identical repeat stays silently idempotent, and a reserved index
+//!   (negative: errors, interrupts, resumes) is still replaced, last wins.
+//!
+//! The check and the insert are one statement behind the same advisory lock as the
+//! fenced put, in the same pipelined transaction shape, so a write and a put of one
+//! thread are serialized against each other.
+//!
+//! # What `Conflict` promises
+//!
+//! The refused call stored nothing. Whatever the losing run stored before its first
+//! refused call is either identical to what the winner stored (idempotent writes) or on
+//! checkpoints nobody descends from. The winner's rows are untouched.
+//!
 //! # How
 //!
-//! The put is one pipelined transaction, sent in one round trip:
+//! The put (and likewise the fenced `put_writes`) is one pipelined transaction, sent in
+//! one round trip:
 //!
 //! ```text
 //! BEGIN ISOLATION LEVEL READ COMMITTED
