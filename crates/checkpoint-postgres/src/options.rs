@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | opening a connection (TCP, TLS, startup, authentication) | [`connect_timeout`](PostgresOptions::connect_timeout), or `connect_timeout` in the URL | [`DEFAULT_CONNECT_TIMEOUT`] | [`Error::Timeout`] |
 //! | a free connection in a full pool | [`pool_wait_timeout`](PostgresOptions::pool_wait_timeout) | [`DEFAULT_POOL_WAIT_TIMEOUT`] | [`Error::Timeout`] |
-//! | the statements of one saver call (a `put`, a `get_tuple`, ...) | [`statement_timeout`](PostgresOptions::statement_timeout) | [`DEFAULT_STATEMENT_TIMEOUT`] | [`Error::Timeout`] |
+//! | the statements of one saver call (a `put`, a `get_tuple`, ...; not `setup`) | [`statement_timeout`](PostgresOptions::statement_timeout) | [`DEFAULT_STATEMENT_TIMEOUT`] | [`Error::Timeout`] |
 //!
 //! The statement timeout is kept by the client, so it holds against a server that
 //! answers nothing at all. When it fires, the connection is closed (never returned to the

@@ -175,9 +175,13 @@ impl PostgresSaver {
 
     /// Creates the tables and indexes, or brings an older schema up to date, with
     /// LangGraph's numbered migrations ([`crate::schema::MIGRATIONS`]). Idempotent.
+    ///
+    /// Not bounded by the statement timeout: a migration that builds an index on a large
+    /// table may take long, and one cut short leaves an invalid index behind. Getting the
+    /// connection is bounded as usual.
     pub async fn setup(&self) -> Result<()> {
         let client = self.conn.get("setup").await?;
-        let done = self.conn.within(schema::setup(&client)).await;
+        let done = Some(schema::setup(&client).await);
         self.conn.finish("setup", client, done)
     }
 
