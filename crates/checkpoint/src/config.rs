@@ -122,3 +122,31 @@ impl CheckpointConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_over_the_limit_or_with_a_nul_are_refused() {
+        let at_limit = "a".repeat(MAX_KEY_BYTES);
+        assert!(validate_key("thread id", &at_limit).is_ok());
+        assert!(validate_key("thread id", "").is_ok());
+        let over = format!("{at_limit}b");
+        let err = validate_key("thread id", &over).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig(m) if m.contains("1025 bytes")),
+            "{err}"
+        );
+        let err = validate_key("checkpoint namespace", "a\0b").unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig(m) if m.contains("NUL character at byte 1")),
+            "{err}"
+        );
+        // The limit is in bytes: 513 two-byte characters are over it.
+        assert!(validate_key("thread id", &"é".repeat(513)).is_err());
+        let config = CheckpointConfig::thread("t").with_checkpoint_id("c\0");
+        assert!(validate_config(&config).is_err());
+        assert!(validate_thread_ids(["ok", "no\0"]).is_err());
+    }
+}
