@@ -143,7 +143,7 @@ async fn a_server_that_stops_answering_gives_timeout_errors_and_then_recovers() 
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    let saver = saver_on(&cluster, Duration::from_secs(2)).await;
+    let saver = saver_on(&cluster, Duration::from_secs(5)).await;
     let thread = "frozen";
     let (first, v1) = checkpoint(&saver, 0);
     let md = CheckpointMetadata::new(CheckpointSource::Input, -1);
