@@ -304,3 +304,29 @@ async fn keys_postgres_cannot_store_are_refused_before_any_statement() {
     let got = db.get_tuple(&config).await.expect("get").expect("stored");
     assert_eq!(got.config.thread_id, at_limit);
 }
+
+#[tokio::test]
+async fn a_pool_error_keeps_the_servers_sqlstate() {
+    let Some(db) = TestDb::bare().await else {
+        return;
+    };
+    // A database that does not exist: the server refuses the connection with 3D000.
+    let base = crate::support::base_url();
+    let Some((server, _)) = base.rsplit_once('/') else {
+        panic!("a URL with a database: {base}");
+    };
+    let url = format!("{server}/sg_missing_{}", db.schema);
+    let err = PostgresSaver::connect(&url)
+        .await
+        .expect_err("no such database");
+    let text = err.to_string();
+    println!("pool: {text}");
+    assert!(
+        text.contains("SQLSTATE 3D000") && text.contains("connect"),
+        "{text}"
+    );
+    assert_eq!(
+        stategraph_checkpoint_postgres::db_error(&err).map(|d| d.code().code()),
+        Some("3D000")
+    );
+}
