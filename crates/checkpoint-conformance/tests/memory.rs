@@ -165,7 +165,7 @@ mod harness {
         let fence = all.iter().filter(|b| b.capability == Capability::Fence);
         assert!(fence.clone().all(|b| b.name.starts_with("fence::")));
         assert_eq!(fence.count(), 8);
-        assert_eq!(all.len() - upstream.len(), 19 + 8);
+        assert_eq!(all.len() - upstream.len(), 20 + 8);
         let mut names: Vec<_> = all.iter().map(|b| b.name).collect();
         names.sort_unstable();
         names.dedup();
@@ -181,7 +181,7 @@ mod harness {
         assert_eq!(report.level(), Level::Full);
         assert_eq!(
             (report.passed(), report.failed(), report.skipped()),
-            (100, 0, 8),
+            (101, 0, 8),
             "the fence group is skipped on an unfenced saver"
         );
     }
