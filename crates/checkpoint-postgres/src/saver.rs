@@ -305,7 +305,10 @@ impl CheckpointSaver for PostgresSaver {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::ALL
+        Capabilities {
+            fence: self.fencing,
+            ..Capabilities::ALL
+        }
     }
 
     /// Deletes the checkpoints whose metadata `run_id` (a string) is listed, in every

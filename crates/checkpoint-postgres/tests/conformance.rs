@@ -18,3 +18,22 @@ conformance_suite!(
         std::future::ready(db)
     }
 );
+
+/// The optional `fence` group (and the tightened write rules) on a fenced saver: the same
+/// behaviours SQLite and MemorySaver pass, so the three fences agree.
+#[tokio::test]
+async fn fence_group_on_a_fenced_saver() {
+    use stategraph_checkpoint_conformance::{behaviours, run_behaviour, Capability};
+    let chosen: Vec<_> = behaviours()
+        .into_iter()
+        .filter(|b| b.capability == Capability::Fence || b.name.starts_with("tightened::repeated_"))
+        .collect();
+    assert_eq!(chosen.len(), 8 + 3);
+    for behaviour in chosen {
+        let Some(db) = support::TestDb::create().await else {
+            return;
+        };
+        let outcome = run_behaviour(&*db, &behaviour, &[]).await;
+        assert_eq!(outcome, Outcome::Passed, "{}", behaviour.name);
+    }
+}
