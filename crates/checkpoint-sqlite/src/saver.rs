@@ -264,8 +264,9 @@ impl CheckpointSaver for SqliteSaver {
     ///
     /// When the fence refuses an op, the ops before it are committed (they are the run's
     /// own earlier saves), nothing of the refused op or of the ops after it is stored, and
-    /// its [`Error::Conflict`] is returned. When an op cannot be serialized, the ops before
-    /// it are committed and the serialization error returned. Any other failure (a
+    /// its [`Error::Conflict`] is returned. When an op is invalid (a config or id that
+    /// [`validate_config`] refuses) or cannot be serialized, the ops before it are committed
+    /// and its error returned. Any other failure (a
     /// database error) rolls the whole batch back.
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
         let mut prepared = Vec::with_capacity(ops.len());
