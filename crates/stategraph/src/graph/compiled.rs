@@ -138,6 +138,7 @@ impl<S: State> CompiledGraph<S> {
             resuming: None,
             null_resume: None,
             cache: self.options.cache.clone(),
+            lease: None,
         }
     }
 
@@ -176,7 +177,8 @@ impl<S: State> CompiledGraph<S> {
     }
 
     /// Runs the graph, yielding events of the given modes as they happen. A failure of
-    /// the run is the stream's last item.
+    /// the run is the stream's last item. Dropping the stream cancels the run, as dropping
+    /// an `invoke` future does (see the README on what a cancelled run leaves).
     pub fn stream(
         &self,
         input: impl IntoInput,
@@ -192,12 +194,14 @@ impl<S: State> CompiledGraph<S> {
         let this = self.clone();
         let config = config.clone();
         let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
+        let cancel = AbortOnDrop(handle.abort_handle());
         let events =
             futures::stream::unfold(
                 rx,
                 |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
             );
         let tail = futures::stream::once(async move {
+            let _cancel = cancel;
             match handle.await {
                 Ok(Ok(_)) => None,
                 Ok(Err(e)) => Some(Err(e)),
@@ -209,5 +213,14 @@ impl<S: State> CompiledGraph<S> {
         })
         .filter_map(|x| async move { x });
         events.chain(tail).boxed()
+    }
+}
+
+/// Cancels a streamed run when its stream is dropped before the run ended.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

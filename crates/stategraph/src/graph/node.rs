@@ -276,6 +276,8 @@ pub(crate) struct TaskScope {
 /// What the tasks of a step inherit from their run, for subgraphs.
 #[derive(Clone)]
 pub(crate) struct RunScope {
+    /// The root run's lease on the thread, shared by its subgraphs.
+    pub lease: Option<Arc<crate::pregel::lease::ThreadLease>>,
     pub saver: Option<Arc<dyn stategraph_checkpoint::CheckpointSaver>>,
     pub sources: crate::pregel::sources::Sources,
     pub config: crate::config::RunConfig,
