@@ -2,9 +2,12 @@
 
 pub mod algo;
 pub mod cache;
+pub mod context;
 pub mod events;
 pub mod graph;
 pub mod lease;
+pub mod node_error;
+pub mod node_output;
 pub mod retry;
 pub mod run_loop;
 pub(crate) mod runner;

@@ -731,10 +731,10 @@ impl Loop {
     }
 
     /// What this step's tasks pass on to subgraphs.
-    pub(crate) fn run_scope(&self) -> crate::graph::node::RunScope {
+    pub(crate) fn run_scope(&self) -> super::context::RunScope {
         let mut map = self.checkpoint_map();
         map.insert(self.p.ns.clone(), self.checkpoint.id.clone());
-        crate::graph::node::RunScope {
+        super::context::RunScope {
             lease: self.writer.lease().cloned(),
             saver: self.p.saver.clone(),
             sources: self.p.sources.clone(),

@@ -470,3 +470,7 @@ impl Queue {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
