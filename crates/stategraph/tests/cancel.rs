@@ -15,11 +15,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use stategraph::channels::{BinaryOperatorAggregate, Channel};
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions};
 use stategraph::{
     list, reducers, CompileOptions, CompiledGraph, Durability, DynState, NoInput, RunConfig,
-    StateGraph, Value, END, START,
+    StateGraph, StreamMode, Value, END, START,
 };
 
 /// Threads per saver and durability mode.
@@ -139,7 +140,25 @@ struct Failures {
     wrong_state: Vec<String>,
 }
 
+/// How a round's first run is cancelled.
+#[derive(Clone, Copy, Debug)]
+enum Cancel {
+    /// `invoke` under a timeout.
+    Invoke,
+    /// `stream` collected under a timeout (the stream is dropped with its run).
+    Stream,
+}
+
 async fn run_case(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed: u64) {
+    run_cancelled(saver, durability, seed, Cancel::Invoke).await
+}
+
+async fn run_cancelled(
+    saver: Arc<dyn CheckpointSaver>,
+    durability: Durability,
+    seed: u64,
+    how: Cancel,
+) {
     let g = graph(&saver);
     // The state and the length of an uninterrupted run (only to spread the cancellation
     // points over a whole run; nothing asserts on time).
@@ -163,10 +182,18 @@ async fn run_case(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed:
         let thread = format!("cancel-{round}");
         let config = RunConfig::thread(thread.clone()).durability(durability);
         let limit = Duration::from_micros(rng.below(budget));
-        if tokio::time::timeout(limit, g.invoke(input(), &config))
-            .await
-            .is_err()
-        {
+        let timed_out = match how {
+            Cancel::Invoke => tokio::time::timeout(limit, g.invoke(input(), &config))
+                .await
+                .is_err(),
+            Cancel::Stream => {
+                let events = g.stream(input(), &config, &[StreamMode::Updates]);
+                tokio::time::timeout(limit, events.collect::<Vec<_>>())
+                    .await
+                    .is_err()
+            }
+        };
+        if timed_out {
             cancelled += 1;
         }
         // Resume at once; a thread with nothing stored yet starts again from its input.
@@ -190,13 +217,13 @@ async fn run_case(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed:
         }
         failures.forks += forks(&saver, &thread).await;
     }
-    println!("{durability:?}: {cancelled} of {ROUNDS} runs cancelled, {failures:?}");
+    println!("{how:?} {durability:?}: {cancelled} of {ROUNDS} runs cancelled, {failures:?}");
     assert!(
         failures.forks == 0
             && failures.conflicts == 0
             && failures.other_errors.is_empty()
             && failures.wrong_state.is_empty(),
-        "{durability:?} (seed {seed}): {failures:#?}"
+        "{how:?} {durability:?} (seed {seed}): {failures:#?}"
     );
 }
 
@@ -232,4 +259,36 @@ cancel_cases! {
     sync: Durability::Sync, 0x5eed_0001;
     durability_async: Durability::Async, 0x5eed_0002;
     exit: Durability::Exit, 0x5eed_0003;
+}
+
+/// Dropping a stream cancels its run like dropping an `invoke` future (durability `async`,
+/// where the most is in flight).
+mod stream {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn memory() {
+        let saver = support::savers::memory();
+        run_cancelled(saver, Durability::Async, 0x5eed_0004, Cancel::Stream).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let saver = support::savers::sqlite();
+        run_cancelled(saver, Durability::Async, 0x5eed_0005, Cancel::Stream).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some((saver, _schema)) = support::savers::postgres_fenced().await else {
+            return;
+        };
+        run_cancelled(
+            Arc::new(saver),
+            Durability::Async,
+            0x5eed_0006,
+            Cancel::Stream,
+        )
+        .await;
+    }
 }
