@@ -6,7 +6,9 @@
 //! Each case runs [`ROUNDS`] threads. A round starts a run under `tokio::time::timeout`
 //! with a random budget (between zero and the length of the fastest of three uninterrupted runs, so the
 //! cancellation lands anywhere: before the first save, between a task's writes and the
-//! step's checkpoint, inside a subgraph, while a save is in flight), then resumes at once.
+//! step's checkpoint, inside a subgraph, while a save is in flight), then resumes at once --
+//! on the same saver, or (`hand_over`) on another saver instance on the same database after
+//! `settle`, as another process would.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -150,16 +152,25 @@ enum Cancel {
 }
 
 async fn run_case(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed: u64) {
-    run_cancelled(saver, durability, seed, Cancel::Invoke).await
+    run_cancelled(saver.clone(), saver, durability, seed, Cancel::Invoke).await
 }
 
+/// Cancels on `saver`, resumes on `resumer` (the same saver, or another instance on the same
+/// database standing for another process: the cancelled side then calls `settle` before it
+/// hands the thread over).
 async fn run_cancelled(
     saver: Arc<dyn CheckpointSaver>,
+    resumer: Arc<dyn CheckpointSaver>,
     durability: Durability,
     seed: u64,
     how: Cancel,
 ) {
     let g = graph(&saver);
+    let other = if Arc::ptr_eq(&saver, &resumer) {
+        None
+    } else {
+        Some(graph(&resumer))
+    };
     // The state and the length of an uninterrupted run (only to spread the cancellation
     // points over a whole run; nothing asserts on time).
     let mut expected = Vec::new();
@@ -197,9 +208,16 @@ async fn run_cancelled(
             cancelled += 1;
         }
         // Resume at once; a thread with nothing stored yet starts again from its input.
-        let mut result = g.invoke(NoInput, &config).await;
+        let resume = match &other {
+            Some(other) => {
+                g.settle(&config).await;
+                other
+            }
+            None => &g,
+        };
+        let mut result = resume.invoke(NoInput, &config).await;
         if let Err(stategraph::Error::EmptyInput(_)) = &result {
-            result = g.invoke(input(), &config).await;
+            result = resume.invoke(input(), &config).await;
         }
         match result {
             Ok(state) => {
@@ -269,13 +287,27 @@ mod stream {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn memory() {
         let saver = support::savers::memory();
-        run_cancelled(saver, Durability::Async, 0x5eed_0004, Cancel::Stream).await;
+        run_cancelled(
+            saver.clone(),
+            saver,
+            Durability::Async,
+            0x5eed_0004,
+            Cancel::Stream,
+        )
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite() {
         let saver = support::savers::sqlite();
-        run_cancelled(saver, Durability::Async, 0x5eed_0005, Cancel::Stream).await;
+        run_cancelled(
+            saver.clone(),
+            saver,
+            Durability::Async,
+            0x5eed_0005,
+            Cancel::Stream,
+        )
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,12 +315,47 @@ mod stream {
         let Some((saver, _schema)) = support::savers::postgres_fenced().await else {
             return;
         };
+        let saver: Arc<dyn CheckpointSaver> = Arc::new(saver);
         run_cancelled(
-            Arc::new(saver),
+            saver.clone(),
+            saver,
             Durability::Async,
             0x5eed_0006,
             Cancel::Stream,
         )
         .await;
+    }
+}
+
+/// A thread cancelled on one saver instance and, after `settle`, resumed on another instance
+/// on the same database (what another process does).
+mod hand_over {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let dir = std::env::temp_dir().join(format!("sg-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("hand_over.db");
+        let _ = std::fs::remove_file(&path);
+        let open = || -> Arc<dyn CheckpointSaver> {
+            Arc::new(stategraph_checkpoint_sqlite::SqliteSaver::open(&path).unwrap())
+        };
+        let (a, b) = (open(), open());
+        run_cancelled(a, b, Durability::Async, 0x5eed_0007, Cancel::Invoke).await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some((a, schema)) = support::savers::postgres_fenced().await else {
+            return;
+        };
+        let b = stategraph_checkpoint_postgres::PostgresSaver::connect(&schema.url())
+            .await
+            .unwrap();
+        let (a, b): (Arc<dyn CheckpointSaver>, Arc<dyn CheckpointSaver>) =
+            (Arc::new(a), Arc::new(b));
+        run_cancelled(a, b, Durability::Async, 0x5eed_0008, Cancel::Invoke).await;
     }
 }

@@ -157,6 +157,17 @@ impl<S: State> CompiledGraph<S> {
         lp.run().await
     }
 
+    /// Waits until no run of `config`'s thread in this process (on this graph's saver) is
+    /// under way or still storing the saves of a cancelled run. A run or `update_state`
+    /// waits for this by itself; call it before handing a thread whose run was cancelled
+    /// to another process (or another saver instance), so that the other side starts from
+    /// everything the cancelled run stored. Returns at once without a saver or thread id.
+    pub async fn settle(&self, config: &RunConfig) {
+        if let (Some(saver), Some(thread_id)) = (&self.options.checkpointer, &config.thread_id) {
+            drop(crate::pregel::lease::acquire(saver, thread_id).await);
+        }
+    }
+
     /// Runs the graph to the end (or to an interrupt) and returns the final state.
     pub async fn invoke(&self, input: impl IntoInput, config: &RunConfig) -> Result<S> {
         Ok(self.invoke_outcome(input, config).await?.state)
