@@ -194,6 +194,12 @@ impl Writer {
         if self.durability != Durability::Exit && self.saver.is_some() {
             let mut config = self.config.clone();
             config.checkpoint_id = Some(checkpoint_id.to_owned());
+            if let Some(saver) = self.inline_saver() {
+                saver
+                    .put_writes(&config, &to_save, task_id, &task_path)
+                    .await?;
+                return Ok(writes);
+            }
             self.save(SaveOp::PutWrites {
                 config,
                 writes: to_save,
@@ -229,15 +235,31 @@ impl Writer {
         self.previous_versions = checkpoint.channel_versions.clone();
         self.mark_branch();
         let id = checkpoint.id.clone();
-        self.save(SaveOp::Put {
-            config: self.config.clone(),
-            checkpoint,
-            metadata: metadata.clone(),
-            new_versions,
-        })
-        .await?;
+        if let Some(saver) = self.inline_saver() {
+            saver
+                .put(&self.config, &checkpoint, metadata, &new_versions)
+                .await?;
+        } else {
+            self.save(SaveOp::Put {
+                config: self.config.clone(),
+                checkpoint,
+                metadata: metadata.clone(),
+                new_versions,
+            })
+            .await?;
+        }
         self.config.checkpoint_id = Some(id);
         Ok(())
+    }
+
+    /// The saver when a save may run inline from borrowed arguments: no queue, and a saver
+    /// without I/O (its save completes within one poll, so a cancellation never finds it
+    /// half done).
+    fn inline_saver(&self) -> Option<Arc<dyn CheckpointSaver>> {
+        self.saver
+            .as_ref()
+            .filter(|s| self.queue.is_none() && s.is_in_process())
+            .cloned()
     }
 
     /// Puts the branch marker on the next put's config if it starts a branch (and takes it
