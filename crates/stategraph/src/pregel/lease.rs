@@ -3,7 +3,7 @@
 //!
 //! A run that is dropped (its `invoke` future cancelled, its stream dropped) may still have
 //! saves in flight: the durability-`async` queue, a SQLite write already on a blocking
-//! thread, a Postgres statement sent. The run's [`super::writer::Writer`] then finishes
+//! thread, a Postgres statement sent. The run's writer (`writer.rs`) then finishes
 //! them on a task of its own and releases the lease only afterwards, so the next run of the
 //! thread (which waits for the lease before it reads the thread) starts from what the
 //! dropped run stored: it neither forks the history nor meets a `Conflict` from the
