@@ -8,19 +8,15 @@
 //! replay time of one invoke / 100): what the background writer of durability `async`
 //! spends, which bounds S2 on SQLite from below once the engine overlaps it with the run.
 //!
-//! A second part runs S2 itself (the engine, durability `async`) on SQLite through
-//! [`Batching`], a stand-in for the engine's background writer until it calls
-//! `put_batch` itself: each save is queued and returns at once, and one task commits
-//! whatever is queued with one `put_batch`; each invoke is timed until its last save is
-//! committed. Per-op saving (today's engine) is run beside it.
+//! A second part runs S2 itself (the engine, durability `async`) on SQLite: the engine's
+//! background writer hands what is queued to `SqliteSaver::put_batch` (group commit);
+//! beside it, [`PerOp`] hides `put_batch` so that every save is its own transaction.
 //!
 //! Usage: `group_commit [REPS] [INVOKES]` (defaults 20 and 5). Prints one line per mode:
 //! median (min–max) µs per super-step over the repetitions.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-use tokio::sync::{mpsc, oneshot};
 
 use async_trait::async_trait;
 use stategraph::{Durability, RunConfig};
@@ -96,75 +92,14 @@ impl CheckpointSaver for Recorder {
     }
 }
 
-/// A message to the committing task of [`Batching`].
-enum Msg {
-    Op(Box<SaveOp>),
-    Flush(oneshot::Sender<Result<()>>),
-}
-
-/// Queues saves and commits them in groups: what the engine's background writer does with
-/// `put_batch` (see the module docs). Reads wait for the queue to be committed.
-struct Batching {
-    inner: Arc<SqliteSaver>,
-    queue: mpsc::UnboundedSender<Msg>,
-}
-
-impl Batching {
-    fn new(inner: SqliteSaver) -> Batching {
-        let inner = Arc::new(inner);
-        let (queue, mut rx) = mpsc::unbounded_channel::<Msg>();
-        let saver = inner.clone();
-        tokio::spawn(async move {
-            let mut failed: Option<String> = None;
-            while let Some(first) = rx.recv().await {
-                let mut msgs = vec![first];
-                while let Ok(more) = rx.try_recv() {
-                    msgs.push(more);
-                }
-                let mut ops = Vec::new();
-                let mut flushes = Vec::new();
-                for msg in msgs {
-                    match msg {
-                        Msg::Op(op) => ops.push(*op),
-                        Msg::Flush(done) => flushes.push(done),
-                    }
-                }
-                if !ops.is_empty() && failed.is_none() {
-                    if let Err(e) = saver.put_batch(&ops).await {
-                        failed = Some(e.to_string());
-                    }
-                }
-                for done in flushes {
-                    let result = match &failed {
-                        Some(e) => Err(stategraph_checkpoint::Error::InvalidData(e.clone())),
-                        None => Ok(()),
-                    };
-                    let _ = done.send(result);
-                }
-            }
-        });
-        Batching { inner, queue }
-    }
-
-    async fn flush(&self) -> Result<()> {
-        let (done, wait) = oneshot::channel();
-        let closed = || stategraph_checkpoint::Error::InvalidData("writer gone".into());
-        self.queue.send(Msg::Flush(done)).map_err(|_| closed())?;
-        wait.await.map_err(|_| closed())?
-    }
-
-    fn enqueue(&self, op: SaveOp) -> Result<()> {
-        self.queue
-            .send(Msg::Op(Box::new(op)))
-            .map_err(|_| stategraph_checkpoint::Error::InvalidData("writer gone".into()))
-    }
-}
+/// The SQLite saver without its `put_batch`: the trait's provided one calls `put` and
+/// `put_writes` once per op, each in its own transaction (the engine before group commit).
+struct PerOp(SqliteSaver);
 
 #[async_trait]
-impl CheckpointSaver for Batching {
+impl CheckpointSaver for PerOp {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        self.flush().await?;
-        self.inner.get_tuple(config).await
+        self.0.get_tuple(config).await
     }
 
     async fn list(
@@ -172,8 +107,7 @@ impl CheckpointSaver for Batching {
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
-        self.flush().await?;
-        self.inner.list(config, options).await
+        self.0.list(config, options).await
     }
 
     async fn put(
@@ -183,17 +117,7 @@ impl CheckpointSaver for Batching {
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        self.enqueue(SaveOp::Put {
-            config: config.clone(),
-            checkpoint: Arc::new(checkpoint.clone()),
-            metadata: metadata.clone(),
-            new_versions: new_versions.clone(),
-        })?;
-        Ok(CheckpointConfig::for_checkpoint(
-            config.thread_id.as_str(),
-            config.ns(),
-            checkpoint.id.as_str(),
-        ))
+        self.0.put(config, checkpoint, metadata, new_versions).await
     }
 
     async fn put_writes(
@@ -203,27 +127,21 @@ impl CheckpointSaver for Batching {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        self.enqueue(SaveOp::PutWrites {
-            config: config.clone(),
-            writes: writes.to_vec(),
-            task_id: task_id.to_owned(),
-            task_path: task_path.to_owned(),
-        })
+        self.0.put_writes(config, writes, task_id, task_path).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        self.flush().await?;
-        self.inner.delete_thread(thread_id).await
+        self.0.delete_thread(thread_id).await
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        self.inner.get_next_version(current)
+        self.0.get_next_version(current)
     }
 }
 
-/// S2 on SQLite through the engine: µs per super-step of each invoke, timed until its
-/// saves are committed.
-async fn engine_s2(sync: Synchronous, batching: bool, invokes: usize) -> Vec<f64> {
+/// S2 on SQLite through the engine (durability `async`): µs per super-step of each invoke
+/// (`invoke` returns once its saves are committed).
+async fn engine_s2(sync: Synchronous, group: bool, invokes: usize) -> Vec<f64> {
     let path = std::env::temp_dir().join(format!(
         "stategraph-group-commit-engine-{}.sqlite",
         std::process::id()
@@ -232,14 +150,10 @@ async fn engine_s2(sync: Synchronous, batching: bool, invokes: usize) -> Vec<f64
     let sqlite = SqliteSaver::open(&path)
         .and_then(|s| s.with_synchronous(sync))
         .expect("open");
-    let batcher = batching.then(|| Arc::new(Batching::new(sqlite)));
-    let saver: Arc<dyn CheckpointSaver> = match &batcher {
-        Some(b) => b.clone(),
-        None => Arc::new(
-            SqliteSaver::open(&path)
-                .and_then(|s| s.with_synchronous(sync))
-                .expect("open"),
-        ),
+    let saver: Arc<dyn CheckpointSaver> = if group {
+        Arc::new(sqlite)
+    } else {
+        Arc::new(PerOp(sqlite))
     };
     let compiled = compile(&chain(CHAIN_LEN), Some(saver)).expect("compile S2");
     let mut per_step = Vec::new();
@@ -250,15 +164,11 @@ async fn engine_s2(sync: Synchronous, batching: bool, invokes: usize) -> Vec<f64
             .invoke(chain_input(), &config)
             .await
             .expect("invoke");
-        if let Some(b) = &batcher {
-            b.flush().await.expect("flush");
-        }
         if i > 0 {
             per_step.push(start.elapsed().as_secs_f64() * 1e6 / CHAIN_LEN as f64);
         }
     }
     drop(compiled);
-    drop(batcher);
     remove(&path);
     per_step
 }
@@ -412,17 +322,17 @@ fn main() {
             report(&format!("saver replay, {}", mode.name()), per_step);
         }
         for sync in [Synchronous::Full, Synchronous::Normal] {
-            for batching in [false, true] {
+            for group in [false, true] {
                 let label = format!(
                     "engine S2 async, {:6} {}",
                     sync_name(sync),
-                    if batching {
-                        "group commit of what is queued"
+                    if group {
+                        "group commit (the writer's put_batch)"
                     } else {
-                        "one transaction per op (today's engine)"
+                        "one transaction per op"
                     }
                 );
-                report(&label, engine_s2(sync, batching, invokes).await);
+                report(&label, engine_s2(sync, group, invokes).await);
             }
         }
     });
