@@ -1,0 +1,151 @@
+//! Values for people and for machines: a JSON form of any stored value, and a readable
+//! one-line text (Python's `repr`, with LangChain messages shown as chat lines).
+//!
+//! The JSON form is lossless for data and readable for objects:
+//!
+//! | stored value | JSON |
+//! |---|---|
+//! | `None`, bools, ints, floats, strings | themselves (non-finite floats as `"NaN"`, `"inf"`, `"-inf"`) |
+//! | bytes | `{"$bytes": "<hex>"}` |
+//! | list, tuple | array |
+//! | dict with string keys | object, in insertion order |
+//! | dict with other keys | `{"$map": [[key, value], …]}` |
+//! | Python object | `{"$py": "module.Class", "value": …}`: a UUID's text, a datetime's ISO text, a set's items, a model's or dataclass's fields, else the constructor data |
+//! | numpy array, delta snapshot | `{"$py": "numpy.ndarray", "value": …}`, `{"$delta": …}` |
+
+use serde_json::{json, Map as JsonMap, Value as Json};
+use stategraph_checkpoint::memory::repr::repr;
+use stategraph_checkpoint::{Ext, Value};
+
+/// The JSON form of a stored value (see the module).
+pub fn to_json(value: &Value) -> Json {
+    match value {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => json!(i),
+        Value::UInt(u) => json!(u),
+        Value::Float(f) => match serde_json::Number::from_f64(*f) {
+            Some(n) => Json::Number(n),
+            None if f.is_nan() => json!("NaN"),
+            None if *f > 0.0 => json!("inf"),
+            None => json!("-inf"),
+        },
+        _ => {
+            if let Some(s) = value.as_str() {
+                Json::String(s.to_owned())
+            } else if let Some(b) = value.as_bytes() {
+                json!({ "$bytes": hex::encode(b) })
+            } else if let Some(items) = value.as_list() {
+                Json::Array(items.iter().map(to_json).collect())
+            } else if let Some(map) = value.as_map() {
+                if map.iter().all(|(k, _)| k.as_str().is_some()) {
+                    let mut out = JsonMap::with_capacity(map.len());
+                    for (k, v) in map.iter() {
+                        out.insert(k.as_str().unwrap_or_default().to_owned(), to_json(v));
+                    }
+                    Json::Object(out)
+                } else {
+                    let pairs = map
+                        .iter()
+                        .map(|(k, v)| Json::Array(vec![to_json(k), to_json(v)]))
+                        .collect();
+                    json!({ "$map": Json::Array(pairs) })
+                }
+            } else if let Some(ext) = value.as_ext() {
+                ext_json(value, ext)
+            } else {
+                Json::Null
+            }
+        }
+    }
+}
+
+fn ext_json(value: &Value, ext: &Ext) -> Json {
+    match ext {
+        Ext::Object(o) => {
+            let inner = if let Some(u) = value.as_uuid() {
+                Json::String(u.hyphenated().to_string())
+            } else if let Some(iso) = value.as_datetime_iso() {
+                Json::String(iso.to_owned())
+            } else {
+                to_json(&o.data)
+            };
+            json!({ "$py": format!("{}.{}", o.module, o.class), "value": inner })
+        }
+        Ext::NumpyArray(payload) => json!({ "$py": "numpy.ndarray", "value": to_json(payload) }),
+        Ext::DeltaSnapshot(inner) => json!({ "$delta": to_json(inner) }),
+    }
+}
+
+/// A readable one-line text of a value: Python's `repr`, messages as `role: content`.
+pub fn text(value: &Value) -> String {
+    if let Some(line) = message_line(value) {
+        return line;
+    }
+    repr(value)
+}
+
+/// A LangChain message as one line: `human: hello`, `ai: … → tool(args)`, `tool[id]: …`.
+pub fn message_line(value: &Value) -> Option<String> {
+    let (class, fields) = value.as_message()?;
+    let role = fields
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or(class)
+        .to_owned();
+    let content = match fields.get("content") {
+        Some(c) => c.as_str().map(str::to_owned).unwrap_or_else(|| repr(c)),
+        None => String::new(),
+    };
+    let mut line = match fields.get("tool_call_id").and_then(Value::as_str) {
+        Some(id) => format!("{role}[{id}]: {content}"),
+        None => format!("{role}: {content}"),
+    };
+    if let Some(calls) = fields.get("tool_calls").and_then(Value::as_list) {
+        for call in calls {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
+            let args = call.get("args").map(repr).unwrap_or_default();
+            line.push_str(&format!(" → {name}({args})"));
+        }
+    }
+    Some(line)
+}
+
+/// `text`, cut to `max` characters with an ellipsis.
+pub fn short(value: &Value, max: usize) -> String {
+    let s = text(value);
+    cut(&s, max)
+}
+
+/// `s`, cut to `max` characters with an ellipsis.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// A byte count for people: `812 B`, `14.2 KiB`, `3.1 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if x < 1024.0 {
+            break;
+        }
+        x /= 1024.0;
+        unit = u;
+    }
+    format!("{x:.1} {unit}")
+}
+
+/// Python's `repr` of a value, messages included (no chat-line shortening).
+pub fn repr_full(value: &Value) -> String {
+    repr(value)
+}
