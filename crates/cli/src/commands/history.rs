@@ -161,8 +161,8 @@ fn describe(t: &CheckpointTuple, style: &Style) -> String {
 }
 
 /// The tree, oldest first: each checkpoint under its parent; where a checkpoint has
-/// several children, the older ones are drawn as indented branches and the newest
-/// continues the line.
+/// several children, the one starting the longest line continues the line and the others
+/// are drawn as indented branches (forks).
 fn tree(nodes: &[Node], style: &Style) -> String {
     let index: HashMap<&str, usize> = nodes
         .iter()
@@ -176,6 +176,15 @@ fn tree(nodes: &[Node], style: &Style) -> String {
             Some(&p) => children[p].push(i),
             None => roots.push(i),
         }
+    }
+    // Height of each subtree (nodes are oldest first, so children come after parents).
+    let mut height = vec![0usize; nodes.len()];
+    for i in (0..nodes.len()).rev() {
+        height[i] = children[i].iter().map(|&c| height[c] + 1).max().unwrap_or(0);
+    }
+    for kids in &mut children {
+        // The longest line last (it continues the line); ties: the oldest.
+        kids.sort_by_key(|&k| (height[k], std::cmp::Reverse(k)));
     }
     let mut out = String::new();
     for (r, &root) in roots.iter().enumerate() {

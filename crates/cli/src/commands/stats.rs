@@ -181,6 +181,7 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
     let mut channels: IndexMap<String, ChannelStats> = IndexMap::new();
     // Newest first: (id, [(channel, version key, size)]).
     let mut seen_order: Vec<(String, Vec<Cell>)> = Vec::new();
+    let mut parents: HashMap<String, String> = HashMap::new();
     for_each_page(db, thread, "", None, None, |t| {
         let mut cells = Vec::new();
         for (name, value) in &t.checkpoint.channel_values {
@@ -205,6 +206,9 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
                 entry.is_list = value.as_list().is_some();
             }
             cells.push((name.clone(), version, size));
+        }
+        if let Some(p) = t.parent_config.as_ref().and_then(|p| p.checkpoint_id.clone()) {
+            parents.insert(t.checkpoint.id.clone(), p);
         }
         seen_order.push((t.checkpoint.id.clone(), cells));
         bar.inc(1);
@@ -234,15 +238,48 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
         per_checkpoint.push((id.clone(), bytes_here));
     }
     channels.sort_by(|_, a, _, b| b.stored.cmp(&a.stored));
-    let sizes_only: Vec<u64> = per_checkpoint.iter().map(|(_, b)| *b).collect();
+    let total = per_checkpoint.iter().map(|(_, b)| *b).sum();
+    let line = longest_line(&per_checkpoint, &parents);
     Ok(ThreadStats {
         thread: thread.to_owned(),
         checkpoints: per_checkpoint.len(),
-        total: sizes_only.iter().sum(),
-        growth: growth(&sizes_only),
+        total,
+        growth: growth(&line),
         per_checkpoint,
         channels,
     })
+}
+
+/// The sizes along the thread's longest line of checkpoints (root to the deepest
+/// checkpoint, following parents), oldest first: forks do not interleave with it.
+fn longest_line(per_checkpoint: &[(String, u64)], parents: &HashMap<String, String>) -> Vec<u64> {
+    let size: HashMap<&str, u64> = per_checkpoint
+        .iter()
+        .map(|(id, b)| (id.as_str(), *b))
+        .collect();
+    let mut depth: HashMap<&str, usize> = HashMap::new();
+    // Oldest first, so a parent's depth is known before its children's.
+    for (id, _) in per_checkpoint {
+        let d = parents
+            .get(id)
+            .and_then(|p| depth.get(p.as_str()))
+            .map_or(0, |d| d + 1);
+        depth.insert(id.as_str(), d);
+    }
+    let Some((mut at, _)) = per_checkpoint
+        .iter()
+        .map(|(id, _)| (id.as_str(), depth[id.as_str()]))
+        .max_by_key(|(id, d)| (*d, *id))
+    else {
+        return Vec::new();
+    };
+    let mut line = vec![size[at]];
+    while let Some(p) = parents.get(at).filter(|p| size.contains_key(p.as_str())) {
+        at = p.as_str();
+        line.push(size[at]);
+    }
+    line.reverse();
+    line
 }
 
 /// The warning for a quadratically growing thread, with the remedy, or `None`.
