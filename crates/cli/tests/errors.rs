@@ -11,15 +11,22 @@ fn assert_clean_failure(args: &[&str], needle: &str) {
     assert_ne!(r.code, 101, "{args:?} panicked: {}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
-    assert!(r.stderr.contains(needle), "{args:?}: {:?} lacks {needle:?}", r.stderr);
+    assert!(
+        r.stderr.contains(needle),
+        "{args:?}: {:?} lacks {needle:?}",
+        r.stderr
+    );
 }
 
 #[test]
 fn a_file_that_is_not_sqlite_is_refused() {
     let dir = temp_dir("notsqlite");
     let path = dir.join("notes.txt");
-    std::fs::write(&path, "hello, this is not a database at all, just some text\n".repeat(100))
-        .expect("write");
+    std::fs::write(
+        &path,
+        "hello, this is not a database at all, just some text\n".repeat(100),
+    )
+    .expect("write");
     let p = path.to_str().expect("utf-8");
     assert_clean_failure(&["threads", p], "not a SQLite database");
     assert_clean_failure(&["show", p, "t"], "not a SQLite database");

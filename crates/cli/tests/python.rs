@@ -8,7 +8,9 @@ use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint_sqlite::rusqlite::Connection;
 use stategraph_cli::render::to_json;
 
-use crate::support::{as_python, assert_json_eq, cli, normalize_sets, postgres, python, run_python, temp_dir};
+use crate::support::{
+    as_python, assert_json_eq, cli, normalize_sets, postgres, python, run_python, temp_dir,
+};
 
 const THREADS: [&str; 5] = ["chat", "paused", "forked", "sub", "rich"];
 
@@ -32,12 +34,34 @@ fn check_reads_like_python(db: &str, expected: &J) {
         let mut got = J::Array(got);
         drop_empty_lists(&mut got);
         let got = got.as_array().cloned().unwrap_or_default();
-        assert_json_eq(&J::Array(got), &want["history"], &format!("history of {thread}"));
+        assert_json_eq(
+            &J::Array(got),
+            &want["history"],
+            &format!("history of {thread}"),
+        );
         let state = cli(&["show", "--json", db, thread]).json();
         let mut state = J::Array(vec![as_python(&state)]);
         drop_empty_lists(&mut state);
         assert_json_eq(&state[0], &want["state"], &format!("state of {thread}"));
     }
+
+    // A subgraph's namespace.
+    let sub = &expected["sub_ns"];
+    let ns = sub["ns"].as_str().expect("sub ns");
+    let history = cli(&["history", "--json", "--ns", ns, db, "sub"]).json();
+    let mut got = J::Array(
+        history
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(as_python)
+            .collect(),
+    );
+    drop_empty_lists(&mut got);
+    let mut want = sub["history"].clone();
+    drop_empty_lists(&mut want);
+    assert!(got.as_array().is_some_and(|a| !a.is_empty()));
+    assert_json_eq(&got, &want, "history of the subgraph namespace");
 
     let threads = cli(&["threads", "--json", db]).json();
     let by_id = |id: &str| {
@@ -75,22 +99,30 @@ fn check_reads_like_python(db: &str, expected: &J) {
 
     // `rich` holds a dataclass of `__main__`, outside LangGraph's safe types.
     let verify = cli(&["verify", "--json", db]);
-    assert_eq!(verify.code, 1, "verify exits 1 on problems: {}", verify.stdout);
+    assert_eq!(
+        verify.code, 1,
+        "verify exits 1 on problems: {}",
+        verify.stdout
+    );
     let report: J = serde_json::from_str(&verify.stdout).expect("verify JSON");
     let problems = report["problems"].as_array().expect("problems");
     assert!(!problems.is_empty());
     for p in problems {
         assert!(p["row"].as_str().is_some_and(|r| r.contains("rich")), "{p}");
         assert!(
-            p["problem"].as_str().is_some_and(|r| r.contains("__main__.Point")),
+            p["problem"]
+                .as_str()
+                .is_some_and(|r| r.contains("__main__.Point")),
             "{p}"
         );
     }
     // SQLite stores values inside the checkpoint, Postgres in a blob row per channel.
-    assert!(problems.iter().any(|p| p["path"] == "$.channel_values.point"
-        || p["row"]
-            .as_str()
-            .is_some_and(|r| r.contains("channel=\"point\""))));
+    assert!(problems
+        .iter()
+        .any(|p| p["path"] == "$.channel_values.point"
+            || p["row"]
+                .as_str()
+                .is_some_and(|r| r.contains("channel=\"point\""))));
 
     // dump prints LangGraph's notation.
     let dump = cli(&["dump", db, "paused"]);
@@ -154,7 +186,11 @@ fn python_sqlite_database_reads_like_python_and_stays_unchanged() {
     check_reads_like_python(db_s, &expected);
     read_everything(db_s);
 
-    assert_eq!(std::fs::read(&db).expect("read db"), before, "the file is unchanged");
+    assert_eq!(
+        std::fs::read(&db).expect("read db"),
+        before,
+        "the file is unchanged"
+    );
     assert!(!wal_files_exist(&db), "reading created no -wal / -shm file");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -199,14 +235,29 @@ fn copy_sqlite_to_postgres_to_sqlite_gives_the_original_rows() {
 
     assert_same_rows(&original, &back);
     // Python reads both copies as it read the original.
-    assert_json_eq(&python_reads("postgres", &pg.url), &expected, "python on the copy");
-    assert_json_eq(&python_reads("sqlite", back_s), &expected, "python on the copy back");
+    assert_json_eq(
+        &python_reads("postgres", &pg.url),
+        &expected,
+        "python on the copy",
+    );
+    assert_json_eq(
+        &python_reads("sqlite", back_s),
+        &expected,
+        "python on the copy back",
+    );
 
     // An existing thread is refused, then replaced on request.
     let refused = cli(&["copy", "--thread", "chat", original_s, back_s]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("--overwrite"), "{}", refused.stderr);
-    let replaced = cli(&["copy", "--overwrite", "--thread", "chat", original_s, back_s]);
+    let replaced = cli(&[
+        "copy",
+        "--overwrite",
+        "--thread",
+        "chat",
+        original_s,
+        back_s,
+    ]);
     assert_eq!(replaced.code, 0, "{}", replaced.stderr);
     assert_same_rows(&original, &back);
     let _ = std::fs::remove_dir_all(dir);
@@ -225,7 +276,15 @@ fn wal_files_exist(db: &Path) -> bool {
 /// keep the order of map keys, so the checkpoint's maps may list their keys in another
 /// order).
 fn assert_same_rows(a: &Path, b: &Path) {
-    type Row = (String, String, String, Option<String>, String, Vec<u8>, Vec<u8>);
+    type Row = (
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        Vec<u8>,
+        Vec<u8>,
+    );
     let read = |p: &Path| -> (Vec<Row>, Vec<Vec<String>>) {
         let conn = Connection::open(p).expect("open");
         let mut stmt = conn

@@ -30,8 +30,10 @@ pub(crate) fn write_db(path: &Path) {
         for n in 0..12 {
             notes.push(Value::from(format!("note {n}: {}", "x".repeat(200))));
             let mut cp = Checkpoint::empty(id(n), format!("2026-01-01T00:00:{n:02}+00:00"));
-            cp.channel_values.insert("notes".into(), Value::List(notes.clone()));
-            cp.channel_values.insert("count".into(), Value::Int(n as i64));
+            cp.channel_values
+                .insert("notes".into(), Value::List(notes.clone()));
+            cp.channel_values
+                .insert("count".into(), Value::Int(n as i64));
             let v = ChannelVersion::Int(n as i64 + 1);
             cp.channel_versions.insert("notes".into(), v.clone());
             cp.channel_versions.insert("count".into(), v);
@@ -49,7 +51,8 @@ pub(crate) fn write_db(path: &Path) {
         // A fork: an update on checkpoint 3.
         let mut fork = Checkpoint::empty(id(100), "2026-01-01T00:01:00+00:00");
         fork.channel_values.insert("count".into(), Value::Int(-1));
-        fork.channel_values.insert("notes".into(), Value::List(vec![]));
+        fork.channel_values
+            .insert("notes".into(), Value::List(vec![]));
         let versions: ChannelVersions = [
             ("count".to_owned(), ChannelVersion::Int(50)),
             ("notes".to_owned(), ChannelVersion::Int(50)),
@@ -77,7 +80,8 @@ pub(crate) fn write_db(path: &Path) {
             .expect("put_writes");
         let mut one = Checkpoint::empty(id(200), "2026-01-02T00:00:00+00:00");
         one.channel_values.insert("count".into(), Value::Int(7));
-        one.channel_versions.insert("count".into(), ChannelVersion::Int(1));
+        one.channel_versions
+            .insert("count".into(), ChannelVersion::Int(1));
         saver
             .put(
                 &CheckpointConfig::thread("other"),
@@ -113,9 +117,15 @@ fn human_output_of_the_read_commands() {
     };
     insta::assert_snapshot!("threads", run(&["threads", &db]));
     insta::assert_snapshot!("history", run(&["history", &db, "notes"]));
-    insta::assert_snapshot!("history_limit", run(&["history", "--limit", "2", &db, "notes"]));
+    insta::assert_snapshot!(
+        "history_limit",
+        run(&["history", "--limit", "2", &db, "notes"])
+    );
     insta::assert_snapshot!("show", run(&["show", &db, "notes", &id(2)]));
-    insta::assert_snapshot!("show_channel", run(&["show", "--channel", "count", &db, "notes"]));
+    insta::assert_snapshot!(
+        "show_channel",
+        run(&["show", "--channel", "count", &db, "notes"])
+    );
     insta::assert_snapshot!("diff", run(&["diff", &db, "notes", &id(9), &id(11)]));
     insta::assert_snapshot!("stats", run(&["stats", &db, "notes"]));
     let _ = std::fs::remove_dir_all(dir);
@@ -135,7 +145,17 @@ fn history_pages_before_and_limit_like_list() {
     want.push(id(100));
     want.reverse();
     assert_eq!(ids, want, "newest first, the fork included");
-    let some = cli(&["history", "--json", "--before", &id(5), "--limit", "3", &db, "notes"]).json();
+    let some = cli(&[
+        "history",
+        "--json",
+        "--before",
+        &id(5),
+        "--limit",
+        "3",
+        &db,
+        "notes",
+    ])
+    .json();
     let ids: Vec<&str> = some
         .as_array()
         .into_iter()
@@ -175,13 +195,21 @@ fn maintenance_commands_with_and_without_dry_run() {
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         assert!(r.stdout.contains("would"), "{}", r.stdout);
     }
-    assert_eq!(std::fs::read(&path).expect("read"), before, "dry runs change nothing");
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        before,
+        "dry runs change nothing"
+    );
 
     let r = cli(&["copy-thread", &db, "notes", "notes-2"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let refused = cli(&["copy-thread", &db, "notes", "notes-2"]);
     assert_ne!(refused.code, 0);
-    assert!(refused.stderr.contains("already exists"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("already exists"),
+        "{}",
+        refused.stderr
+    );
 
     let r = cli(&["prune", "--json", "--keep-latest", &db, "notes"]).json();
     assert_eq!(r["threads"][0]["removed"], 12);

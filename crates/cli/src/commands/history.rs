@@ -180,7 +180,11 @@ fn tree(nodes: &[Node], style: &Style) -> String {
     // Height of each subtree (nodes are oldest first, so children come after parents).
     let mut height = vec![0usize; nodes.len()];
     for i in (0..nodes.len()).rev() {
-        height[i] = children[i].iter().map(|&c| height[c] + 1).max().unwrap_or(0);
+        height[i] = children[i]
+            .iter()
+            .map(|&c| height[c] + 1)
+            .max()
+            .unwrap_or(0);
     }
     for kids in &mut children {
         // The longest line last (it continues the line); ties: the oldest.

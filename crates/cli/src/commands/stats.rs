@@ -207,7 +207,11 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
             }
             cells.push((name.clone(), version, size));
         }
-        if let Some(p) = t.parent_config.as_ref().and_then(|p| p.checkpoint_id.clone()) {
+        if let Some(p) = t
+            .parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.clone())
+        {
             parents.insert(t.checkpoint.id.clone(), p);
         }
         seen_order.push((t.checkpoint.id.clone(), cells));
@@ -334,9 +338,11 @@ fn human(s: &ThreadStats, db: &str, style: &Style) -> String {
     out.push_str(&table.render(style));
     let n = s.per_checkpoint.len();
     if n > 0 {
-        let marks: Vec<String> = [0usize, n / 4, n / 2, (3 * n) / 4, n - 1]
+        let mut at = vec![0usize, n / 4, n / 2, (3 * n) / 4, n - 1];
+        at.dedup();
+        let marks: Vec<String> = at
             .iter()
-            .map(|&i| format!("#{i}: {}", bytes(s.per_checkpoint[i.min(n - 1)].1)))
+            .map(|&i| format!("#{i}: {}", bytes(s.per_checkpoint[i].1)))
             .collect();
         out.push_str(&format!("per checkpoint: {}\n", marks.join("  ")));
     }

@@ -218,13 +218,20 @@ def write(gs) -> None:
     )
 
 
-def expected(gs) -> dict:
+def expected(gs, saver) -> dict:
     out = {}
     for thread, graph in gs.items():
         out[thread] = {
             "history": [snapshot(s) for s in graph.get_state_history(cfg(thread))],
             "state": snapshot(graph.get_state(cfg(thread))),
         }
+    # The subgraph's own namespace, as `history --ns` shows it.
+    ns = sorted({t.config["configurable"]["checkpoint_ns"] for t in saver.list(cfg("sub"))} - {""})
+    sub_cfg = {"configurable": {"thread_id": "sub", "checkpoint_ns": ns[0]}}
+    out["sub_ns"] = {
+        "ns": ns[0],
+        "history": [snapshot(s) for s in gs["sub"].get_state_history(sub_cfg)],
+    }
     return out
 
 
@@ -252,7 +259,7 @@ def main() -> None:
         gs = graphs(saver)
         if mode == "write":
             write(gs)
-        json.dump(expected(gs), sys.stdout)
+        json.dump(expected(gs, saver), sys.stdout)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,11 @@ pub(crate) fn postgres(tag: &str) -> Option<TempPg> {
         println!("note: skipping: no STATEGRAPH_TEST_POSTGRES_URL");
         return None;
     };
-    let name = format!("sg_cli_{tag}_{}_{}", std::process::id(), uuid_like() % 1_000_000_000);
+    let name = format!(
+        "sg_cli_{tag}_{}_{}",
+        std::process::id(),
+        uuid_like() % 1_000_000_000
+    );
     admin_exec(&admin, &format!("CREATE DATABASE {name}"));
     let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
     let url = format!("{base}/{name}");
@@ -203,8 +207,7 @@ pub(crate) fn json_diff(a: &J, b: &J, path: &str) -> Option<String> {
                     return Some(d);
                 }
             }
-            (x.len() != y.len())
-                .then(|| format!("{path}: lengths {} and {}", x.len(), y.len()))
+            (x.len() != y.len()).then(|| format!("{path}: lengths {} and {}", x.len(), y.len()))
         }
         _ => (a != b).then(|| format!("{path}: {a} != {b}")),
     }
