@@ -31,7 +31,7 @@ pub(crate) fn write_db(path: &Path) {
             notes.push(Value::from(format!("note {n}: {}", "x".repeat(200))));
             let mut cp = Checkpoint::empty(id(n), format!("2026-01-01T00:00:{n:02}+00:00"));
             cp.channel_values
-                .insert("notes".into(), Value::List(notes.clone()));
+                .insert("notes".into(), Value::from(notes.clone()));
             cp.channel_values
                 .insert("count".into(), Value::Int(n as i64));
             let v = ChannelVersion::Int(n as i64 + 1);
@@ -52,7 +52,7 @@ pub(crate) fn write_db(path: &Path) {
         let mut fork = Checkpoint::empty(id(100), "2026-01-01T00:01:00+00:00");
         fork.channel_values.insert("count".into(), Value::Int(-1));
         fork.channel_values
-            .insert("notes".into(), Value::List(vec![]));
+            .insert("notes".into(), Value::from(Vec::<Value>::new()));
         let versions: ChannelVersions = [
             ("count".to_owned(), ChannelVersion::Int(50)),
             ("notes".to_owned(), ChannelVersion::Int(50)),
