@@ -249,6 +249,32 @@ impl Db {
         }
     }
 
+    /// How many checkpoints `(thread, ns)` has.
+    pub async fn count_checkpoints(&self, thread: &str, ns: &str) -> Result<u64> {
+        let n: i64 = match &self.raw {
+            Raw::Sqlite(conn) => conn
+                .lock()
+                .query_row(
+                    "SELECT count(*) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+                    [thread, ns],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?,
+            Raw::Postgres(pool) => pool
+                .get()
+                .await
+                .map_err(pg_pool_err)?
+                .query_one(
+                    "SELECT count(*) FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
+                    &[&thread, &ns],
+                )
+                .await
+                .map_err(pg)?
+                .get(0),
+        };
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// Bytes of writes (and, on Postgres, blobs) per thread.
     pub async fn other_bytes(&self) -> Result<Vec<(String, i64)>> {
         match &self.raw {

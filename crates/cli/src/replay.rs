@@ -21,6 +21,9 @@ use crate::Result;
 /// A task's id and path.
 type TaskKey = (String, String);
 
+/// One decoded write of a task: index, channel, value.
+type TaskWrite = (i64, String, Value);
+
 /// The checkpoints of a thread in replay order: `(namespace, id)` sorted by id.
 pub async fn checkpoint_ids(db: &Db, thread: &str) -> Result<Vec<(String, String)>> {
     let mut ids: Vec<(String, String)> = db
@@ -78,7 +81,7 @@ pub async fn thread(
 
         let target_config =
             CheckpointConfig::for_checkpoint(target_thread, ns.as_str(), id.as_str());
-        let mut groups: Vec<(TaskKey, Vec<(i64, String, Value)>)> = Vec::new();
+        let mut groups: Vec<(TaskKey, Vec<TaskWrite>)> = Vec::new();
         for w in source.raw_writes(thread, ns, id).await? {
             let value = source.serde.loads_typed(&w.tag, &w.bytes)?;
             let key = (w.task_id, w.task_path);

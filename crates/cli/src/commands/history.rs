@@ -14,7 +14,7 @@ use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 use crate::db::Db;
 use crate::opt::HistoryArgs;
 use crate::snapshot::{interrupts, next, snapshot_json};
-use crate::style::Style;
+use crate::style::{progress, Style};
 use crate::{Ctx, Result};
 
 /// Checkpoints read per `list` call.
@@ -67,6 +67,11 @@ struct Node {
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
     let db = Db::open_read(&args.db).await?;
+    let total = db
+        .count_checkpoints(&args.thread, &args.ns)
+        .await?
+        .min(args.limit.map_or(u64::MAX, |l| l as u64));
+    let bar = progress(total, "reading history");
     if ctx.json {
         let out = ctx.out();
         out.write_all(b"[")?;
@@ -78,6 +83,7 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
             args.limit,
             args.before.clone(),
             |t| {
+                bar.inc(1);
                 out.write_all(if first { b"\n" } else { b",\n" })?;
                 first = false;
                 serde_json::to_writer(&mut *out, &snapshot_json(&t))
@@ -87,6 +93,7 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         )
         .await?;
         out.write_all(b"\n]\n")?;
+        bar.finish_and_clear();
         return Ok(ExitCode::SUCCESS);
     }
     let style = ctx.style;
@@ -98,6 +105,7 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         args.limit,
         args.before.clone(),
         |t| {
+            bar.inc(1);
             nodes.push(Node {
                 id: t.config.checkpoint_id.clone().unwrap_or_default(),
                 parent: t
@@ -110,6 +118,7 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         },
     )
     .await?;
+    bar.finish_and_clear();
     if nodes.is_empty() {
         ctx.print(&format!(
             "no checkpoints for thread {:?} (namespace {:?})\n",
