@@ -249,6 +249,46 @@ impl Db {
         }
     }
 
+    /// Calls `f` on every checkpoint row of `(thread, ns)` of a SQLite database, oldest
+    /// first, one row at a time: `(id, parent id, type, checkpoint bytes, row bytes)`.
+    /// Returns `false` (and calls nothing) on Postgres, whose rows hold no values.
+    pub fn for_each_sqlite_checkpoint(
+        &self,
+        thread: &str,
+        ns: &str,
+        mut f: impl FnMut(String, Option<String>, String, &[u8], u64) -> Result<()>,
+    ) -> Result<bool> {
+        let Raw::Sqlite(conn) = &self.raw else {
+            return Ok(false);
+        };
+        let conn = conn.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT checkpoint_id, parent_checkpoint_id, coalesce(type, ''), \
+                 coalesce(checkpoint, x''), coalesce(length(metadata), 0) FROM checkpoints \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id",
+            )
+            .map_err(sql)?;
+        let mut rows = stmt.query([thread, ns]).map_err(sql)?;
+        while let Some(r) = rows.next().map_err(sql)? {
+            let bytes = r
+                .get_ref(3)
+                .map_err(sql)?
+                .as_blob_or_null()
+                .map_err(|e| sql(e.into()))?;
+            let bytes = bytes.unwrap_or_default();
+            let meta: i64 = r.get(4).map_err(sql)?;
+            f(
+                r.get(0).map_err(sql)?,
+                r.get(1).map_err(sql)?,
+                r.get(2).map_err(sql)?,
+                bytes,
+                bytes.len() as u64 + u64::try_from(meta).unwrap_or(0),
+            )?;
+        }
+        Ok(true)
+    }
+
     /// How many checkpoints `(thread, ns)` has.
     pub async fn count_checkpoints(&self, thread: &str, ns: &str) -> Result<u64> {
         let n: i64 = match &self.raw {

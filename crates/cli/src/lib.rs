@@ -21,6 +21,7 @@ pub mod opt;
 pub mod render;
 pub mod replay;
 pub mod safe_types;
+pub mod sizes;
 pub mod snapshot;
 pub mod style;
 

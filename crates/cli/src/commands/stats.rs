@@ -19,6 +19,7 @@ use crate::db::{Db, Kind};
 use crate::error::CliError;
 use crate::opt::StatsArgs;
 use crate::render::bytes;
+use crate::sizes;
 use crate::style::{progress, Style, Table};
 use crate::{Ctx, Result};
 
@@ -168,6 +169,9 @@ pub async fn run(ctx: &mut Ctx, args: &StatsArgs) -> Result<ExitCode> {
 }
 
 async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Result<ThreadStats> {
+    if let Some(stats) = sqlite_thread_stats(db, thread, bar)? {
+        return Ok(stats);
+    }
     // Stored bytes of each checkpoint row of the root namespace.
     let mut row_bytes: HashMap<String, u64> = HashMap::new();
     for (ns, id, b) in db.checkpoint_bytes(thread).await? {
@@ -252,6 +256,69 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
         per_checkpoint,
         channels,
     })
+}
+
+/// The figures of a SQLite thread read from its rows without decoding values: each
+/// channel value is measured where it lies in the encoded checkpoint ([`sizes`]). `None`
+/// on Postgres, or when a row is not a plain msgpack checkpoint (an encrypted one, say):
+/// the caller then decodes through the saver.
+fn sqlite_thread_stats(
+    db: &Db,
+    thread: &str,
+    bar: &indicatif::ProgressBar,
+) -> Result<Option<ThreadStats>> {
+    let mut per_checkpoint = Vec::new();
+    let mut parents: HashMap<String, String> = HashMap::new();
+    let mut channels: IndexMap<String, ChannelStats> = IndexMap::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let mut plain = true;
+    let sqlite = db.for_each_sqlite_checkpoint(thread, "", |id, parent, tag, bytes, row| {
+        if !plain {
+            return Ok(());
+        }
+        let Some(found) = (tag == "msgpack")
+            .then(|| sizes::checkpoint_sizes(bytes))
+            .flatten()
+        else {
+            plain = false;
+            return Ok(());
+        };
+        let versions: HashMap<&str, &str> = found
+            .versions
+            .iter()
+            .map(|(c, v)| (c.as_str(), v.as_str()))
+            .collect();
+        for (channel, size, is_list) in &found.values {
+            let entry = channels.entry(channel.clone()).or_default();
+            entry.stored += size;
+            entry.latest = *size;
+            entry.is_list = *is_list;
+            let version = versions.get(channel.as_str()).copied().unwrap_or("");
+            if seen.insert((channel.clone(), version.to_owned())) {
+                entry.versions += 1;
+            }
+        }
+        if let Some(p) = parent {
+            parents.insert(id.clone(), p);
+        }
+        per_checkpoint.push((id, row));
+        bar.inc(1);
+        Ok(())
+    })?;
+    if !sqlite || !plain {
+        return Ok(None);
+    }
+    channels.sort_by(|_, a, _, b| b.stored.cmp(&a.stored));
+    let total = per_checkpoint.iter().map(|(_, b)| *b).sum();
+    let line = longest_line(&per_checkpoint, &parents);
+    Ok(Some(ThreadStats {
+        thread: thread.to_owned(),
+        checkpoints: per_checkpoint.len(),
+        total,
+        growth: growth(&line),
+        per_checkpoint,
+        channels,
+    }))
 }
 
 /// The sizes along the thread's longest line of checkpoints (root to the deepest
