@@ -202,6 +202,24 @@ fn python_postgres_database_reads_like_python() {
     let expected = run_python(&py, "write", "postgres", &pg.url);
     check_reads_like_python(&pg.url, &expected);
     read_everything(&pg.url);
+    // A Python-written Postgres thread copied to SQLite reads the same in Python.
+    let dir = temp_dir("pg-to-sqlite");
+    let copy = dir.join("copy.db");
+    let copy_s = copy.to_str().expect("utf-8");
+    let run = cli(&["copy", &pg.url, copy_s]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (mut from_copy, mut want) = (
+        run_python(&py, "expect", "sqlite", copy_s),
+        expected.clone(),
+    );
+    normalize_sets(&mut from_copy);
+    normalize_sets(&mut want);
+    assert_json_eq(
+        &from_copy,
+        &want,
+        "python on the SQLite copy of a Postgres database",
+    );
+    let _ = std::fs::remove_dir_all(dir);
     // Reading wrote nothing: Python still sees the same threads.
     let (mut again, mut expected) = (run_python(&py, "expect", "postgres", &pg.url), expected);
     normalize_sets(&mut again);
@@ -227,6 +245,22 @@ fn copy_sqlite_to_postgres_to_sqlite_gives_the_original_rows() {
         normalize_sets(&mut got);
         got
     };
+
+    let dry = dir.join("dry.db");
+    let run = cli(&[
+        "copy",
+        "--dry-run",
+        original_s,
+        dry.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("would copy thread \"chat\" (5 checkpoints)"),
+        "{}",
+        run.stdout
+    );
+    assert!(!dry.exists(), "a dry run creates no database");
 
     let run = cli(&["copy", original_s, &pg.url]);
     assert_eq!(run.code, 0, "{}", run.stderr);
