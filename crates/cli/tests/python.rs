@@ -157,6 +157,25 @@ fn drop_empty_lists(v: &mut J) {
     }
 }
 
+/// A database opened for reading refuses every write (`delete_thread` here) with the
+/// database's own error.
+fn refuses_writes(db: &str, needle: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let db = stategraph_cli::db::Db::open_read(db).await.expect("open");
+        let err = db
+            .saver
+            .delete_thread("chat")
+            .await
+            .expect_err("a read-only database refuses writes");
+        let text = format!("{err} {err:?}");
+        assert!(text.contains(needle), "{text}");
+    });
+}
+
 /// Every command that only reads, run on `db`.
 fn read_everything(db: &str) {
     for args in [
@@ -185,6 +204,7 @@ fn python_sqlite_database_reads_like_python_and_stays_unchanged() {
 
     check_reads_like_python(db_s, &expected);
     read_everything(db_s);
+    refuses_writes(db_s, "readonly");
 
     assert_eq!(
         std::fs::read(&db).expect("read db"),
@@ -202,6 +222,7 @@ fn python_postgres_database_reads_like_python() {
     let expected = run_python(&py, "write", "postgres", &pg.url);
     check_reads_like_python(&pg.url, &expected);
     read_everything(&pg.url);
+    refuses_writes(&pg.url, "read-only transaction");
     // A Python-written Postgres thread copied to SQLite reads the same in Python.
     let dir = temp_dir("pg-to-sqlite");
     let copy = dir.join("copy.db");

@@ -162,7 +162,7 @@ fn describe(t: &CheckpointTuple, style: &Style) -> String {
     if !per_task.is_empty() {
         let tasks: Vec<String> = per_task
             .iter()
-            .map(|(task, n)| format!("{}…={n}", &task[..task.len().min(8)]))
+            .map(|(task, n)| format!("{}…={n}", task.chars().take(8).collect::<String>()))
             .collect();
         line.push_str(&style.dim(&format!("  writes: {}", tasks.join(" "))));
     }
