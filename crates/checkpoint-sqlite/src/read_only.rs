@@ -10,6 +10,27 @@
 //! `immutable`: SQLite then creates nothing and takes no locks. When the `-wal` file exists
 //! (a writer may be working on the file), it is opened in the ordinary read-only mode,
 //! which reads the log and coordinates through the existing `-shm` file.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use stategraph_checkpoint::{CheckpointConfig, CheckpointSaver};
+//! use stategraph_checkpoint_sqlite::SqliteSaver;
+//!
+//! let path = std::env::temp_dir().join(format!("ro-doc-{}.sqlite", std::process::id()));
+//! drop(SqliteSaver::open(&path)?); // creates the tables; closing folds the WAL back
+//! let before = std::fs::read(&path).unwrap();
+//!
+//! let saver = SqliteSaver::open_read_only(&path)?;
+//! assert!(saver.list(None, &Default::default()).await?.is_empty());
+//! assert!(saver.delete_thread("t").await.is_err()); // writes are refused
+//! drop(saver);
+//!
+//! assert_eq!(std::fs::read(&path).unwrap(), before);
+//! assert!(!path.with_extension("sqlite-wal").exists());
+//! # let _ = std::fs::remove_file(&path);
+//! # Ok::<(), stategraph_checkpoint::Error>(())
+//! # }).unwrap();
+//! ```
 
 use std::path::Path;
 
