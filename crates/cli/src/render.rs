@@ -149,3 +149,75 @@ pub fn bytes(n: u64) -> String {
 pub fn repr_full(value: &Value) -> String {
     repr(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stategraph_checkpoint::Map;
+
+    fn fields(pairs: &[(&str, Value)]) -> Map {
+        let mut m = Map::new();
+        for (k, v) in pairs {
+            m.insert(*k, v.clone());
+        }
+        m
+    }
+
+    #[test]
+    fn messages_read_as_chat_lines() {
+        let human = Value::message("HumanMessage", fields(&[("content", "hi".into())]))
+            .expect("a message class");
+        assert_eq!(text(&human), "human: hi");
+        let mut call = Map::new();
+        call.insert("name", "search");
+        call.insert("args", Value::Map(fields(&[("q", "rust".into())])));
+        let ai = Value::message(
+            "AIMessage",
+            fields(&[("tool_calls", Value::from(vec![Value::Map(call)]))]),
+        )
+        .expect("a message class");
+        assert_eq!(text(&ai), "ai:  → search({'q': 'rust'})");
+        let tool = Value::message(
+            "ToolMessage",
+            fields(&[("content", "42".into()), ("tool_call_id", "c1".into())]),
+        )
+        .expect("a message class");
+        assert_eq!(text(&tool), "tool[c1]: 42");
+    }
+
+    #[test]
+    fn json_form_of_data_and_objects() {
+        let mut odd = Map::new();
+        odd.insert(Value::Int(1), "one");
+        let v = Value::from(vec![
+            Value::Nil,
+            Value::Float(f64::NAN),
+            Value::from(vec![0xffu8, 0x00]),
+            Value::Map(odd),
+            Value::uuid(&uuid::Uuid::from_u128(0x1234)),
+            Value::datetime_iso("2024-01-02T03:04:05+00:00"),
+            Value::set(vec![Value::from("a")]),
+        ]);
+        assert_eq!(
+            to_json(&v),
+            json!([
+                null,
+                "NaN",
+                {"$bytes": "ff00"},
+                {"$map": [[1, "one"]]},
+                {"$py": "uuid.UUID", "value": "00000000-0000-0000-0000-000000001234"},
+                {"$py": "datetime.datetime", "value": "2024-01-02T03:04:05+00:00"},
+                {"$py": "builtins.set", "value": ["a"]},
+            ])
+        );
+    }
+
+    #[test]
+    fn sizes_and_cuts_for_people() {
+        assert_eq!(bytes(812), "812 B");
+        assert_eq!(bytes(14_540), "14.2 KiB");
+        assert_eq!(bytes(3 * 1024 * 1024 + 100_000), "3.1 MiB");
+        assert_eq!(cut("héllo wörld", 6), "héllo…");
+        assert_eq!(cut("short", 10), "short");
+    }
+}
