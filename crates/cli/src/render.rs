@@ -77,12 +77,145 @@ fn ext_json(value: &Value, ext: &Ext) -> Json {
     }
 }
 
-/// A readable one-line text of a value: Python's `repr`, messages as `role: content`.
+/// A readable one-line text of a value: a message as `role: content`, anything else as
+/// [`readable`].
 pub fn text(value: &Value) -> String {
     if let Some(line) = message_line(value) {
         return line;
     }
-    repr(value)
+    readable(value)
+}
+
+/// Python-like text of a value, with objects as a person would write them rather than as
+/// the stored constructor call: `UUID('1234…-…')`, `datetime('2024-05-06T07:08:09+00:00')`,
+/// `date(2024, 5, 6)`, `timedelta(days=1, seconds=5)`, `Decimal('12.50')`, sets as
+/// `{'a', 'b'}` (items sorted; `frozenset({…})`), dataclasses and models as `Class(field=…)`, messages
+/// as `HumanMessage('hi')`, `Send('node', …)`, `Interrupt(value, id='…')`. Scalars,
+/// lists and dicts are Python's `repr`; anything else falls back to the stored call.
+pub fn readable(value: &Value) -> String {
+    let mut out = String::new();
+    write_readable(&mut out, value);
+    out
+}
+
+fn write_readable(out: &mut String, value: &Value) {
+    if let Some(items) = value.as_list() {
+        out.push('[');
+        write_items(out, items);
+        out.push(']');
+    } else if let Some(map) = value.as_map() {
+        out.push('{');
+        for (i, (k, v)) in map.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            write_readable(out, k);
+            out.push_str(": ");
+            write_readable(out, v);
+        }
+        out.push('}');
+    } else if value.as_ext().is_some() {
+        write_object(out, value);
+    } else {
+        out.push_str(&repr(value));
+    }
+}
+
+fn write_items(out: &mut String, items: &[Value]) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_readable(out, item);
+    }
+}
+
+fn write_fields(out: &mut String, class: &str, fields: &stategraph_checkpoint::Map) {
+    out.push_str(class);
+    out.push('(');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(k.as_str().unwrap_or("?"));
+        out.push('=');
+        write_readable(out, v);
+    }
+    out.push(')');
+}
+
+fn write_object(out: &mut String, value: &Value) {
+    if let Some(u) = value.as_uuid() {
+        out.push_str(&format!("UUID('{}')", u.hyphenated()));
+    } else if let Some(iso) = value.as_datetime_iso() {
+        out.push_str(&format!("datetime('{iso}')"));
+    } else if let Some((y, m, d)) = value.as_date() {
+        out.push_str(&format!("date({y}, {m}, {d})"));
+    } else if let Some((h, m, s, us)) = value.as_time() {
+        out.push_str(&format!("time({h}, {m}, {s}, {us})"));
+    } else if let Some((d, s, us)) = value.as_timedelta() {
+        out.push_str(&format!(
+            "timedelta(days={d}, seconds={s}, microseconds={us})"
+        ));
+    } else if let Some(text) = value.as_decimal() {
+        out.push_str(&format!("Decimal('{text}')"));
+    } else if let Some(items) = value.as_set() {
+        let frozen = value.as_object().is_some_and(|o| o.class == "frozenset");
+        if items.is_empty() {
+            out.push_str(if frozen { "frozenset()" } else { "set()" });
+            return;
+        }
+        out.push_str(if frozen { "frozenset({" } else { "{" });
+        // A set has no order (Python's depends on the process's hash seed): sorted text.
+        let mut texts: Vec<String> = items.iter().map(readable).collect();
+        texts.sort();
+        out.push_str(&texts.join(", "));
+        out.push_str(if frozen { "})" } else { "}" });
+    } else if let Some((class, fields)) = value.as_message() {
+        out.push_str(class);
+        out.push('(');
+        match fields.get("content") {
+            Some(c) => write_readable(out, c),
+            None => out.push_str("''"),
+        }
+        for (k, v) in fields.iter() {
+            let key = k.as_str().unwrap_or("");
+            let default = match v {
+                Value::Nil => true,
+                _ => {
+                    v.as_map().is_some_and(|m| m.is_empty())
+                        || v.as_list().is_some_and(|l| l.is_empty())
+                }
+            };
+            if matches!(key, "content" | "type")
+                || default
+                || (key == "status" && v.as_str() == Some("success"))
+            {
+                continue;
+            }
+            out.push_str(&format!(", {key}="));
+            write_readable(out, v);
+        }
+        out.push(')');
+    } else if let Some((node, arg)) = value.as_send() {
+        out.push_str(&format!("Send({}, ", repr(&Value::from(node))));
+        write_readable(out, arg);
+        out.push(')');
+    } else if let Some((v, id)) = value.as_interrupt() {
+        out.push_str("Interrupt(");
+        write_readable(out, v);
+        out.push_str(&format!(", id='{id}')"));
+    } else if let Some((_, class, fields)) = value.as_pydantic_v2().or_else(|| value.as_dataclass())
+    {
+        write_fields(out, class, fields);
+    } else if let Some((_, class, v)) = value.as_enum_member() {
+        out.push_str(class);
+        out.push('(');
+        write_readable(out, v);
+        out.push(')');
+    } else {
+        out.push_str(&repr(value));
+    }
 }
 
 /// A LangChain message as one line: `human: hello`, `ai: … → tool(args)`, `tool[id]: …`.
@@ -94,7 +227,7 @@ pub fn message_line(value: &Value) -> Option<String> {
         .unwrap_or(class)
         .to_owned();
     let content = match fields.get("content") {
-        Some(c) => c.as_str().map(str::to_owned).unwrap_or_else(|| repr(c)),
+        Some(c) => c.as_str().map(str::to_owned).unwrap_or_else(|| readable(c)),
         None => String::new(),
     };
     let mut line = match fields.get("tool_call_id").and_then(Value::as_str) {
@@ -104,7 +237,7 @@ pub fn message_line(value: &Value) -> Option<String> {
     if let Some(calls) = fields.get("tool_calls").and_then(Value::as_list) {
         for call in calls {
             let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
-            let args = call.get("args").map(repr).unwrap_or_default();
+            let args = call.get("args").map(readable).unwrap_or_default();
             line.push_str(&format!(" → {name}({args})"));
         }
     }
@@ -145,9 +278,9 @@ pub fn bytes(n: u64) -> String {
     format!("{x:.1} {unit}")
 }
 
-/// Python's `repr` of a value, messages included (no chat-line shortening).
+/// The whole value as [`readable`] text (no chat-line shortening).
 pub fn repr_full(value: &Value) -> String {
-    repr(value)
+    readable(value)
 }
 
 #[cfg(test)]
@@ -209,6 +342,29 @@ mod tests {
                 {"$py": "datetime.datetime", "value": "2024-01-02T03:04:05+00:00"},
                 {"$py": "builtins.set", "value": ["a"]},
             ])
+        );
+    }
+
+    #[test]
+    fn python_objects_read_as_people_write_them() {
+        let mut point = Map::new();
+        point.insert("x", 1);
+        point.insert("y", 2);
+        let v = Value::from(vec![
+            Value::uuid(&uuid::Uuid::from_u128(0x1234)),
+            Value::datetime_iso("2024-01-02T03:04:05+00:00"),
+            Value::set(vec![Value::from("a"), Value::from("b")]),
+            Value::frozenset(vec![]),
+            Value::decimal("12.50"),
+            Value::dataclass("__main__", "Point", point),
+            Value::message("HumanMessage", fields(&[("content", "hi".into())]))
+                .expect("a message class"),
+        ]);
+        assert_eq!(
+            readable(&v),
+            "[UUID('00000000-0000-0000-0000-000000001234'), \
+             datetime('2024-01-02T03:04:05+00:00'), {'a', 'b'}, frozenset(), \
+             Decimal('12.50'), Point(x=1, y=2), HumanMessage('hi')]"
         );
     }
 

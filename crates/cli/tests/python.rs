@@ -176,6 +176,65 @@ fn refuses_writes(db: &str, needle: &str) {
     });
 }
 
+/// Human output of Python-written threads under snapshots, with ids and times (random
+/// per run) replaced by numbered placeholders.
+fn human_output(db: &str) {
+    for (thread, args) in [
+        ("chat", vec!["show", db, "chat"]),
+        ("rich", vec!["show", db, "rich"]),
+        ("paused", vec!["show", db, "paused"]),
+        ("forked", vec!["history", db, "forked"]),
+        ("chat", vec!["history", db, "chat"]),
+    ] {
+        let run = cli(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let history = cli(&["history", "--json", db, thread]).json();
+        let name = format!("python_{}_{}", args[0], thread);
+        insta::assert_snapshot!(name, redact(&run.stdout, &history));
+    }
+}
+
+/// `text` with the checkpoint ids, times, task ids and interrupt ids of `history` (a
+/// thread's `--json` history) replaced by `<checkpoint N>`, `<time N>`, `<task N>`,
+/// `<interrupt N>`, numbered oldest first.
+fn redact(text: &str, history: &J) -> String {
+    let mut names: Vec<(String, String)> = Vec::new();
+    let mut add = |value: &J, kind: &str| {
+        if let Some(v) = value.as_str() {
+            if !names.iter().any(|(x, _)| x == v) {
+                let n = names
+                    .iter()
+                    .filter(|(_, k)| k.starts_with(&format!("<{kind} ")))
+                    .count();
+                names.push((v.to_owned(), format!("<{kind} {n}>")));
+            }
+        }
+    };
+    let snapshots: Vec<&J> = history.as_array().into_iter().flatten().rev().collect();
+    for snap in &snapshots {
+        add(&snap["config"]["checkpoint_id"], "checkpoint");
+        add(&snap["created_at"], "time");
+    }
+    for snap in &snapshots {
+        for w in snap["writes"].as_array().into_iter().flatten() {
+            add(&w["task_id"], "task");
+        }
+        for i in snap["interrupts"].as_array().into_iter().flatten() {
+            add(&i["id"], "interrupt");
+        }
+    }
+    let mut out = text.to_owned();
+    for (value, name) in &names {
+        out = out.replace(value.as_str(), name);
+    }
+    // History lines show task ids by their first 8 characters.
+    for (value, name) in names.iter().filter(|(_, n)| n.starts_with("<task ")) {
+        let prefix: String = value.chars().take(8).collect();
+        out = out.replace(&format!("{prefix}…"), &format!("{name}…"));
+    }
+    out
+}
+
 /// Every command that only reads, run on `db`.
 fn read_everything(db: &str) {
     for args in [
@@ -205,6 +264,7 @@ fn python_sqlite_database_reads_like_python_and_stays_unchanged() {
     check_reads_like_python(db_s, &expected);
     read_everything(db_s);
     refuses_writes(db_s, "readonly");
+    human_output(db_s);
 
     assert_eq!(
         std::fs::read(&db).expect("read db"),
