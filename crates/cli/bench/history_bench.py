@@ -5,6 +5,12 @@
                                            node, a counter and a short text per step)
   python history_bench.py history DB   -- get_state_history of `long`, rendered as JSON
                                            (what `stategraph history --json` prints)
+  python history_bench.py chat DB N    -- one thread `chat` of about N checkpoints whose state
+                                           holds the last 10 LangChain messages (a window
+                                           replaced each step: human, AI with a tool call,
+                                           tool result)
+  python history_bench.py history DB [THREAD]
+                                        -- as above for any thread (default `long`)
   python history_bench.py big DB N     -- one thread `big` of N steps, each writing a new
                                            100 KB text (so each SQLite checkpoint row
                                            holds 100 KB, and each write another 100 KB)
@@ -59,6 +65,32 @@ def big_graph(saver):
     return g.compile(checkpointer=saver)
 
 
+class Chat(TypedDict):
+    window: list
+    count: int
+    limit: int
+
+
+def chat_graph(saver):
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    def step(s: Chat):
+        n = s["count"] + 1
+        call = {"name": "lookup", "args": {"n": n}, "id": f"call-{n}", "type": "tool_call"}
+        new = [
+            HumanMessage(f"question {n}", id=f"h{n}"),
+            AIMessage("", tool_calls=[call], id=f"a{n}"),
+            ToolMessage(f"answer {n}", tool_call_id=f"call-{n}", id=f"t{n}"),
+        ]
+        return {"count": n, "window": (s["window"] + new)[-10:]}
+
+    g = StateGraph(Chat)
+    g.add_node("step", step)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["count"] < s["limit"] else END, ["step", END])
+    return g.compile(checkpointer=saver)
+
+
 def stats(saver):
     t = time.perf_counter()
     threads = [r[0] for r in saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
@@ -86,12 +118,20 @@ def main():
     mode, db = sys.argv[1], sys.argv[2]
     conn = sqlite3.connect(db, check_same_thread=False)
     saver = SqliteSaver(conn)
-    g = graph(saver)
-    cfg = {"configurable": {"thread_id": "long"}}
+    thread = sys.argv[3] if mode == "history" and len(sys.argv) > 3 else "long"
+    g = chat_graph(saver) if thread == "chat" else graph(saver)
+    cfg = {"configurable": {"thread_id": thread}}
     if mode == "big":
         n = int(sys.argv[3])
         big_graph(saver).invoke(
             {"count": 0, "blob": "", "limit": n}, {"configurable": {"thread_id": "big"}, "recursion_limit": n + 10}
+        )
+        return
+    if mode == "chat":
+        n = int(sys.argv[3])
+        chat_graph(saver).invoke(
+            {"count": 0, "window": [], "limit": n - 2},
+            {"configurable": {"thread_id": "chat"}, "recursion_limit": n + 10},
         )
         return
     if mode == "stats":
@@ -110,7 +150,7 @@ def main():
             "created_at": s.created_at,
             "metadata": s.metadata,
             "next": list(s.next),
-            "values": s.values,
+            "values": {k: [m.model_dump() for m in v] if k == "window" else v for k, v in s.values.items()},
             "interrupts": [],
         })
     json.dump(out, sys.stdout)

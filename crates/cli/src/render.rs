@@ -13,67 +13,91 @@
 //! | Python object | `{"$py": "module.Class", "value": …}`: a UUID's text, a datetime's ISO text, a set's items, a model's or dataclass's fields, else the constructor data |
 //! | numpy array, delta snapshot | `{"$py": "numpy.ndarray", "value": …}`, `{"$delta": …}` |
 
-use serde_json::{json, Map as JsonMap, Value as Json};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value as Json;
 use stategraph_checkpoint::memory::repr::repr;
 use stategraph_checkpoint::{Ext, Value};
 
-/// The JSON form of a stored value (see the module).
+/// The JSON form of a stored value (see the module), as a `serde_json` value.
 pub fn to_json(value: &Value) -> Json {
-    match value {
-        Value::Nil => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Int(i) => json!(i),
-        Value::UInt(u) => json!(u),
-        Value::Float(f) => match serde_json::Number::from_f64(*f) {
-            Some(n) => Json::Number(n),
-            None if f.is_nan() => json!("NaN"),
-            None if *f > 0.0 => json!("inf"),
-            None => json!("-inf"),
-        },
-        _ => {
-            if let Some(s) = value.as_str() {
-                Json::String(s.to_owned())
-            } else if let Some(b) = value.as_bytes() {
-                json!({ "$bytes": hex::encode(b) })
-            } else if let Some(items) = value.as_list() {
-                Json::Array(items.iter().map(to_json).collect())
-            } else if let Some(map) = value.as_map() {
-                if map.iter().all(|(k, _)| k.as_str().is_some()) {
-                    let mut out = JsonMap::with_capacity(map.len());
-                    for (k, v) in map.iter() {
-                        out.insert(k.as_str().unwrap_or_default().to_owned(), to_json(v));
-                    }
-                    Json::Object(out)
-                } else {
-                    let pairs = map
-                        .iter()
-                        .map(|(k, v)| Json::Array(vec![to_json(k), to_json(v)]))
-                        .collect();
-                    json!({ "$map": Json::Array(pairs) })
-                }
-            } else if let Some(ext) = value.as_ext() {
-                ext_json(value, ext)
-            } else {
-                Json::Null
-            }
-        }
-    }
+    serde_json::to_value(AsJson(value)).unwrap_or(Json::Null)
 }
 
-fn ext_json(value: &Value, ext: &Ext) -> Json {
-    match ext {
-        Ext::Object(o) => {
-            let inner = if let Some(u) = value.as_uuid() {
-                Json::String(u.hyphenated().to_string())
-            } else if let Some(iso) = value.as_datetime_iso() {
-                Json::String(iso.to_owned())
-            } else {
-                to_json(&o.data)
-            };
-            json!({ "$py": format!("{}.{}", o.module, o.class), "value": inner })
+/// A stored value serialized straight to its JSON form (see the module), without building
+/// a `serde_json` tree: what `history --json` streams.
+#[derive(Clone, Copy)]
+pub struct AsJson<'a>(pub &'a Value);
+
+impl Serialize for AsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let value = self.0;
+        match value {
+            Value::Nil => return s.serialize_unit(),
+            Value::Bool(b) => return s.serialize_bool(*b),
+            Value::Int(i) => return s.serialize_i64(*i),
+            Value::UInt(u) => return s.serialize_u64(*u),
+            Value::Float(f) => {
+                return if f.is_finite() {
+                    s.serialize_f64(*f)
+                } else if f.is_nan() {
+                    s.serialize_str("NaN")
+                } else if *f > 0.0 {
+                    s.serialize_str("inf")
+                } else {
+                    s.serialize_str("-inf")
+                };
+            }
+            _ => {}
         }
-        Ext::NumpyArray(payload) => json!({ "$py": "numpy.ndarray", "value": to_json(payload) }),
-        Ext::DeltaSnapshot(inner) => json!({ "$delta": to_json(inner) }),
+        if let Some(text) = value.as_str() {
+            s.serialize_str(text)
+        } else if let Some(b) = value.as_bytes() {
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry("$bytes", &hex::encode(b))?;
+            m.end()
+        } else if let Some(items) = value.as_list() {
+            let mut seq = s.serialize_seq(Some(items.len()))?;
+            for item in items {
+                seq.serialize_element(&AsJson(item))?;
+            }
+            seq.end()
+        } else if let Some(map) = value.as_map() {
+            if map.iter().all(|(k, _)| k.as_str().is_some()) {
+                let mut m = s.serialize_map(Some(map.len()))?;
+                for (k, v) in map.iter() {
+                    m.serialize_entry(k.as_str().unwrap_or_default(), &AsJson(v))?;
+                }
+                m.end()
+            } else {
+                let pairs: Vec<(AsJson<'_>, AsJson<'_>)> =
+                    map.iter().map(|(k, v)| (AsJson(k), AsJson(v))).collect();
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$map", &pairs)?;
+                m.end()
+            }
+        } else if let Some(ext) = value.as_ext() {
+            let mut m = s.serialize_map(Some(2))?;
+            match ext {
+                Ext::Object(o) => {
+                    m.serialize_entry("$py", &format!("{}.{}", o.module, o.class))?;
+                    if let Some(u) = value.as_uuid() {
+                        m.serialize_entry("value", &u.hyphenated().to_string())?;
+                    } else if let Some(iso) = value.as_datetime_iso() {
+                        m.serialize_entry("value", iso)?;
+                    } else {
+                        m.serialize_entry("value", &AsJson(&o.data))?;
+                    }
+                }
+                Ext::NumpyArray(payload) => {
+                    m.serialize_entry("$py", "numpy.ndarray")?;
+                    m.serialize_entry("value", &AsJson(payload))?;
+                }
+                Ext::DeltaSnapshot(inner) => m.serialize_entry("$delta", &AsJson(inner))?,
+            }
+            m.end()
+        } else {
+            s.serialize_unit()
+        }
     }
 }
 
@@ -286,6 +310,7 @@ pub fn repr_full(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use stategraph_checkpoint::Map;
 
     fn fields(pairs: &[(&str, Value)]) -> Map {

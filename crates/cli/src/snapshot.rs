@@ -13,10 +13,11 @@
 //!   node has not seen, in name order (Python orders them as the graph declares its nodes).
 //! * `interrupts` are the `Interrupt`s of the `__interrupt__` writes (every recorded one).
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
 use stategraph_checkpoint::{Checkpoint, CheckpointConfig, CheckpointTuple, PendingWrite, Value};
 
-use crate::render::to_json;
+use crate::render::AsJson;
 
 /// The channel of interrupt writes.
 pub const INTERRUPT: &str = "__interrupt__";
@@ -93,34 +94,78 @@ pub fn config_json(config: &CheckpointConfig) -> Json {
     })
 }
 
-/// The state values of a checkpoint as a JSON object.
-pub fn values_json(cp: &Checkpoint) -> Json {
-    let mut values = serde_json::Map::new();
-    for (name, value) in &cp.channel_values {
-        if is_state_channel(name) {
-            values.insert(name.clone(), to_json(value));
+/// The state values of a checkpoint, serialized as a JSON object.
+pub struct ValuesJson<'a>(pub &'a Checkpoint);
+
+impl Serialize for ValuesJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (name, value) in &self.0.channel_values {
+            if is_state_channel(name) {
+                m.serialize_entry(name, &AsJson(value))?;
+            }
         }
+        m.end()
     }
-    Json::Object(values)
 }
 
-/// The whole snapshot as JSON: `config`, `parent_config`, `created_at`, `metadata`,
-/// `next`, `values`, `interrupts`, `writes`.
-pub fn snapshot_json(t: &CheckpointTuple) -> Json {
-    json!({
-        "config": config_json(&t.config),
-        "parent_config": t.parent_config.as_ref().map(config_json),
-        "created_at": t.checkpoint.ts,
-        "metadata": to_json(&t.metadata.to_value()),
-        "next": next(&t.checkpoint),
-        "values": values_json(&t.checkpoint),
-        "interrupts": interrupts(&t.pending_writes)
+/// The state values of a checkpoint as a JSON object.
+pub fn values_json(cp: &Checkpoint) -> Json {
+    serde_json::to_value(ValuesJson(cp)).unwrap_or(Json::Null)
+}
+
+/// A whole snapshot, serialized straight to JSON: `config`, `parent_config`,
+/// `created_at`, `metadata`, `next`, `values`, `interrupts`, `writes`.
+pub struct SnapshotJson<'a>(pub &'a CheckpointTuple);
+
+/// One interrupt, serialized as `{"value", "id"}`.
+struct InterruptJson<'a>(&'a Value, &'a str);
+
+impl Serialize for InterruptJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("value", &AsJson(self.0))?;
+        m.serialize_entry("id", self.1)?;
+        m.end()
+    }
+}
+
+/// One pending write, serialized as `{"task_id", "channel", "value"}`.
+struct WriteJson<'a>(&'a PendingWrite);
+
+impl Serialize for WriteJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("task_id", &self.0.task_id)?;
+        m.serialize_entry("channel", &self.0.channel)?;
+        m.serialize_entry("value", &AsJson(&self.0.value))?;
+        m.end()
+    }
+}
+
+impl Serialize for SnapshotJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let metadata = t.metadata.to_value();
+        let interrupts: Vec<InterruptJson<'_>> = interrupts(&t.pending_writes)
             .into_iter()
-            .map(|(value, id)| json!({"value": to_json(value), "id": id}))
-            .collect::<Vec<_>>(),
-        "writes": t.pending_writes
-            .iter()
-            .map(|w| json!({"task_id": w.task_id, "channel": w.channel, "value": to_json(&w.value)}))
-            .collect::<Vec<_>>(),
-    })
+            .map(|(v, id)| InterruptJson(v, id))
+            .collect();
+        let writes: Vec<WriteJson<'_>> = t.pending_writes.iter().map(WriteJson).collect();
+        let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("config", &config_json(&t.config))?;
+        m.serialize_entry("parent_config", &t.parent_config.as_ref().map(config_json))?;
+        m.serialize_entry("created_at", &t.checkpoint.ts)?;
+        m.serialize_entry("metadata", &AsJson(&metadata))?;
+        m.serialize_entry("next", &next(&t.checkpoint))?;
+        m.serialize_entry("values", &ValuesJson(&t.checkpoint))?;
+        m.serialize_entry("interrupts", &interrupts)?;
+        m.serialize_entry("writes", &writes)?;
+        m.end()
+    }
+}
+
+/// The whole snapshot as a `serde_json` value (see [`SnapshotJson`]).
+pub fn snapshot_json(t: &CheckpointTuple) -> Json {
+    serde_json::to_value(SnapshotJson(t)).unwrap_or(Json::Null)
 }

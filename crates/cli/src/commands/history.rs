@@ -13,7 +13,7 @@ use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 
 use crate::db::Db;
 use crate::opt::HistoryArgs;
-use crate::snapshot::{interrupts, next, snapshot_json};
+use crate::snapshot::{interrupts, next, SnapshotJson};
 use crate::style::{progress, Style};
 use crate::{Ctx, Result};
 
@@ -86,7 +86,7 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
                 bar.inc(1);
                 out.write_all(if first { b"\n" } else { b",\n" })?;
                 first = false;
-                serde_json::to_writer(&mut *out, &snapshot_json(&t))
+                serde_json::to_writer(&mut *out, &SnapshotJson(&t))
                     .map_err(std::io::Error::from)?;
                 Ok(())
             },
