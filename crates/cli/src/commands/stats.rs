@@ -345,7 +345,11 @@ fn longest_line(per_checkpoint: &[(String, u64)], parents: &HashMap<String, Stri
         return Vec::new();
     };
     let mut line = vec![size[at]];
+    // At most one step per checkpoint: parent links that loop (a corrupt file) end here.
     while let Some(p) = parents.get(at).filter(|p| size.contains_key(p.as_str())) {
+        if line.len() >= per_checkpoint.len() {
+            break;
+        }
         at = p.as_str();
         line.push(size[at]);
     }
