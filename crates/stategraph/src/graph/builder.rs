@@ -26,7 +26,11 @@ pub(crate) enum NodeKind<S> {
     /// A function of the state.
     Function(BoxedHandler<S>),
     /// A compiled graph run as a node, in its own checkpoint namespace.
-    Subgraph(Arc<crate::pregel::graph::PregelGraph>, CompileOptions),
+    Subgraph(
+        Arc<crate::pregel::graph::PregelGraph>,
+        CompileOptions,
+        Arc<super::draw::topology::Topology>,
+    ),
 }
 
 pub(crate) struct NodeSpec<S> {
@@ -195,7 +199,11 @@ impl<S: State> StateGraph<S> {
         subgraph: &CompiledGraph<T>,
         options: NodeOptions,
     ) -> &mut Self {
-        let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
+        let kind = NodeKind::Subgraph(
+            subgraph.graph.clone(),
+            subgraph.options.clone(),
+            subgraph.topology.clone(),
+        );
         self.insert_spec(name.into(), kind, options)
     }
 
