@@ -124,7 +124,11 @@ fn edge_cases() -> CompiledGraph<DynState> {
     node(&mut g, "plan step");
     node(&mut g, "_x_");
     node(&mut g, "fan");
-    g.add_node_with("final", |_s: DynState| async move {}, NodeOptions::new().defer());
+    g.add_node_with(
+        "final",
+        |_s: DynState| async move {},
+        NodeOptions::new().defer(),
+    );
     node(&mut g, "loose");
     g.add_edge(START, "plan step");
     g.add_conditional_edges_with_map(
@@ -253,11 +257,16 @@ fn compare(dir: &Path) -> Vec<String> {
         let expected = read(dir, &format!("{name}.mmd"));
         let got = g.draw_mermaid();
         if got != expected {
-            diffs.push(format!("{name}.mmd:\n--- python\n{expected}\n--- stategraph\n{got}"));
+            diffs.push(format!(
+                "{name}.mmd:\n--- python\n{expected}\n--- stategraph\n{got}"
+            ));
         }
         let expected: J = serde_json::from_str(&read(dir, &format!("{name}.json"))).expect("json");
         if shape(&g) != expected {
-            diffs.push(format!("{name}.json:\n python {expected}\n stategraph {}", shape(&g)));
+            diffs.push(format!(
+                "{name}.json:\n python {expected}\n stategraph {}",
+                shape(&g)
+            ));
         }
     }
     let g = react().get_graph();
@@ -303,7 +312,11 @@ fn the_draw_example_prints_pythons_mermaid_of_the_seed_graph() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         String::from_utf8(out.stdout).expect("utf-8"),
         read(&fixtures(), "single_node.mmd")
@@ -366,14 +379,21 @@ fn the_pinned_python_still_draws_the_fixtures() {
         .arg(&dir)
         .output()
         .expect("python runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let diffs = compare(&dir);
     for entry in std::fs::read_dir(&dir).expect("output dir") {
         let entry = entry.expect("entry");
         let name = entry.file_name();
         let fresh = std::fs::read_to_string(entry.path()).expect("read");
         let stored = read(&fixtures(), name.to_str().expect("utf-8"));
-        assert_eq!(fresh, stored, "tests/draw/{name:?} is stale: rerun the script");
+        assert_eq!(
+            fresh, stored,
+            "tests/draw/{name:?} is stale: rerun the script"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));

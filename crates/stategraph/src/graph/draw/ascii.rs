@@ -17,7 +17,12 @@ fn ranks(g: &DrawGraph) -> HashMap<&str, usize> {
     let pairs: Vec<(usize, usize)> = g
         .edges
         .iter()
-        .filter_map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?)))
+        .filter_map(|e| {
+            Some((
+                *index.get(e.source.as_str())?,
+                *index.get(e.target.as_str())?,
+            ))
+        })
         .collect();
     // Back edges: found by a depth-first search from the roots, in node order.
     let mut state = vec![0u8; ids.len()];
@@ -63,7 +68,10 @@ fn ranks(g: &DrawGraph) -> HashMap<&str, usize> {
             break;
         }
     }
-    ids.iter().enumerate().map(|(i, id)| (*id, rank[i])).collect()
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| (*id, rank[i]))
+        .collect()
 }
 
 pub(crate) fn render(g: &DrawGraph) -> String {

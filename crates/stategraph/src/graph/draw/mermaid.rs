@@ -225,10 +225,7 @@ pub(crate) fn render(graph: &DrawGraph, options: &MermaidOptions) -> String {
             .filter(|(s, t)| s == t)
             .map(|(s, _)| s)
             .collect();
-        edge_groups
-            .entry(common.join(":"))
-            .or_default()
-            .push(edge);
+        edge_groups.entry(common.join(":")).or_default().push(edge);
     }
 
     let mut ctx = Ctx {
@@ -248,7 +245,9 @@ pub(crate) fn render(graph: &DrawGraph, options: &MermaidOptions) -> String {
         ctx.add_subgraph(edges, prefix);
         ctx.seen.push(prefix.clone());
     }
-    let Ctx { mut out, mut seen, .. } = ctx;
+    let Ctx {
+        mut out, mut seen, ..
+    } = ctx;
     if options.with_styles {
         for (prefix, nodes) in &subgraph_nodes {
             if !prefix.contains(':') && !seen.contains(prefix) {

@@ -270,8 +270,7 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
             break;
         }
         // Run the tasks' writers.
-        let mut conditionals: BTreeMap<(String, String, Option<String>), String> =
-            BTreeMap::new();
+        let mut conditionals: BTreeMap<(String, String, Option<String>), String> = BTreeMap::new();
         let mut task_writes: Vec<(usize, Vec<Write>)> = Vec::new();
         for &ti in &tasks {
             let node = &nodes[ti];
@@ -285,12 +284,14 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
                         edges.insert((node.name.clone(), END.into(), true, Some(label.clone())));
                         continue;
                     }
-                    conditionals.insert((node.name.clone(), chan.clone(), value.clone()), label.clone());
-                    declared_writes.entry(node.name.clone()).or_default().insert((
-                        chan.clone(),
-                        true,
-                        Some(label.clone()),
-                    ));
+                    conditionals.insert(
+                        (node.name.clone(), chan.clone(), value.clone()),
+                        label.clone(),
+                    );
+                    declared_writes
+                        .entry(node.name.clone())
+                        .or_default()
+                        .insert((chan.clone(), true, Some(label.clone())));
                     writes.push((chan.clone(), value.clone()));
                 }
             }
@@ -319,14 +320,20 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
         let mut trigger_to_sources: BTreeMap<String, BTreeSet<Trigger>> = BTreeMap::new();
         for (src, triggers) in &sources {
             for (trigger, cond, label) in triggers {
-                trigger_to_sources.entry(trigger.clone()).or_default().insert((
-                    src.clone(),
-                    *cond,
-                    label.clone(),
-                ));
+                trigger_to_sources
+                    .entry(trigger.clone())
+                    .or_default()
+                    .insert((src.clone(), *cond, label.clone()));
             }
         }
-        apply_writes(&nodes, &tasks, &task_writes, &mut channels, &mut versions, &mut seen);
+        apply_writes(
+            &nodes,
+            &tasks,
+            &task_writes,
+            &mut channels,
+            &mut versions,
+            &mut seen,
+        );
         tasks = next_tasks(&nodes, &channels, &versions, &seen);
         // Edges into this step's tasks.
         for &ti in &tasks {
@@ -504,8 +511,17 @@ fn assemble(
 }
 
 /// Adds an edge unless one with the same ends exists; adds `__end__` on first use.
-fn add_edge(g: &mut DrawGraph, source: &str, target: &str, data: Option<String>, conditional: bool) {
-    if g.edges.iter().any(|e| e.source == source && e.target == target) {
+fn add_edge(
+    g: &mut DrawGraph,
+    source: &str,
+    target: &str,
+    data: Option<String>,
+    conditional: bool,
+) {
+    if g.edges
+        .iter()
+        .any(|e| e.source == source && e.target == target)
+    {
         return;
     }
     if target == END {
