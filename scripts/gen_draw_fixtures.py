@@ -135,6 +135,15 @@ def graphs():
         {},
     )
 
+    # Nodes that route with Command(goto=...), declared with `destinations`.
+    b = StateGraph(S)
+    b.add_node("router", body, destinations=("billing", "support", END))
+    b.add_node("billing", body, destinations={"router": "back to the router", END: "done"})
+    b.add_node("support", body)
+    b.add_edge(START, "router")
+    b.add_edge("support", END)
+    out["command_router"] = (b.compile(), {})
+
     # Nested subgraphs, expanded two levels deep.
     inner = StateGraph(S)
     inner.add_node("deep", body)

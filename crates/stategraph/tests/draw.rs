@@ -153,6 +153,25 @@ fn edge_cases() -> CompiledGraph<DynState> {
     .expect("compiles")
 }
 
+/// Nodes routing with `Command::goto`, their targets declared for the drawing.
+fn command_router() -> CompiledGraph<DynState> {
+    let mut g = state();
+    let body = |_s: DynState| async move {};
+    g.add_node_with(
+        "router",
+        body,
+        NodeOptions::new().destinations(["billing", "support", END]),
+    );
+    g.add_node_with(
+        "billing",
+        body,
+        NodeOptions::new().labeled_destinations([("router", "back to the router"), (END, "done")]),
+    );
+    node(&mut g, "support");
+    g.add_edge(START, "router").add_edge("support", END);
+    g.compile().expect("compiles")
+}
+
 fn nested() -> CompiledGraph<DynState> {
     let mut inner = state();
     node(&mut inner, "deep");
@@ -188,6 +207,7 @@ fn drawings() -> Vec<(&'static str, DrawGraph)> {
         ("join", join().get_graph()),
         ("react", react().get_graph()),
         ("edge_cases", edge_cases().get_graph()),
+        ("command_router", command_router().get_graph()),
         ("nested_xray", nested().get_graph_xray(2)),
     ]
 }

@@ -49,6 +49,10 @@ pub struct NodeOptions {
     pub timeout: Option<std::time::Duration>,
     /// Reuse the writes of an earlier run with the same input.
     pub cache: Option<crate::pregel::cache::CachePolicy>,
+    /// Where the node may route with `Command::goto`, each with an optional edge label
+    /// (LangGraph's `destinations`). Used only to draw the graph: a drawing cannot see
+    /// inside the node, so without this its `goto` routes are not drawn.
+    pub destinations: Option<Vec<(String, Option<String>)>>,
 }
 
 impl NodeOptions {
@@ -78,6 +82,30 @@ impl NodeOptions {
     /// Sets the cache policy (builder style).
     pub fn cache(mut self, policy: crate::pregel::cache::CachePolicy) -> Self {
         self.cache = Some(policy);
+        self
+    }
+
+    /// Declares the nodes (or `END`) this node may `goto`, for drawing (Python's
+    /// `destinations=("a", "b")`).
+    pub fn destinations<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.destinations = Some(nodes.into_iter().map(|n| (n.into(), None)).collect());
+        self
+    }
+
+    /// Declares the nodes this node may `goto` with the label of each edge, for drawing
+    /// (Python's `destinations={"a": "label"}`).
+    pub fn labeled_destinations<I, T, L>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = (T, L)>,
+        T: Into<String>,
+        L: Into<String>,
+    {
+        self.destinations = Some(
+            nodes
+                .into_iter()
+                .map(|(n, l)| (n.into(), Some(l.into())))
+                .collect(),
+        );
         self
     }
 }

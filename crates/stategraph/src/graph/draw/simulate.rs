@@ -147,7 +147,7 @@ struct SimNode {
     name: String,
     triggers: Vec<String>,
     writes: Vec<Write>,
-    declared: Vec<Vec<(String, Option<String>, String)>>,
+    declared: Vec<Vec<(String, Option<String>, Option<String>)>>,
 }
 
 /// `(source, target, conditional, label)`, ordered as Python orders such tuples.
@@ -217,19 +217,24 @@ fn sim_nodes(t: &Topology) -> (Vec<SimNode>, BTreeMap<String, Chan>) {
             }
         }
     }
+    for n in &t.nodes {
+        let Some(dest) = &n.destinations else {
+            continue;
+        };
+        if let Some(i) = index(&nodes, &n.name) {
+            let group = dest
+                .iter()
+                .map(|(target, label)| (to_channel(target), None, label.clone()))
+                .collect();
+            nodes[i].declared.push(group);
+        }
+    }
     for b in &t.branches {
         let Some(map) = &b.path_map else { continue };
         if let Some(i) = index(&nodes, &b.source) {
             let group = map
                 .iter()
-                .map(|(label, target)| {
-                    let chan = if target == END {
-                        END.to_owned()
-                    } else {
-                        format!("branch:to:{target}")
-                    };
-                    (chan, None, label.clone())
-                })
+                .map(|(label, target)| (to_channel(target), None, Some(label.clone())))
                 .collect();
             nodes[i].declared.push(group);
         }
@@ -238,6 +243,15 @@ fn sim_nodes(t: &Topology) -> (Vec<SimNode>, BTreeMap<String, Chan>) {
         n.triggers.sort();
     }
     (nodes, channels)
+}
+
+/// The channel a declared write to `target` writes (`END` stays `END`: it becomes an edge).
+fn to_channel(target: &str) -> String {
+    if target == END {
+        END.to_owned()
+    } else {
+        format!("branch:to:{target}")
+    }
 }
 
 /// The drawing of `t`'s own nodes and edges (subgraphs not expanded).
@@ -270,7 +284,8 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
             break;
         }
         // Run the tasks' writers.
-        let mut conditionals: BTreeMap<(String, String, Option<String>), String> = BTreeMap::new();
+        let mut conditionals: BTreeMap<(String, String, Option<String>), Option<String>> =
+            BTreeMap::new();
         let mut task_writes: Vec<(usize, Vec<Write>)> = Vec::new();
         for &ti in &tasks {
             let node = &nodes[ti];
@@ -281,7 +296,7 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
                 }
                 for (chan, value, label) in group {
                     if chan == END {
-                        edges.insert((node.name.clone(), END.into(), true, Some(label.clone())));
+                        edges.insert((node.name.clone(), END.into(), true, label.clone()));
                         continue;
                     }
                     conditionals.insert(
@@ -291,7 +306,7 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
                     declared_writes
                         .entry(node.name.clone())
                         .or_default()
-                        .insert((chan.clone(), true, Some(label.clone())));
+                        .insert((chan.clone(), true, label.clone()));
                     writes.push((chan.clone(), value.clone()));
                 }
             }
@@ -305,7 +320,7 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
                 .iter()
                 .map(|(chan, value)| {
                     let key = (name.clone(), chan.clone(), value.clone());
-                    let label = conditionals.get(&key).cloned();
+                    let label = conditionals.get(&key).cloned().flatten();
                     (chan.clone(), conditionals.contains_key(&key), label)
                 })
                 .collect();

@@ -8,6 +8,8 @@ use std::sync::Arc;
 pub(crate) struct TopoNode {
     pub name: String,
     pub defer: bool,
+    /// Declared `goto` targets with their labels (`NodeOptions::destinations`).
+    pub destinations: Option<Vec<(String, Option<String>)>>,
     pub subgraph: Option<Arc<Topology>>,
 }
 
@@ -50,6 +52,7 @@ pub(crate) fn capture<S: crate::state::State>(
             .map(|(name, spec)| TopoNode {
                 name: name.clone(),
                 defer: spec.options.defer,
+                destinations: spec.options.destinations.clone(),
                 subgraph: match &spec.kind {
                     NodeKind::Subgraph(_, _, topology) => Some(topology.clone()),
                     NodeKind::Function(_) => None,
