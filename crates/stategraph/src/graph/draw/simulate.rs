@@ -140,6 +140,8 @@ impl Chan {
 /// A write a node declares: a channel, its value (a join's writes carry the writer's
 /// name), and a label when it comes from a conditional edge.
 type Write = (String, Option<String>);
+/// A declared write: channel (or `END`), value, edge label.
+type Declared = (String, Option<String>, Option<String>);
 
 /// A node of the dry run: what triggers it, what it writes each time it runs, and the
 /// declared writes of its conditional edges (one group per conditional edge).
@@ -147,7 +149,7 @@ struct SimNode {
     name: String,
     triggers: Vec<String>,
     writes: Vec<Write>,
-    declared: Vec<Vec<(String, Option<String>, Option<String>)>>,
+    declared: Vec<Vec<Declared>>,
 }
 
 /// `(source, target, conditional, label)`, ordered as Python orders such tuples.
