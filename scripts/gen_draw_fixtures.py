@@ -165,7 +165,47 @@ def graphs():
     return out
 
 
+def from_spec(spec):
+    """A graph from the JSON description crates/stategraph/tests/draw.rs generates."""
+    b = StateGraph(S)
+    for n in spec["nodes"]:
+        kw = {}
+        if n["defer"]:
+            kw["defer"] = True
+        if n["destinations"] is not None:
+            if any(label is not None for _, label in n["destinations"]):
+                kw["destinations"] = {t: label for t, label in n["destinations"]}
+            else:
+                kw["destinations"] = tuple(t for t, _ in n["destinations"])
+        b.add_node(n["name"], body, **kw)
+    for s_, t in spec["edges"]:
+        b.add_edge(s_, t)
+    for starts, end in spec["joins"]:
+        b.add_edge(starts, end)
+    for i, (source, path_map) in enumerate(spec["branches"]):
+        def path(_s):
+            return END
+        path.__name__ = f"route{i}"
+        if path_map is None:
+            b.add_conditional_edges(source, path)
+        else:
+            b.add_conditional_edges(source, path, {label: t for label, t in path_map})
+    g = b.compile(interrupt_before=spec["interrupt_before"],
+                  interrupt_after=spec["interrupt_after"])
+    return g.get_graph().draw_mermaid()
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--specs":
+        specs = json.loads(Path(sys.argv[2]).read_text())
+        out = []
+        for spec in specs:
+            try:
+                out.append(from_spec(spec))
+            except Exception as e:  # a graph Python refuses
+                out.append({"error": repr(e)})
+        print(json.dumps(out))
+        return
     out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests" / "draw"
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, (g, kw) in graphs().items():
