@@ -448,7 +448,7 @@ impl Lcg {
 }
 
 /// A random graph description (the shape `scripts/gen_draw_fixtures.py --specs` reads).
-fn random_spec(rng: &mut Lcg) -> J {
+fn random_spec(rng: &mut Lcg, depth: usize) -> J {
     let count = 2 + rng.below(5);
     let names: Vec<String> = (0..count)
         .map(|i| {
@@ -486,8 +486,14 @@ fn random_spec(rng: &mut Lcg) -> J {
         } else {
             J::Null
         };
+        let subgraph = if depth > 0 && rng.chance(20) {
+            random_spec(rng, depth - 1)
+        } else {
+            J::Null
+        };
         nodes.push(serde_json::json!({
-            "name": name, "defer": rng.chance(10), "destinations": destinations
+            "name": name, "defer": rng.chance(10), "destinations": destinations,
+            "subgraph": subgraph,
         }));
     }
     let mut edges = vec![serde_json::json!([START, names[0]])];
@@ -568,7 +574,12 @@ fn from_spec(spec: &J) -> stategraph::Result<CompiledGraph<DynState>> {
                 .collect();
             options.destinations = Some(pairs);
         }
-        g.add_node_with(name, |_s: DynState| async move {}, options);
+        if n["subgraph"].is_object() {
+            let sub = from_spec(&n["subgraph"])?;
+            g.add_subgraph_with(name, &sub, options);
+        } else {
+            g.add_node_with(name, |_s: DynState| async move {}, options);
+        }
     }
     for e in spec["edges"].as_array().into_iter().flatten() {
         let e = strs(e);
@@ -611,7 +622,7 @@ fn random_graphs_draw_as_the_pinned_python_draws_them() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_260_101);
     let mut rng = Lcg(seed);
-    let specs: Vec<J> = (0..300).map(|_| random_spec(&mut rng)).collect();
+    let specs: Vec<J> = (0..300).map(|_| random_spec(&mut rng, 1)).collect();
     let dir = std::env::temp_dir().join(format!("stategraph-draw-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("specs.json");
@@ -644,7 +655,14 @@ fn random_graphs_draw_as_the_pinned_python_draws_them() {
             continue;
         };
         let graph = from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        assert_eq!(graph.get_graph().draw_mermaid(), expected, "graph {spec}");
+        let nodes = spec["nodes"].as_array().into_iter().flatten();
+        let xray = nodes.clone().any(|n| n["subgraph"].is_object());
+        let drawing = if xray {
+            graph.get_graph_xray(usize::MAX)
+        } else {
+            graph.get_graph()
+        };
+        assert_eq!(drawing.draw_mermaid(), expected, "graph {spec}");
         compared += 1;
     }
     println!(
