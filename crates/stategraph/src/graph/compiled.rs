@@ -121,6 +121,15 @@ impl<S: State> CompiledGraph<S> {
     /// The graph's nodes and edges for drawing, as Python LangGraph's `get_graph()` finds
     /// them: `draw_mermaid()` on the result prints Python's Mermaid text. Subgraphs are
     /// drawn as single nodes (see [`CompiledGraph::get_graph_xray`]).
+    ///
+    /// ```
+    /// # use stategraph::{DynState, StateGraph, START, END, channels::LastValue};
+    /// let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), Box::new(LastValue::new()) as _)]);
+    /// g.add_node("inc", |_s: DynState| async move { stategraph::update([("n", 1)]) });
+    /// g.add_edge(START, "inc").add_edge("inc", END);
+    /// let mermaid = g.compile().unwrap().get_graph().draw_mermaid();
+    /// assert!(mermaid.contains("\t__start__ --> inc;\n\tinc --> __end__;\n"));
+    /// ```
     pub fn get_graph(&self) -> super::draw::DrawGraph {
         super::draw::get_graph(&self.topology, 0)
     }
