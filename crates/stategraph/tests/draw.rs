@@ -381,6 +381,46 @@ fn ascii_drawing_boxes_every_node_in_rank_order_with_its_edges() {
 }
 
 /// The pinned Python: `STATEGRAPH_PYTHON`, else the venv `scripts/test.sh` makes.
+#[test]
+fn ascii_drawing_of_every_fixture_graph_shows_each_node_once_and_each_edge() {
+    for (name, g) in drawings() {
+        let text = g.draw_ascii();
+        let boxed: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.contains(" = "))
+            .map(|l| l.trim_matches(|c| c == '|' || c == ' '))
+            .collect();
+        let mut ids: Vec<&str> = g.nodes.keys().map(String::as_str).collect();
+        let mut sorted = boxed.clone();
+        sorted.sort();
+        ids.sort();
+        assert_eq!(sorted, ids, "{name}: every node boxed once\n{text}");
+        for e in &g.edges {
+            let arrow = if e.conditional { "-.->" } else { "-->" };
+            let line = match &e.data {
+                Some(d) => format!("  {arrow} {} [{d}]", e.target),
+                None => format!("  {arrow} {}", e.target),
+            };
+            // The edge is listed after its source's box and before the next box.
+            let source_box = text
+                .find(&format!("| {}", e.source))
+                .unwrap_or_else(|| panic!("{name}: no box for {}", e.source));
+            let rest = &text[source_box..];
+            let next_box = rest[1..].find("\n+").map_or(rest.len(), |i| {
+                let after = &rest[i + 2..];
+                i + 2 + after.find("\n+").map_or(after.len(), |j| j + 1)
+            });
+            assert!(
+                rest[..next_box].lines().any(|l| l == line),
+                "{name}: edge {line:?} under {}\n{text}",
+                e.source
+            );
+        }
+        // Ranks: `__start__` comes first whenever it has no incoming edge.
+        assert_eq!(boxed.first().copied(), Some(START), "{name}\n{text}");
+    }
+}
+
 fn python() -> Option<PathBuf> {
     let path = std::env::var_os("STATEGRAPH_PYTHON")
         .map(PathBuf::from)
