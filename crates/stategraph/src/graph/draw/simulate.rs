@@ -279,7 +279,6 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
     }
     versions.insert(START.to_owned(), 1);
     let mut tasks = next_tasks(&nodes, &channels, &versions, &seen);
-    let start_tasks = tasks.clone();
 
     for _ in 0..=LIMIT {
         if tasks.is_empty() {
@@ -379,7 +378,7 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
         }
     }
 
-    assemble(t, &nodes, &start_tasks, &edges, &step_sources, &deferred)
+    assemble(t, &nodes, &edges, &step_sources, &deferred)
 }
 
 /// Applies a step's writes to the trigger channels (LangGraph's `apply_writes`).
@@ -478,7 +477,6 @@ fn next_tasks(
 fn assemble(
     t: &Topology,
     nodes: &[SimNode],
-    start_tasks: &[usize],
     edges: &BTreeSet<Edge>,
     last_step_sources: &BTreeMap<String, BTreeSet<Trigger>>,
     deferred: &BTreeSet<String>,
@@ -502,8 +500,7 @@ fn assemble(
         }
         g.add_node(&n.name, metadata);
     }
-    // `__start__` is always a node here, so its edges come from the edge search.
-    let _ = start_tasks;
+    // `__start__` is always one of the nodes, so its edges come from the search too.
     for (src, dest, cond, label) in edges {
         let data = label.clone().filter(|l| l != dest);
         add_edge(&mut g, src, dest, data, *cond);
