@@ -235,6 +235,18 @@ def main():
     )
     (out_dir / "react_styled.mmd").write_text(styled)
     (out_dir / "react_plain.mmd").write_text(g.get_graph().draw_mermaid(with_styles=False))
+    # How PyYAML writes frontmatter strings (plain, single- or double-quoted).
+    samples = ["12px", "fill:#fff", "#e2e2e2", "true", "Hello World", "a-b", "-a", ".5",
+               "1.5", "1e3", "0x1f", "yes", "Yes", "null", "~", "", " a", "a ", "a: b",
+               "a #b", "a#b", "[x]", "x]", "{x", "@x", "%x", "!x", "&x", "*x", "|x", ">x",
+               "'x", '"x', "?x", "? x", "x?", "x,y", "2020-01-01", "1_000", "+1", ".inf",
+               ".nan", "NaN", "on", "Off", "y", "n", "=", "<<", "\u00e9", "a\tb", "basis",
+               "10:30", "1:2:3", "a/b", "a.b", "_x", "089", "017", "0b101", "-", "1.", "+.5",
+               "1:30.5", "1.5e+3", "1.5e3", "handDrawn", "x:", "x:y"]
+    (out_dir / "frontmatter_samples.json").write_text(json.dumps(samples, indent=0) + "\n")
+    config = {"config": {"themeVariables": {f"v{i:02}": s for i, s in enumerate(samples)}}}
+    (out_dir / "frontmatter_samples.mmd").write_text(
+        g.get_graph().draw_mermaid(frontmatter_config=config))
 
 
 if __name__ == "__main__":

@@ -296,6 +296,23 @@ fn compare(dir: &Path) -> Vec<String> {
     if plain(&g) != read(dir, "react_plain.mmd") {
         diffs.push(format!("react_plain.mmd:\n{}", plain(&g)));
     }
+    let samples: Vec<String> =
+        serde_json::from_str(&read(dir, "frontmatter_samples.json")).expect("json");
+    let vars: serde_json::Map<String, J> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("v{i:02}"), J::String(s.clone())))
+        .collect();
+    let text = g.draw_mermaid_with(&MermaidOptions {
+        frontmatter_config: Some(serde_json::json!({"config": {"themeVariables": vars}})),
+        ..MermaidOptions::default()
+    });
+    let expected = read(dir, "frontmatter_samples.mmd");
+    if text != expected {
+        diffs.push(format!(
+            "frontmatter_samples.mmd:\n--- python\n{expected}\n--- stategraph\n{text}"
+        ));
+    }
     diffs
 }
 
