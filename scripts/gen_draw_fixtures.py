@@ -244,7 +244,9 @@ def main():
                "10:30", "1:2:3", "a/b", "a.b", "_x", "089", "017", "0b101", "-", "1.", "+.5",
                "1:30.5", "1.5e+3", "1.5e3", "handDrawn", "x:", "x:y"]
     (out_dir / "frontmatter_samples.json").write_text(json.dumps(samples, indent=0) + "\n")
-    config = {"config": {"themeVariables": {f"v{i:02}": s for i, s in enumerate(samples)}}}
+    config = {"config": {"themeVariables": {f"v{i:02}": s for i, s in enumerate(samples)}},
+              "extra": {"n": 1, "f": 1.5, "b": True, "z": None, "l": ["a", 2],
+                        "lm": [{"x": 1, "y": "a"}], "e": {}, "el": []}}
     (out_dir / "frontmatter_samples.mmd").write_text(
         g.get_graph().draw_mermaid(frontmatter_config=config))
 

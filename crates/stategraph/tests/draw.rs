@@ -304,7 +304,11 @@ fn compare(dir: &Path) -> Vec<String> {
         .map(|(i, s)| (format!("v{i:02}"), J::String(s.clone())))
         .collect();
     let text = g.draw_mermaid_with(&MermaidOptions {
-        frontmatter_config: Some(serde_json::json!({"config": {"themeVariables": vars}})),
+        frontmatter_config: Some(serde_json::json!({
+            "config": {"themeVariables": vars},
+            "extra": {"n": 1, "f": 1.5, "b": true, "z": null, "l": ["a", 2],
+                      "lm": [{"x": 1, "y": "a"}], "e": {}, "el": []},
+        })),
         ..MermaidOptions::default()
     });
     let expected = read(dir, "frontmatter_samples.mmd");
