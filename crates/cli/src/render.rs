@@ -13,259 +13,34 @@
 //! | Python object | `{"$py": "module.Class", "value": …}`: a UUID's text, a datetime's ISO text, a set's items, a model's or dataclass's fields, else the constructor data |
 //! | numpy array, delta snapshot | `{"$py": "numpy.ndarray", "value": …}`, `{"$delta": …}` |
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::Value as Json;
-use stategraph_checkpoint::memory::repr::repr;
-use stategraph_checkpoint::{Ext, Value};
+use stategraph_checkpoint::Value;
 
-/// The JSON form of a stored value (see the module), as a `serde_json` value.
-pub fn to_json(value: &Value) -> Json {
-    serde_json::to_value(AsJson(value)).unwrap_or(Json::Null)
-}
-
+/// The JSON form of a stored value (see the module), as a `serde_json` value: the shared
+/// form of `stategraph_checkpoint::value::json`.
+pub use stategraph_checkpoint::value::to_json;
 /// A stored value serialized straight to its JSON form (see the module), without building
 /// a `serde_json` tree: what `history --json` streams.
-#[derive(Clone, Copy)]
-pub struct AsJson<'a>(pub &'a Value);
-
-impl Serialize for AsJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let value = self.0;
-        match value {
-            Value::Nil => return s.serialize_unit(),
-            Value::Bool(b) => return s.serialize_bool(*b),
-            Value::Int(i) => return s.serialize_i64(*i),
-            Value::UInt(u) => return s.serialize_u64(*u),
-            Value::Float(f) => {
-                return if f.is_finite() {
-                    s.serialize_f64(*f)
-                } else if f.is_nan() {
-                    s.serialize_str("NaN")
-                } else if *f > 0.0 {
-                    s.serialize_str("inf")
-                } else {
-                    s.serialize_str("-inf")
-                };
-            }
-            _ => {}
-        }
-        if let Some(text) = value.as_str() {
-            s.serialize_str(text)
-        } else if let Some(b) = value.as_bytes() {
-            let mut m = s.serialize_map(Some(1))?;
-            m.serialize_entry("$bytes", &hex::encode(b))?;
-            m.end()
-        } else if let Some(items) = value.as_list() {
-            let mut seq = s.serialize_seq(Some(items.len()))?;
-            for item in items {
-                seq.serialize_element(&AsJson(item))?;
-            }
-            seq.end()
-        } else if let Some(map) = value.as_map() {
-            if map.iter().all(|(k, _)| k.as_str().is_some()) {
-                let mut m = s.serialize_map(Some(map.len()))?;
-                for (k, v) in map.iter() {
-                    m.serialize_entry(k.as_str().unwrap_or_default(), &AsJson(v))?;
-                }
-                m.end()
-            } else {
-                let pairs: Vec<(AsJson<'_>, AsJson<'_>)> =
-                    map.iter().map(|(k, v)| (AsJson(k), AsJson(v))).collect();
-                let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("$map", &pairs)?;
-                m.end()
-            }
-        } else if let Some(ext) = value.as_ext() {
-            let mut m = s.serialize_map(Some(2))?;
-            match ext {
-                Ext::Object(o) => {
-                    m.serialize_entry("$py", &format!("{}.{}", o.module, o.class))?;
-                    if let Some(u) = value.as_uuid() {
-                        m.serialize_entry("value", &u.hyphenated().to_string())?;
-                    } else if let Some(iso) = value.as_datetime_iso() {
-                        m.serialize_entry("value", iso)?;
-                    } else {
-                        m.serialize_entry("value", &AsJson(&o.data))?;
-                    }
-                }
-                Ext::NumpyArray(payload) => {
-                    m.serialize_entry("$py", "numpy.ndarray")?;
-                    m.serialize_entry("value", &AsJson(payload))?;
-                }
-                Ext::DeltaSnapshot(inner) => m.serialize_entry("$delta", &AsJson(inner))?,
-            }
-            m.end()
-        } else {
-            s.serialize_unit()
-        }
-    }
-}
+pub use stategraph_checkpoint::value::AsJson;
 
 /// A readable one-line text of a value: a message as `role: content`, anything else as
 /// [`readable`].
 pub fn text(value: &Value) -> String {
-    if let Some(line) = message_line(value) {
-        return line;
-    }
-    readable(value)
+    value.chat_line().unwrap_or_else(|| value.to_string())
 }
 
 /// Python-like text of a value, with objects as a person would write them rather than as
-/// the stored constructor call: `UUID('1234…-…')`, `datetime('2024-05-06T07:08:09+00:00')`,
-/// `date(2024, 5, 6)`, `timedelta(days=1, seconds=5)`, `Decimal('12.50')`, sets as
-/// `{'a', 'b'}` (items sorted; `frozenset({…})`), dataclasses and models as `Class(field=…)`, messages
-/// as `HumanMessage('hi')`, `Send('node', …)`, `Interrupt(value, id='…')`. Scalars,
-/// lists and dicts are Python's `repr`; anything else falls back to the stored call.
+/// the stored constructor call (`Value`'s `Display`): `UUID('1234…-…')`,
+/// `datetime('2024-05-06T07:08:09+00:00')`, `Decimal('12.50')`, sets as `{'a', 'b'}`
+/// (items sorted), dataclasses and models as `Class(field=…)`, messages as
+/// `HumanMessage('hi')`, `Send('node', …)`, `Interrupt(value, id='…')`.
 pub fn readable(value: &Value) -> String {
-    let mut out = String::new();
-    write_readable(&mut out, value);
-    out
+    value.to_string()
 }
 
-fn write_readable(out: &mut String, value: &Value) {
-    if let Some(items) = value.as_list() {
-        out.push('[');
-        write_items(out, items);
-        out.push(']');
-    } else if let Some(map) = value.as_map() {
-        out.push('{');
-        for (i, (k, v)) in map.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            write_readable(out, k);
-            out.push_str(": ");
-            write_readable(out, v);
-        }
-        out.push('}');
-    } else if value.as_ext().is_some() {
-        write_object(out, value);
-    } else {
-        out.push_str(&repr(value));
-    }
-}
-
-fn write_items(out: &mut String, items: &[Value]) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_readable(out, item);
-    }
-}
-
-fn write_fields(out: &mut String, class: &str, fields: &stategraph_checkpoint::Map) {
-    out.push_str(class);
-    out.push('(');
-    for (i, (k, v)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(k.as_str().unwrap_or("?"));
-        out.push('=');
-        write_readable(out, v);
-    }
-    out.push(')');
-}
-
-fn write_object(out: &mut String, value: &Value) {
-    if let Some(u) = value.as_uuid() {
-        out.push_str(&format!("UUID('{}')", u.hyphenated()));
-    } else if let Some(iso) = value.as_datetime_iso() {
-        out.push_str(&format!("datetime('{iso}')"));
-    } else if let Some((y, m, d)) = value.as_date() {
-        out.push_str(&format!("date({y}, {m}, {d})"));
-    } else if let Some((h, m, s, us)) = value.as_time() {
-        out.push_str(&format!("time({h}, {m}, {s}, {us})"));
-    } else if let Some((d, s, us)) = value.as_timedelta() {
-        out.push_str(&format!(
-            "timedelta(days={d}, seconds={s}, microseconds={us})"
-        ));
-    } else if let Some(text) = value.as_decimal() {
-        out.push_str(&format!("Decimal('{text}')"));
-    } else if let Some(items) = value.as_set() {
-        let frozen = value.as_object().is_some_and(|o| o.class == "frozenset");
-        if items.is_empty() {
-            out.push_str(if frozen { "frozenset()" } else { "set()" });
-            return;
-        }
-        out.push_str(if frozen { "frozenset({" } else { "{" });
-        // A set has no order (Python's depends on the process's hash seed): sorted text.
-        let mut texts: Vec<String> = items.iter().map(readable).collect();
-        texts.sort();
-        out.push_str(&texts.join(", "));
-        out.push_str(if frozen { "})" } else { "}" });
-    } else if let Some((class, fields)) = value.as_message() {
-        out.push_str(class);
-        out.push('(');
-        match fields.get("content") {
-            Some(c) => write_readable(out, c),
-            None => out.push_str("''"),
-        }
-        for (k, v) in fields.iter() {
-            let key = k.as_str().unwrap_or("");
-            let default = match v {
-                Value::Nil => true,
-                _ => {
-                    v.as_map().is_some_and(|m| m.is_empty())
-                        || v.as_list().is_some_and(|l| l.is_empty())
-                }
-            };
-            if matches!(key, "content" | "type")
-                || default
-                || (key == "status" && v.as_str() == Some("success"))
-            {
-                continue;
-            }
-            out.push_str(&format!(", {key}="));
-            write_readable(out, v);
-        }
-        out.push(')');
-    } else if let Some((node, arg)) = value.as_send() {
-        out.push_str(&format!("Send({}, ", repr(&Value::from(node))));
-        write_readable(out, arg);
-        out.push(')');
-    } else if let Some((v, id)) = value.as_interrupt() {
-        out.push_str("Interrupt(");
-        write_readable(out, v);
-        out.push_str(&format!(", id='{id}')"));
-    } else if let Some((_, class, fields)) = value.as_pydantic_v2().or_else(|| value.as_dataclass())
-    {
-        write_fields(out, class, fields);
-    } else if let Some((_, class, v)) = value.as_enum_member() {
-        out.push_str(class);
-        out.push('(');
-        write_readable(out, v);
-        out.push(')');
-    } else {
-        out.push_str(&repr(value));
-    }
-}
-
-/// A LangChain message as one line: `human: hello`, `ai: … → tool(args)`, `tool[id]: …`.
+/// A LangChain message as one line: `human: hello`, `ai: … → tool(args)`, `tool[id]: …`
+/// (`Value::chat_line`).
 pub fn message_line(value: &Value) -> Option<String> {
-    let (class, fields) = value.as_message()?;
-    let role = fields
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or(class)
-        .to_owned();
-    let content = match fields.get("content") {
-        Some(c) => c.as_str().map(str::to_owned).unwrap_or_else(|| readable(c)),
-        None => String::new(),
-    };
-    let mut line = match fields.get("tool_call_id").and_then(Value::as_str) {
-        Some(id) => format!("{role}[{id}]: {content}"),
-        None => format!("{role}: {content}"),
-    };
-    if let Some(calls) = fields.get("tool_calls").and_then(Value::as_list) {
-        for call in calls {
-            let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
-            let args = call.get("args").map(readable).unwrap_or_default();
-            line.push_str(&format!(" → {name}({args})"));
-        }
-    }
-    Some(line)
+    value.chat_line()
 }
 
 /// `text`, cut to `max` characters with an ellipsis.

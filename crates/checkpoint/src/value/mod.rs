@@ -18,9 +18,12 @@ use std::sync::Arc;
 
 use crate::ext::Ext;
 
+mod display;
+pub mod json;
 mod map;
 mod shared;
 
+pub use json::{to_json, AsJson};
 pub use map::{Map, INDEX_THRESHOLD};
 pub use shared::{Bytes, List, Str};
 

@@ -26,7 +26,11 @@ pub(crate) enum NodeKind<S> {
     /// A function of the state.
     Function(BoxedHandler<S>),
     /// A compiled graph run as a node, in its own checkpoint namespace.
-    Subgraph(Arc<crate::pregel::graph::PregelGraph>, CompileOptions),
+    Subgraph(
+        Arc<crate::pregel::graph::PregelGraph>,
+        CompileOptions,
+        Arc<super::draw::topology::Topology>,
+    ),
 }
 
 pub(crate) struct NodeSpec<S> {
@@ -45,6 +49,10 @@ pub struct NodeOptions {
     pub timeout: Option<std::time::Duration>,
     /// Reuse the writes of an earlier run with the same input.
     pub cache: Option<crate::pregel::cache::CachePolicy>,
+    /// Where the node may route with `Command::goto`, each with an optional edge label
+    /// (LangGraph's `destinations`). Used only to draw the graph: a drawing cannot see
+    /// inside the node, so without this its `goto` routes are not drawn.
+    pub destinations: Option<Vec<(String, Option<String>)>>,
 }
 
 impl NodeOptions {
@@ -74,6 +82,30 @@ impl NodeOptions {
     /// Sets the cache policy (builder style).
     pub fn cache(mut self, policy: crate::pregel::cache::CachePolicy) -> Self {
         self.cache = Some(policy);
+        self
+    }
+
+    /// Declares the nodes (or `END`) this node may `goto`, for drawing (Python's
+    /// `destinations=("a", "b")`).
+    pub fn destinations<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.destinations = Some(nodes.into_iter().map(|n| (n.into(), None)).collect());
+        self
+    }
+
+    /// Declares the nodes this node may `goto` with the label of each edge, for drawing
+    /// (Python's `destinations={"a": "label"}`).
+    pub fn labeled_destinations<I, T, L>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = (T, L)>,
+        T: Into<String>,
+        L: Into<String>,
+    {
+        self.destinations = Some(
+            nodes
+                .into_iter()
+                .map(|(n, l)| (n.into(), Some(l.into())))
+                .collect(),
+        );
         self
     }
 }
@@ -195,7 +227,11 @@ impl<S: State> StateGraph<S> {
         subgraph: &CompiledGraph<T>,
         options: NodeOptions,
     ) -> &mut Self {
-        let kind = NodeKind::Subgraph(subgraph.graph.clone(), subgraph.options.clone());
+        let kind = NodeKind::Subgraph(
+            subgraph.graph.clone(),
+            subgraph.options.clone(),
+            subgraph.topology.clone(),
+        );
         self.insert_spec(name.into(), kind, options)
     }
 

@@ -250,7 +250,7 @@ pub(crate) fn compile<S: State>(
         let writers = node_writers::<S>(state_keys.clone(), static_writes(name), branches_of(name));
         let (run, subgraph) = match &spec.kind {
             NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
-            NodeKind::Subgraph(sub, opts) => (
+            NodeKind::Subgraph(sub, opts, _) => (
                 subgraph_runner(sub.clone(), opts.clone(), writers.clone()),
                 Some(sub.clone()),
             ),
@@ -278,7 +278,8 @@ pub(crate) fn compile<S: State>(
         output_channels: state_keys.to_vec(),
     };
     graph.index_triggers();
-    Ok(CompiledGraph::new(Arc::new(graph), options))
+    let topology = Arc::new(super::draw::topology::capture(g, &options));
+    Ok(CompiledGraph::new(Arc::new(graph), options, topology))
 }
 
 /// The input map as `(key, value)` pairs, in order.

@@ -76,6 +76,7 @@ pub struct CompiledGraph<S> {
     pub(crate) graph: Arc<PregelGraph>,
     pub(crate) options: CompileOptions,
     pub(crate) sources: Sources,
+    pub(crate) topology: Arc<super::draw::topology::Topology>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -85,17 +86,23 @@ impl<S> Clone for CompiledGraph<S> {
             graph: self.graph.clone(),
             options: self.options.clone(),
             sources: self.sources.clone(),
+            topology: self.topology.clone(),
             _state: PhantomData,
         }
     }
 }
 
 impl<S: State> CompiledGraph<S> {
-    pub(crate) fn new(graph: Arc<PregelGraph>, options: CompileOptions) -> Self {
+    pub(crate) fn new(
+        graph: Arc<PregelGraph>,
+        options: CompileOptions,
+        topology: Arc<super::draw::topology::Topology>,
+    ) -> Self {
         CompiledGraph {
             graph,
             options,
             sources: Sources::default(),
+            topology,
             _state: PhantomData,
         }
     }
@@ -109,6 +116,29 @@ impl<S: State> CompiledGraph<S> {
     /// The checkpointer, if the graph has one.
     pub fn checkpointer(&self) -> Option<&Arc<dyn CheckpointSaver>> {
         self.options.checkpointer.as_ref()
+    }
+
+    /// The graph's nodes and edges for drawing, as Python LangGraph's `get_graph()` finds
+    /// them: `draw_mermaid()` on the result prints Python's Mermaid text. Subgraphs are
+    /// drawn as single nodes (see [`CompiledGraph::get_graph_xray`]).
+    ///
+    /// ```
+    /// # use stategraph::{DynState, StateGraph, START, END, channels::LastValue};
+    /// let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), Box::new(LastValue::new()) as _)]);
+    /// g.add_node("inc", |_s: DynState| async move { stategraph::update([("n", 1)]) });
+    /// g.add_edge(START, "inc").add_edge("inc", END);
+    /// let mermaid = g.compile().unwrap().get_graph().draw_mermaid();
+    /// assert!(mermaid.contains("\t__start__ --> inc;\n\tinc --> __end__;\n"));
+    /// ```
+    pub fn get_graph(&self) -> super::draw::DrawGraph {
+        super::draw::get_graph(&self.topology, 0)
+    }
+
+    /// [`CompiledGraph::get_graph`] with subgraphs expanded `depth` levels deep (Python's
+    /// `get_graph(xray=depth)`; `usize::MAX` for `xray=True`). A subgraph's nodes get ids
+    /// `name:inner`.
+    pub fn get_graph_xray(&self, depth: usize) -> super::draw::DrawGraph {
+        super::draw::get_graph(&self.topology, depth)
     }
 
     /// The Pregel form of the graph (channels, nodes, triggers).

@@ -4,6 +4,7 @@ pub mod branch;
 pub mod builder;
 pub mod compile;
 pub mod compiled;
+pub mod draw;
 pub mod node;
 pub mod state_api;
 
@@ -11,4 +12,5 @@ pub use branch::BranchTargets;
 pub use builder::{NodeOptions, StateGraph, END, START};
 pub use compile::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
+pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};

@@ -1,0 +1,193 @@
+//! `Display` for [`Value`]: Python-like text, with Python objects written as a person
+//! writes them rather than as the stored constructor call.
+//!
+//! | stored value | text |
+//! |---|---|
+//! | `None`, bools, numbers, strings, bytes | Python's `repr`: `None`, `True`, `1.0`, `'hi'`, `b'\x00'` |
+//! | list (and tuple: tuples are stored as lists) | `[1, 'a']` |
+//! | dict | `{'k': 1}`, in insertion order |
+//! | `uuid.UUID` | `UUID('12345678-…')` |
+//! | `datetime` / `date` / `time` / `timedelta` | `datetime('2024-05-06T07:08:09+00:00')`, `date(2024, 5, 6)`, `time(7, 8, 9, 0)`, `timedelta(days=1, seconds=5, microseconds=0)` |
+//! | `Decimal` | `Decimal('12.50')` |
+//! | `set` / `frozenset` | `{'a', 'b'}` (items sorted by their text: a set has no order), `set()`, `frozenset({…})` |
+//! | LangChain message | `HumanMessage('hi', id='…')`: the content, then every field that is not empty or default |
+//! | `Send` / `Interrupt` | `Send('node', {…})`, `Interrupt('question', id='…')` |
+//! | dataclass, NamedTuple, pydantic model | `Point(x=1, y=2)` |
+//! | `Enum` member | `Color('red')` |
+//! | anything else (numpy arrays, delta snapshots) | the stored call, e.g. `module.Class(…)` |
+//!
+//! [`Value::chat_line`] writes a message as a chat line instead (`human: hi`).
+
+use std::fmt;
+
+use super::Value;
+use crate::memory::repr::{repr, write_str};
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        write_readable(&mut out, self);
+        f.write_str(&out)
+    }
+}
+
+impl Value {
+    /// A LangChain message as one chat line: `human: hello`, `ai: … → tool({args})`,
+    /// `tool[call id]: result`; `None` for a value that is not a message.
+    pub fn chat_line(&self) -> Option<String> {
+        let (class, fields) = self.as_message()?;
+        let role = fields.get("type").and_then(Value::as_str).unwrap_or(class);
+        let content = match fields.get("content") {
+            Some(Value::Str(s)) => s.to_string(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let mut line = match fields.get("tool_call_id").and_then(Value::as_str) {
+            Some(id) => format!("{role}[{id}]: {content}"),
+            None => format!("{role}: {content}"),
+        };
+        if let Some(calls) = fields.get("tool_calls").and_then(Value::as_list) {
+            for call in calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
+                let args = call.get("args").map(Value::to_string).unwrap_or_default();
+                line.push_str(&format!(" → {name}({args})"));
+            }
+        }
+        Some(line)
+    }
+}
+
+fn write_readable(out: &mut String, value: &Value) {
+    match value {
+        Value::List(items) => {
+            out.push('[');
+            write_items(out, items);
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_readable(out, k);
+                out.push_str(": ");
+                write_readable(out, v);
+            }
+            out.push('}');
+        }
+        Value::Ext(_) => write_object(out, value),
+        scalar => out.push_str(&repr(scalar)),
+    }
+}
+
+fn write_items(out: &mut String, items: &[Value]) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_readable(out, item);
+    }
+}
+
+fn write_fields(out: &mut String, class: &str, fields: &super::Map) {
+    out.push_str(class);
+    out.push('(');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match k.as_str() {
+            Some(k) => out.push_str(k),
+            None => write_readable(out, k),
+        }
+        out.push('=');
+        write_readable(out, v);
+    }
+    out.push(')');
+}
+
+/// True for a message field left at its default (nothing worth showing).
+fn is_default(key: &str, v: &Value) -> bool {
+    match v {
+        Value::Nil => true,
+        Value::Map(m) => m.is_empty(),
+        Value::List(l) => l.is_empty(),
+        Value::Str(s) => key == "status" && &**s == "success",
+        _ => false,
+    }
+}
+
+fn write_object(out: &mut String, value: &Value) {
+    if let Some(u) = value.as_uuid() {
+        out.push_str(&format!("UUID('{}')", u.hyphenated()));
+    } else if let Some(iso) = value.as_datetime_iso() {
+        out.push_str("datetime(");
+        write_str(out, iso);
+        out.push(')');
+    } else if let Some((y, m, d)) = value.as_date() {
+        out.push_str(&format!("date({y}, {m}, {d})"));
+    } else if let Some((h, m, s, us)) = value.as_time() {
+        out.push_str(&format!("time({h}, {m}, {s}, {us})"));
+    } else if let Some((d, s, us)) = value.as_timedelta() {
+        out.push_str(&format!(
+            "timedelta(days={d}, seconds={s}, microseconds={us})"
+        ));
+    } else if let Some(text) = value.as_decimal() {
+        out.push_str("Decimal(");
+        write_str(out, text);
+        out.push(')');
+    } else if let Some(items) = value.as_set() {
+        let frozen = value.as_object().is_some_and(|o| o.class == "frozenset");
+        if items.is_empty() {
+            out.push_str(if frozen { "frozenset()" } else { "set()" });
+            return;
+        }
+        // Python's set order depends on its hash seed: sort by text for a stable output.
+        let mut texts: Vec<String> = items.iter().map(Value::to_string).collect();
+        texts.sort();
+        out.push_str(if frozen { "frozenset({" } else { "{" });
+        out.push_str(&texts.join(", "));
+        out.push_str(if frozen { "})" } else { "}" });
+    } else if let Some((class, fields)) = value.as_message() {
+        out.push_str(class);
+        out.push('(');
+        match fields.get("content") {
+            Some(c) => write_readable(out, c),
+            None => out.push_str("''"),
+        }
+        for (k, v) in fields.iter() {
+            let key = k.as_str().unwrap_or("");
+            if matches!(key, "content" | "type") || is_default(key, v) {
+                continue;
+            }
+            out.push_str(", ");
+            out.push_str(key);
+            out.push('=');
+            write_readable(out, v);
+        }
+        out.push(')');
+    } else if let Some((node, arg)) = value.as_send() {
+        out.push_str("Send(");
+        write_str(out, node);
+        out.push_str(", ");
+        write_readable(out, arg);
+        out.push(')');
+    } else if let Some((v, id)) = value.as_interrupt() {
+        out.push_str("Interrupt(");
+        write_readable(out, v);
+        out.push_str(", id=");
+        write_str(out, id);
+        out.push(')');
+    } else if let Some((_, class, fields)) = value.as_pydantic_v2().or_else(|| value.as_dataclass())
+    {
+        write_fields(out, class, fields);
+    } else if let Some((_, class, v)) = value.as_enum_member() {
+        out.push_str(class);
+        out.push('(');
+        write_readable(out, v);
+        out.push(')');
+    } else {
+        out.push_str(&repr(value));
+    }
+}
