@@ -172,3 +172,59 @@ fn an_element_replaced_by_an_equal_copy_is_reencoded_to_the_same_bytes() {
     l.as_list_mut().unwrap()[0] = copy;
     assert_eq!(encode(&l).unwrap(), before);
 }
+
+#[tokio::test]
+async fn memory_saver_hands_back_the_latest_value_it_was_given_without_decoding() {
+    use stategraph_checkpoint::{
+        ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+        MemorySaver,
+    };
+    let saver = MemorySaver::new();
+    let history = Value::list((0..50).map(message).collect::<Vec<_>>());
+    let mut cp = Checkpoint::empty(
+        "1efc7d35-7fd4-6e20-bfff-1de970d3da1f",
+        "2025-01-01T00:00:00+00:00",
+    );
+    cp.channel_values.insert("messages".into(), history.clone());
+    cp.channel_versions
+        .insert("messages".into(), ChannelVersion::Int(1));
+    let config = CheckpointConfig::thread("t");
+    let new_versions = cp.channel_versions.clone();
+    let stored = saver
+        .put(&config, &cp, &CheckpointMetadata::default(), &new_versions)
+        .await
+        .unwrap();
+    let read = |c: CheckpointConfig| {
+        let saver = &saver;
+        async move {
+            saver
+                .get_tuple(&c)
+                .await
+                .unwrap()
+                .unwrap()
+                .checkpoint
+                .channel_values["messages"]
+                .clone()
+        }
+    };
+    let latest = read(config.clone()).await;
+    assert!(Value::same(&latest, &history));
+    // A second version: the latest read is the new value; the first version, no longer
+    // the latest, is decoded from its bytes and still equal.
+    let mut next = history.clone();
+    next.as_list_mut().unwrap().push(message(1000));
+    let mut cp2 = cp.clone();
+    cp2.id = "1efc7d35-7fd4-6e21-8000-1de970d3da1f".into();
+    cp2.channel_values.insert("messages".into(), next.clone());
+    cp2.channel_versions
+        .insert("messages".into(), ChannelVersion::Int(2));
+    let nv = cp2.channel_versions.clone();
+    saver
+        .put(&stored, &cp2, &CheckpointMetadata::default(), &nv)
+        .await
+        .unwrap();
+    assert!(Value::same(&read(config.clone()).await, &next));
+    let old = read(stored.clone()).await;
+    assert!(!Value::same(&old, &history));
+    assert_eq!(old, history);
+}

@@ -38,7 +38,7 @@ use crate::version_gen::VersionGenerator;
 
 pub use layout::{BlobEntry, MemoryLayout, StorageEntry, WriteEntry};
 
-use store::{Entry, NewWrite, Store};
+use store::{Entry, NewBlob, NewWrite, Store};
 
 /// An in-memory checkpoint saver laid out as LangGraph's `InMemorySaver`.
 ///
@@ -137,13 +137,19 @@ impl CheckpointSaver for MemorySaver {
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
         let serde = self.serde.as_ref();
+        let keep = serde.round_trips();
         let mut blobs = Vec::with_capacity(new_versions.len());
         for (channel, version) in new_versions {
-            let blob = match checkpoint.channel_values.get(channel) {
-                Some(value) => serde.dumps_typed(value)?,
-                None => Typed::empty(),
+            let (blob, value) = match checkpoint.channel_values.get(channel) {
+                Some(value) => (serde.dumps_typed(value)?, keep.then(|| value.clone())),
+                None => (Typed::empty(), None),
             };
-            blobs.push((channel.clone(), version.clone(), blob));
+            blobs.push(NewBlob {
+                channel: channel.clone(),
+                version: version.clone(),
+                blob,
+                value,
+            });
         }
         let entry = Entry {
             checkpoint: serde.dumps_checkpoint(checkpoint, false)?,

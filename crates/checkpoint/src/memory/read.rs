@@ -161,8 +161,8 @@ impl At<'_> {
         let mut checkpoint = Checkpoint::from_value(load(serde, &self.entry.checkpoint)?)?;
         let mut values = indexmap::IndexMap::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
-            if let Some(blob) = self.namespace.blob(channel, version) {
-                values.insert(channel.clone(), load(serde, blob)?);
+            if let Some(value) = self.namespace.value(serde, channel, version)? {
+                values.insert(channel.clone(), value);
             }
         }
         checkpoint.channel_values = values;

@@ -14,12 +14,13 @@
 //! last key of a `BTreeMap`. The flat view, entry for entry, is rebuilt on demand by
 //! [`super::layout`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
 use indexmap::{Equivalent, IndexMap};
 
 use crate::serde::Typed;
+use crate::value::Value;
 use crate::version::ChannelVersion;
 
 /// Everything a [`super::MemorySaver`] stores.
@@ -44,6 +45,10 @@ pub(super) struct Namespace {
     pub(super) writes: IndexMap<String, TaskWrites>,
     /// `blobs[(thread, ns, channel, version)]` by `(channel, version)`, in insertion order.
     pub(super) blobs: IndexMap<(String, ChannelVersion), Typed>,
+    /// The value of the latest blob put for each channel, as given (shared with the
+    /// engine), when the serializer round-trips: reading the latest checkpoint then
+    /// decodes nothing of a long history. Not part of LangGraph's layout.
+    pub(super) decoded: HashMap<String, (ChannelVersion, Value)>,
 }
 
 /// One `storage` value: the checkpoint without `channel_values`, its metadata, its parent.
@@ -101,6 +106,15 @@ impl Equivalent<(String, ChannelVersion)> for BlobKey<'_> {
     }
 }
 
+/// One blob ready to be stored: the serialized value and, when the serializer
+/// round-trips, the value itself.
+pub(super) struct NewBlob {
+    pub(super) channel: String,
+    pub(super) version: ChannelVersion,
+    pub(super) blob: Typed,
+    pub(super) value: Option<Value>,
+}
+
 /// One write ready to be stored: the serialized value and the index it gets.
 pub(super) struct NewWrite<'a> {
     pub(super) idx: i64,
@@ -134,10 +148,26 @@ impl Store {
         ns: &str,
         id: String,
         entry: Entry,
-        blobs: Vec<(String, ChannelVersion, Typed)>,
+        blobs: Vec<NewBlob>,
     ) {
         let namespace = self.namespace_mut(thread, ns);
-        for (channel, version, blob) in blobs {
+        for NewBlob {
+            channel,
+            version,
+            blob,
+            value,
+        } in blobs
+        {
+            match value {
+                Some(value) => {
+                    namespace
+                        .decoded
+                        .insert(channel.clone(), (version.clone(), value));
+                }
+                None => {
+                    namespace.decoded.remove(&channel);
+                }
+            }
             namespace.blobs.insert((channel, version), blob);
         }
         namespace.checkpoints.insert(id, entry);
@@ -200,6 +230,8 @@ impl Store {
             }
             to_ns.checkpoints.extend(from_ns.checkpoints);
             to_ns.blobs.extend(from_ns.blobs);
+            // The kept values are a cache: after a merge, keep only the copied ones.
+            to_ns.decoded = from_ns.decoded;
             for (id, writes) in from_ns.writes {
                 match to_ns.writes.get_mut(&id) {
                     Some(existing) => existing.extend(writes),
@@ -218,6 +250,25 @@ impl Namespace {
         self.blobs
             .get(&BlobKey(channel, version))
             .filter(|b| !b.is_empty_sentinel())
+    }
+
+    /// The value stored for `channel` at `version`: the kept value when it is the
+    /// latest one put, else the blob decoded. `None` when nothing (or `empty`) is stored.
+    pub(super) fn value(
+        &self,
+        serde: &dyn crate::serde::Serializer,
+        channel: &str,
+        version: &ChannelVersion,
+    ) -> crate::error::Result<Option<Value>> {
+        let Some(blob) = self.blob(channel, version) else {
+            return Ok(None);
+        };
+        if let Some((v, value)) = self.decoded.get(channel) {
+            if v == version {
+                return Ok(Some(value.clone()));
+            }
+        }
+        serde.loads_typed(&blob.tag, &blob.bytes).map(Some)
     }
 
     /// The writes of a checkpoint in read order: by `(task_path, task_id, idx)`.

@@ -39,6 +39,11 @@ impl Serializer for JsonPlusSerializer {
         })
     }
 
+    /// The msgpack model is [`Value`]'s: decoding what was encoded gives the value back.
+    fn round_trips(&self) -> bool {
+        true
+    }
+
     fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
         Ok(Typed::new(
             TAG_MSGPACK,

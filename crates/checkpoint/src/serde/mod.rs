@@ -79,6 +79,13 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// hostile bytes give an error.
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value>;
 
+    /// True when `loads_typed(dumps_typed(v))` always equals `v`, so that a saver may keep
+    /// the value it was given instead of decoding the bytes it stored (MemorySaver does,
+    /// for the latest version of each channel). Defaults to `false`.
+    fn round_trips(&self) -> bool {
+        false
+    }
+
     /// Serializes a checkpoint (with or without its `channel_values`). The same as
     /// `dumps_typed(&checkpoint.to_value(with_values))`; serializers may write it more
     /// directly (savers call this once per super-step).
