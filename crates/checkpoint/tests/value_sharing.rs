@@ -228,3 +228,78 @@ async fn memory_saver_hands_back_the_latest_value_it_was_given_without_decoding(
     assert!(!Value::same(&old, &history));
     assert_eq!(old, history);
 }
+
+#[test]
+fn encode_once_stays_exact_over_hundreds_of_versions_with_occasional_edits() {
+    let mut l = Value::list((0..16).map(message).collect::<Vec<_>>());
+    let mut held = Vec::new();
+    for i in 0..300 {
+        let items = l.as_list_mut().unwrap();
+        items.push(message(1000 + i));
+        if i % 37 == 0 {
+            let at = items.len() / 3;
+            items[at] = message(5000 + i);
+        }
+        if i % 53 == 0 {
+            items.remove(items.len() / 2);
+        }
+        if i % 2 == 0 {
+            held.push(l.clone()); // a checkpoint holding this version
+        }
+        assert_eq!(encode(&l).unwrap(), fresh(&l), "version {i}");
+    }
+    for v in &held {
+        assert_eq!(encode(v).unwrap(), fresh(v));
+    }
+}
+
+#[tokio::test]
+async fn memory_saver_blobs_of_a_growing_list_are_the_bytes_of_a_fresh_encoding() {
+    use stategraph_checkpoint::{
+        ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+        MemorySaver,
+    };
+    let saver = MemorySaver::new();
+    let mut history = Value::list((0..20).map(message).collect::<Vec<_>>());
+    let mut config = CheckpointConfig::thread("t");
+    let mut expected = Vec::new();
+    for v in 1..=5i64 {
+        let mut cp = Checkpoint::empty(
+            format!("1efc7d35-7fd4-6e2{v}-8000-1de970d3da1f"),
+            "2025-01-01T00:00:00+00:00",
+        );
+        cp.channel_values.insert("messages".into(), history.clone());
+        cp.channel_versions
+            .insert("messages".into(), ChannelVersion::Int(v));
+        let nv = cp.channel_versions.clone();
+        config = saver
+            .put(&config, &cp, &CheckpointMetadata::default(), &nv)
+            .await
+            .unwrap();
+        expected.push(fresh(&history));
+        let l = history.as_list_mut().unwrap();
+        l.push(message(100 + v as usize));
+        if v == 3 {
+            l.remove(2);
+        }
+    }
+    let blobs: Vec<Vec<u8>> = saver
+        .storage_snapshot()
+        .blobs
+        .into_iter()
+        .map(|b| b.value.bytes)
+        .collect();
+    assert_eq!(blobs, expected);
+    // Every version reads back equal to what was put.
+    let tuples = saver
+        .list(Some(&CheckpointConfig::thread("t")), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(tuples.len(), 5);
+    for (t, bytes) in tuples.iter().rev().zip(&expected) {
+        assert_eq!(
+            encode(&t.checkpoint.channel_values["messages"]).unwrap(),
+            *bytes
+        );
+    }
+}

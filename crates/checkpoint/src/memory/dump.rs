@@ -130,7 +130,7 @@ fn blobs(out: &mut String, store: &Store, serde: &dyn Serializer) {
                     ChannelVersion::Int(n) => out.push_str(&n.to_string()),
                 }
                 out.push_str("): ");
-                typed(out, blob, serde);
+                typed(out, &blob.to_typed(), serde);
                 out.push('\n');
             }
         }

@@ -112,7 +112,7 @@ impl MemoryLayout {
                         checkpoint_ns: ns.clone(),
                         channel: channel.clone(),
                         version: version.clone(),
-                        value: value.clone(),
+                        value: value.to_typed(),
                     });
                 }
             }

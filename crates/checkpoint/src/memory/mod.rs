@@ -31,14 +31,14 @@ use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
 use crate::metadata::CheckpointMetadata;
 use crate::saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
-use crate::serde::{JsonPlusSerializer, Serializer, Typed};
+use crate::serde::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
 use crate::version_gen::VersionGenerator;
 
 pub use layout::{BlobEntry, MemoryLayout, StorageEntry, WriteEntry};
 
-use store::{Entry, NewBlob, NewWrite, Store};
+use store::{Entry, NewBlob, NewWrite, Store, StoredBlob};
 
 /// An in-memory checkpoint saver laid out as LangGraph's `InMemorySaver`.
 ///
@@ -141,8 +141,11 @@ impl CheckpointSaver for MemorySaver {
         let mut blobs = Vec::with_capacity(new_versions.len());
         for (channel, version) in new_versions {
             let (blob, value) = match checkpoint.channel_values.get(channel) {
-                Some(value) => (serde.dumps_typed(value)?, keep.then(|| value.clone())),
-                None => (Typed::empty(), None),
+                Some(value) => {
+                    let (tag, bytes) = serde.dumps_typed_shared(value)?;
+                    (StoredBlob { tag, bytes }, keep.then(|| value.clone()))
+                }
+                None => (StoredBlob::empty(), None),
             };
             blobs.push(NewBlob {
                 channel: channel.clone(),

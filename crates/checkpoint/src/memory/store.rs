@@ -19,7 +19,9 @@ use std::hash::{Hash, Hasher};
 
 use indexmap::{Equivalent, IndexMap};
 
-use crate::serde::Typed;
+use std::borrow::Cow;
+
+use crate::serde::{SharedBytes, Typed, TAG_EMPTY};
 use crate::value::Value;
 use crate::version::ChannelVersion;
 
@@ -44,11 +46,39 @@ pub(super) struct Namespace {
     /// `writes[(thread, ns, id)]` by checkpoint id, in the order first written.
     pub(super) writes: IndexMap<String, TaskWrites>,
     /// `blobs[(thread, ns, channel, version)]` by `(channel, version)`, in insertion order.
-    pub(super) blobs: IndexMap<(String, ChannelVersion), Typed>,
+    pub(super) blobs: IndexMap<(String, ChannelVersion), StoredBlob>,
     /// The value of the latest blob put for each channel, as given (shared with the
     /// engine), when the serializer round-trips: reading the latest checkpoint then
     /// decodes nothing of a long history. Not part of LangGraph's layout.
     pub(super) decoded: HashMap<String, (ChannelVersion, Value)>,
+}
+
+/// One `blobs` value: the `(tag, bytes)` pair, its bytes possibly shared pieces (a long
+/// list's successive versions share their common chunks; see [`SharedBytes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct StoredBlob {
+    pub(super) tag: Cow<'static, str>,
+    pub(super) bytes: SharedBytes,
+}
+
+impl StoredBlob {
+    /// The `("empty", b"")` sentinel.
+    pub(super) fn empty() -> StoredBlob {
+        StoredBlob {
+            tag: TAG_EMPTY.into(),
+            bytes: Vec::new().into(),
+        }
+    }
+
+    /// True for the `empty` sentinel.
+    pub(super) fn is_empty_sentinel(&self) -> bool {
+        self.tag == TAG_EMPTY
+    }
+
+    /// The pair with contiguous bytes, as LangGraph's layout holds it.
+    pub(super) fn to_typed(&self) -> Typed {
+        Typed::new(self.tag.clone(), self.bytes.to_vec())
+    }
 }
 
 /// One `storage` value: the checkpoint without `channel_values`, its metadata, its parent.
@@ -111,7 +141,7 @@ impl Equivalent<(String, ChannelVersion)> for BlobKey<'_> {
 pub(super) struct NewBlob {
     pub(super) channel: String,
     pub(super) version: ChannelVersion,
-    pub(super) blob: Typed,
+    pub(super) blob: StoredBlob,
     pub(super) value: Option<Value>,
 }
 
@@ -246,7 +276,7 @@ impl Store {
 
 impl Namespace {
     /// The non-empty blob stored for `channel` at `version`.
-    pub(super) fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&Typed> {
+    pub(super) fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&StoredBlob> {
         self.blobs
             .get(&BlobKey(channel, version))
             .filter(|b| !b.is_empty_sentinel())
@@ -268,7 +298,9 @@ impl Namespace {
                 return Ok(Some(value.clone()));
             }
         }
-        serde.loads_typed(&blob.tag, &blob.bytes).map(Some)
+        serde
+            .loads_typed(&blob.tag, &blob.bytes.contiguous())
+            .map(Some)
     }
 
     /// The writes of a checkpoint in read order: by `(task_path, task_id, idx)`.

@@ -22,8 +22,8 @@ mod map;
 mod shared;
 
 pub use map::{Map, INDEX_THRESHOLD};
-pub(crate) use shared::EncodedItems;
 pub use shared::{Bytes, List, Str};
+pub(crate) use shared::{EncodedChunk, EncodedItems};
 
 /// A value stored in a checkpoint, a write or a blob.
 ///

@@ -239,17 +239,26 @@ impl Clone for ListInner {
     }
 }
 
-/// The msgpack encoding of a list's elements (without the array header), element by
-/// element, with the elements it encodes (kept alive so that payload identity stays a
-/// valid test of "unchanged").
+/// The msgpack encoding of a list's elements (without the array header), with the
+/// elements it encodes (kept alive so that payload identity stays a valid test of
+/// "unchanged"). The bytes are a sequence of shared chunks, so that a version derived by
+/// appending shares its predecessor's chunks instead of copying them.
 #[derive(Debug)]
 pub(crate) struct EncodedItems {
     pub(crate) items: Vec<Value>,
-    pub(crate) bytes: Vec<u8>,
-    /// `ends[i]`: the end offset of element `i` in `bytes`.
-    pub(crate) ends: Vec<usize>,
+    pub(crate) chunks: Vec<Arc<EncodedChunk>>,
+    /// The total length of the chunks' bytes.
+    pub(crate) len: usize,
     /// The deepest nesting inside any element (levels below the list).
     pub(crate) depth: usize,
+}
+
+/// Consecutive elements' encodings.
+#[derive(Debug, Default)]
+pub(crate) struct EncodedChunk {
+    pub(crate) bytes: Vec<u8>,
+    /// `ends[i]`: the end offset of the chunk's element `i` in `bytes`.
+    pub(crate) ends: Vec<usize>,
 }
 
 impl List {

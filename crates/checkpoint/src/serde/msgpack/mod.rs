@@ -119,6 +119,12 @@ pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<()> {
     encode_once::encode_root(value, out, DecodeLimits::DEFAULT_MAX_DEPTH)
 }
 
+/// The encoding of a value as [`crate::serde::SharedBytes`]: a long list as its header and
+/// its elements' shared chunks (no copy), anything else as one piece.
+pub fn encode_shared(value: &Value) -> Result<crate::serde::SharedBytes> {
+    encode_once::encode_shared(value, DecodeLimits::DEFAULT_MAX_DEPTH)
+}
+
 /// Decodes one msgpack value that must span all of `bytes`, with the default limits.
 pub fn decode(bytes: &[u8]) -> Result<Value> {
     decode_with(bytes, &DecodeLimits::default())
