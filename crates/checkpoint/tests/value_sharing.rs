@@ -303,3 +303,40 @@ async fn memory_saver_blobs_of_a_growing_list_are_the_bytes_of_a_fresh_encoding(
         );
     }
 }
+
+#[tokio::test]
+async fn memory_saver_stores_a_long_string_once_and_writes_its_exact_bytes() {
+    use stategraph_checkpoint::{
+        ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+        MemorySaver,
+    };
+    let saver = MemorySaver::new();
+    let text = Value::from("é".repeat(40_000));
+    let mut cp = Checkpoint::empty(
+        "1efc7d35-7fd4-6e20-8000-1de970d3da1f",
+        "2025-01-01T00:00:00+00:00",
+    );
+    cp.channel_values.insert("doc".into(), text.clone());
+    cp.channel_versions
+        .insert("doc".into(), ChannelVersion::Int(1));
+    let nv = cp.channel_versions.clone();
+    let config = saver
+        .put(
+            &CheckpointConfig::thread("t"),
+            &cp,
+            &CheckpointMetadata::default(),
+            &nv,
+        )
+        .await
+        .unwrap();
+    saver
+        .put_writes(&config, &[("doc".to_owned(), text.clone())], "task", "")
+        .await
+        .unwrap();
+    let layout = saver.storage_snapshot();
+    assert_eq!(layout.blobs[0].value.bytes, encode(&text).unwrap());
+    assert_eq!(layout.writes[0].value.bytes, encode(&text).unwrap());
+    let tuple = saver.get_tuple(&config).await.unwrap().unwrap();
+    assert_eq!(tuple.pending_writes[0].value, text);
+    assert!(Value::same(&tuple.checkpoint.channel_values["doc"], &text));
+}

@@ -193,10 +193,11 @@ impl CheckpointSaver for MemorySaver {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
+                let (tag, bytes) = serde.dumps_typed_shared(value)?;
                 Ok(NewWrite {
                     idx: write_index(channel, i),
                     channel,
-                    value: serde.dumps_typed(value)?,
+                    value: StoredBlob { tag, bytes },
                 })
             })
             .collect::<Result<Vec<_>>>()?;

@@ -180,7 +180,7 @@ impl At<'_> {
                 Ok(PendingWrite {
                     task_id: task_id.to_owned(),
                     channel: w.channel.clone(),
-                    value: load(serde, &w.value)?,
+                    value: serde.loads_typed(&w.value.tag, &w.value.bytes.contiguous())?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;

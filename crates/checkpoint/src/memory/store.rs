@@ -96,7 +96,7 @@ pub(super) type TaskWrites = IndexMap<(String, i64), StoredWrite>;
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredWrite {
     pub(super) channel: String,
-    pub(super) value: Typed,
+    pub(super) value: StoredBlob,
     pub(super) task_path: String,
 }
 
@@ -149,7 +149,7 @@ pub(super) struct NewBlob {
 pub(super) struct NewWrite<'a> {
     pub(super) idx: i64,
     pub(super) channel: &'a str,
-    pub(super) value: Typed,
+    pub(super) value: StoredBlob,
 }
 
 impl Store {

@@ -44,7 +44,9 @@ impl Serializer for JsonPlusSerializer {
         value: &Value,
     ) -> Result<(std::borrow::Cow<'static, str>, crate::serde::SharedBytes)> {
         match value {
-            Value::List(_) => Ok((TAG_MSGPACK.into(), msgpack::encode_shared(value)?)),
+            Value::List(_) | Value::Str(_) => {
+                Ok((TAG_MSGPACK.into(), msgpack::encode_shared(value)?))
+            }
             other => {
                 let typed = self.dumps_typed(other)?;
                 Ok((typed.tag, typed.bytes.into()))

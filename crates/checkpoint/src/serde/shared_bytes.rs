@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::value::EncodedItems;
+use crate::value::{EncodedItems, Str};
 
 /// The bytes of a serialized value, possibly as shared pieces: a long list's encoding is
 /// its array header followed by the element chunks its shared payload already holds (see
@@ -21,6 +21,11 @@ enum Repr {
         head: Vec<u8>,
         items: Arc<EncodedItems>,
     },
+    /// A string's header and its shared UTF-8 payload (a long string is stored once).
+    Text {
+        head: Vec<u8>,
+        text: Str,
+    },
 }
 
 impl SharedBytes {
@@ -29,11 +34,17 @@ impl SharedBytes {
         SharedBytes(Repr::Pieces { head, items })
     }
 
+    /// Bytes from a string's msgpack header and its shared payload.
+    pub(crate) fn text(head: Vec<u8>, text: Str) -> SharedBytes {
+        SharedBytes(Repr::Text { head, text })
+    }
+
     /// The total length.
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Whole(b) => b.len(),
             Repr::Pieces { head, items } => head.len() + items.len,
+            Repr::Text { head, text } => head.len() + text.len(),
         }
     }
 
@@ -44,18 +55,21 @@ impl SharedBytes {
 
     /// The pieces, in order; their concatenation is the bytes.
     pub fn iter_pieces(&self) -> impl Iterator<Item = &[u8]> {
-        let (first, rest): (&[u8], &[_]) = match &self.0 {
-            Repr::Whole(b) => (b, &[]),
-            Repr::Pieces { head, items } => (head, &items.chunks),
+        let (first, second, rest): (&[u8], &[u8], &[_]) = match &self.0 {
+            Repr::Whole(b) => (b, &[], &[]),
+            Repr::Pieces { head, items } => (head, &[], &items.chunks),
+            Repr::Text { head, text } => (head, text.as_bytes(), &[]),
         };
-        std::iter::once(first).chain(rest.iter().map(|c| c.bytes.as_slice()))
+        [first, second]
+            .into_iter()
+            .chain(rest.iter().map(|c| c.bytes.as_slice()))
     }
 
     /// The bytes, contiguous: borrowed when they are one piece.
     pub fn contiguous(&self) -> Cow<'_, [u8]> {
         match &self.0 {
             Repr::Whole(b) => Cow::Borrowed(b),
-            Repr::Pieces { .. } => Cow::Owned(self.to_vec()),
+            Repr::Pieces { .. } | Repr::Text { .. } => Cow::Owned(self.to_vec()),
         }
     }
 

@@ -299,14 +299,19 @@ pub(super) fn write_int(out: &mut Vec<u8>, i: i64) {
 
 /// Writes a string.
 pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<()> {
-    let n = s.len();
-    if n < 32 {
-        out.push(0xa0 | n as u8);
-    } else {
-        write_sized(out, n, [0xd9, 0xda, 0xdb], "string")?;
-    }
+    write_str_header(out, s.len())?;
     out.extend_from_slice(s.as_bytes());
     Ok(())
+}
+
+/// Writes the header of a string of `n` bytes.
+pub(super) fn write_str_header(out: &mut Vec<u8>, n: usize) -> Result<()> {
+    if n < 32 {
+        out.push(0xa0 | n as u8);
+        Ok(())
+    } else {
+        write_sized(out, n, [0xd9, 0xda, 0xdb], "string")
+    }
 }
 
 /// Writes an array header.

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::encode::{write_array_header, Encoder};
+use super::encode::{write_array_header, write_str_header, Encoder};
 use crate::error::Result;
 use crate::serde::SharedBytes;
 use crate::value::{EncodedChunk, EncodedItems, List, Value};
@@ -17,6 +17,9 @@ use crate::value::{EncodedChunk, EncodedItems, List, Value};
 /// Lists shorter than this are encoded directly: caching them would cost more than it
 /// saves.
 pub const CACHE_MIN_LEN: usize = 16;
+
+/// Strings at least this long are stored as a header and the shared payload.
+const SHARED_STR_MIN_LEN: usize = 4096;
 
 /// Appends the encoding of `value`, written as a whole value (not inside another one): a
 /// long list uses and fills its encoding cache, anything else is encoded directly.
@@ -44,6 +47,13 @@ pub(super) fn encode_shared(value: &Value, max_depth: usize) -> Result<SharedByt
             let mut head = Vec::with_capacity(5);
             write_array_header(&mut head, list.len())?;
             return Ok(SharedBytes::pieces(head, items));
+        }
+    }
+    if let Value::Str(s) = value {
+        if s.len() >= SHARED_STR_MIN_LEN {
+            let mut head = Vec::with_capacity(5);
+            write_str_header(&mut head, s.len())?;
+            return Ok(SharedBytes::text(head, s.clone()));
         }
     }
     let mut out = Vec::with_capacity(128);
