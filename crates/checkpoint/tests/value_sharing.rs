@@ -1,4 +1,5 @@
 //! Shared values: O(1) clones, copy-on-write, wide maps with O(1) lookups.
+#![allow(clippy::unwrap_used)]
 
 use stategraph_checkpoint::serde::msgpack::{decode, encode};
 use stategraph_checkpoint::{list, map, Bytes, List, Map, Str, Value};
