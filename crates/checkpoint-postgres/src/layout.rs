@@ -31,7 +31,7 @@
 use indexmap::IndexMap;
 use stategraph_checkpoint::ext::Ext;
 use stategraph_checkpoint::serde::{Serializer, TAG_EMPTY};
-use stategraph_checkpoint::{ChannelVersions, Checkpoint, Error, Map, Result, Value};
+use stategraph_checkpoint::{ChannelVersions, Checkpoint, Map, Result, Value};
 
 use crate::json;
 
@@ -133,11 +133,7 @@ pub(crate) fn split(
             inline.insert(channel.as_str(), value.clone());
         }
     }
-    let Value::Map(mut doc) = checkpoint.to_value(false) else {
-        return Err(Error::Encode("a checkpoint is not a map".into()));
-    };
-    doc.insert("channel_values", Value::Map(inline));
-    let text = json::encode(&Value::Map(doc), "checkpoint")?;
+    let text = json::checkpoint_text(checkpoint, inline)?;
     let mut blobs = Vec::new();
     for (channel, version) in new_versions {
         if let Some(value) = blob_values.get(channel.as_str()) {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stategraph_checkpoint::serde::rust::{from_value, to_value};
-use stategraph_checkpoint::Value;
+use stategraph_checkpoint::{List, Value};
 
 use crate::channels::{ChannelError, Reducer};
 use crate::messages::{Message, REMOVE_ALL_MESSAGES};
@@ -99,26 +99,39 @@ pub fn merge_values(left: Value, right: Value) -> Result<Value, ChannelError> {
 /// message whose id is already present replaces it in place; a `RemoveMessage` deletes
 /// the message with its id (an unknown id is an error); any other message is appended.
 pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelError> {
-    let mut left = message_list(left)?;
+    // The left side is usually the channel's shared history: it is edited as a `List`
+    // (copy-on-write) rather than rebuilt, so that its unchanged messages keep their
+    // identity and their encoding is reused (encode once).
+    let mut merged = match left {
+        Value::List(l) => l,
+        other => List::from(vec![other]),
+    };
     let mut right = message_list(right)?;
     let mut remove_all = None;
-    for m in &mut left {
-        ensure_id(m);
-    }
     for (i, m) in right.iter_mut().enumerate() {
         if ensure_id(m).as_deref() == Some(REMOVE_ALL_MESSAGES) && is_remove(m) {
             remove_all = Some(i);
         }
     }
     if let Some(i) = remove_all {
-        return Ok(Value::List(right.split_off(i + 1).into()));
+        return Ok(Value::list(right.split_off(i + 1)));
+    }
+    // Only messages that are not stored ones yet (or lack an id) need converting: the
+    // others are kept as they are, without copying the list.
+    let needs_fix = |m: &Value| !is_stored_message(m) || message_id(m).is_none();
+    if merged.iter().any(needs_fix) {
+        for m in merged.make_mut().iter_mut() {
+            if needs_fix(m) {
+                *m = message_value(std::mem::take(m))?;
+                ensure_id(m);
+            }
+        }
     }
 
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for (i, m) in left.iter().enumerate() {
+    let mut index: HashMap<String, usize> = HashMap::with_capacity(merged.len() + right.len());
+    for (i, m) in merged.iter().enumerate() {
         index.insert(message_id(m).unwrap_or_default(), i);
     }
-    let mut merged = left;
     let mut to_remove: HashSet<String> = HashSet::new();
     for m in right {
         let id = message_id(&m).unwrap_or_default();
@@ -130,7 +143,7 @@ pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelErr
             }
             Some(&i) => {
                 to_remove.remove(&id);
-                merged[i] = m;
+                merged.make_mut()[i] = m;
             }
             None if is_remove(&m) => {
                 return Err(ChannelError::Reducer(format!(
@@ -139,14 +152,22 @@ pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelErr
             }
             None => {
                 index.insert(id, merged.len());
-                merged.push(m);
+                merged.make_mut().push(m);
             }
         }
     }
     if !to_remove.is_empty() {
-        merged.retain(|m| !to_remove.contains(&message_id(m).unwrap_or_default()));
+        merged
+            .make_mut()
+            .retain(|m| !to_remove.contains(&message_id(m).unwrap_or_default()));
     }
-    Ok(Value::List(merged.into()))
+    Ok(Value::List(merged))
+}
+
+/// True for a stored (non-chunk) message, which `add_messages` keeps as it is.
+fn is_stored_message(v: &Value) -> bool {
+    v.as_message()
+        .is_some_and(|(class, _)| !class.ends_with("Chunk"))
 }
 
 /// One side of `add_messages` as a list of message values.

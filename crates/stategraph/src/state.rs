@@ -5,6 +5,12 @@
 //! from the stored [`Value`] model with serde. A node returns a partial update, the
 //! generated `<Name>Update` struct whose fields are all `Option`s: only the fields a node
 //! sets become writes, in field order.
+//!
+//! A field of a shared value type ([`Value`], [`stategraph_checkpoint::List`],
+//! [`stategraph_checkpoint::Map`], [`stategraph_checkpoint::Str`],
+//! [`stategraph_checkpoint::Bytes`]) is read from its channel as a handle, in O(1); other
+//! types are deserialized on every read. Declare a long message history as a `List` (with
+//! the `add_messages` or `add` reducer) so that a node does not pay for the whole history.
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::Value;

@@ -21,8 +21,10 @@ use std::fmt;
 
 use stategraph_checkpoint::{Error, Result, Value};
 
+mod checkpoint;
 mod parse;
 
+pub(crate) use checkpoint::checkpoint_text;
 pub(crate) use parse::parse;
 
 /// How deep a value may nest before it is refused (JSONB itself stops far earlier than

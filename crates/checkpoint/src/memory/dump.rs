@@ -98,7 +98,7 @@ fn writes(out: &mut String, store: &Store, serde: &dyn Serializer) {
                     out.push_str(", ");
                     write_str(out, &w.channel);
                     out.push_str(", ");
-                    typed(out, &w.value, serde);
+                    typed(out, &w.value.to_typed(), serde);
                     out.push_str(", ");
                     write_str(out, &w.task_path);
                     out.push(')');
@@ -130,7 +130,7 @@ fn blobs(out: &mut String, store: &Store, serde: &dyn Serializer) {
                     ChannelVersion::Int(n) => out.push_str(&n.to_string()),
                 }
                 out.push_str("): ");
-                typed(out, blob, serde);
+                typed(out, &blob.to_typed(), serde);
                 out.push('\n');
             }
         }

@@ -101,7 +101,7 @@ impl MemoryLayout {
                             task_id: task_id.clone(),
                             idx: *idx,
                             channel: w.channel.clone(),
-                            value: w.value.clone(),
+                            value: w.value.to_typed(),
                             task_path: w.task_path.clone(),
                         });
                     }
@@ -112,7 +112,7 @@ impl MemoryLayout {
                         checkpoint_ns: ns.clone(),
                         channel: channel.clone(),
                         version: version.clone(),
-                        value: value.clone(),
+                        value: value.to_typed(),
                     });
                 }
             }

@@ -40,14 +40,14 @@ use crate::error::{Error, Result};
 use crate::fence;
 use crate::metadata::CheckpointMetadata;
 use crate::saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
-use crate::serde::{JsonPlusSerializer, Serializer, Typed};
+use crate::serde::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
 use crate::version_gen::VersionGenerator;
 
 pub use layout::{BlobEntry, MemoryLayout, StorageEntry, WriteEntry};
 
-use store::{Entry, Namespace, NewWrite, Store};
+use store::{Entry, Namespace, NewBlob, NewWrite, Store, StoredBlob};
 
 /// An in-memory checkpoint saver laid out as LangGraph's `InMemorySaver`.
 ///
@@ -172,13 +172,22 @@ impl CheckpointSaver for MemorySaver {
         validate_config(config)?;
         validate_key("checkpoint id", &checkpoint.id)?;
         let serde = self.serde.as_ref();
+        let keep = serde.round_trips();
         let mut blobs = Vec::with_capacity(new_versions.len());
         for (channel, version) in new_versions {
-            let blob = match checkpoint.channel_values.get(channel) {
-                Some(value) => serde.dumps_typed(value)?,
-                None => Typed::empty(),
+            let (blob, value) = match checkpoint.channel_values.get(channel) {
+                Some(value) => {
+                    let (tag, bytes) = serde.dumps_typed_shared(value)?;
+                    (StoredBlob { tag, bytes }, keep.then(|| value.clone()))
+                }
+                None => (StoredBlob::empty(), None),
             };
-            blobs.push((channel.clone(), version.clone(), blob));
+            blobs.push(NewBlob {
+                channel: channel.clone(),
+                version: version.clone(),
+                blob,
+                value,
+            });
         }
         let entry = Entry {
             checkpoint: serde.dumps_checkpoint(checkpoint, false)?,
@@ -235,10 +244,11 @@ impl CheckpointSaver for MemorySaver {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
+                let (tag, bytes) = serde.dumps_typed_shared(value)?;
                 Ok(NewWrite {
                     idx: write_index(channel, i),
                     channel,
-                    value: serde.dumps_typed(value)?,
+                    value: StoredBlob { tag, bytes },
                 })
             })
             .collect::<Result<Vec<_>>>()?;

@@ -161,8 +161,8 @@ impl At<'_> {
         let mut checkpoint = Checkpoint::from_value(load(serde, &self.entry.checkpoint)?)?;
         let mut values = indexmap::IndexMap::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
-            if let Some(blob) = self.namespace.blob(channel, version) {
-                values.insert(channel.clone(), load(serde, blob)?);
+            if let Some(value) = self.namespace.value(serde, channel, version)? {
+                values.insert(channel.clone(), value);
             }
         }
         checkpoint.channel_values = values;
@@ -180,7 +180,7 @@ impl At<'_> {
                 Ok(PendingWrite {
                     task_id: task_id.to_owned(),
                     channel: w.channel.clone(),
-                    value: load(serde, &w.value)?,
+                    value: serde.loads_typed(&w.value.tag, &w.value.bytes.contiguous())?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;

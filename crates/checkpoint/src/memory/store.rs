@@ -14,12 +14,15 @@
 //! last key of a `BTreeMap`. The flat view, entry for entry, is rebuilt on demand by
 //! [`super::layout`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
 use indexmap::{Equivalent, IndexMap};
 
-use crate::serde::Typed;
+use std::borrow::Cow;
+
+use crate::serde::{SharedBytes, Typed, TAG_EMPTY};
+use crate::value::Value;
 use crate::version::ChannelVersion;
 
 /// Everything a [`super::MemorySaver`] stores.
@@ -43,7 +46,39 @@ pub(super) struct Namespace {
     /// `writes[(thread, ns, id)]` by checkpoint id, in the order first written.
     pub(super) writes: IndexMap<String, TaskWrites>,
     /// `blobs[(thread, ns, channel, version)]` by `(channel, version)`, in insertion order.
-    pub(super) blobs: IndexMap<(String, ChannelVersion), Typed>,
+    pub(super) blobs: IndexMap<(String, ChannelVersion), StoredBlob>,
+    /// The value of the latest blob put for each channel, as given (shared with the
+    /// engine), when the serializer round-trips: reading the latest checkpoint then
+    /// decodes nothing of a long history. Not part of LangGraph's layout.
+    pub(super) decoded: HashMap<String, (ChannelVersion, Value)>,
+}
+
+/// One `blobs` value: the `(tag, bytes)` pair, its bytes possibly shared pieces (a long
+/// list's successive versions share their common chunks; see [`SharedBytes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct StoredBlob {
+    pub(super) tag: Cow<'static, str>,
+    pub(super) bytes: SharedBytes,
+}
+
+impl StoredBlob {
+    /// The `("empty", b"")` sentinel.
+    pub(super) fn empty() -> StoredBlob {
+        StoredBlob {
+            tag: TAG_EMPTY.into(),
+            bytes: Vec::new().into(),
+        }
+    }
+
+    /// True for the `empty` sentinel.
+    pub(super) fn is_empty_sentinel(&self) -> bool {
+        self.tag == TAG_EMPTY
+    }
+
+    /// The pair with contiguous bytes, as LangGraph's layout holds it.
+    pub(super) fn to_typed(&self) -> Typed {
+        Typed::new(self.tag.clone(), self.bytes.to_vec())
+    }
 }
 
 /// One `storage` value: the checkpoint without `channel_values`, its metadata, its parent.
@@ -61,7 +96,7 @@ pub(super) type TaskWrites = IndexMap<(String, i64), StoredWrite>;
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredWrite {
     pub(super) channel: String,
-    pub(super) value: Typed,
+    pub(super) value: StoredBlob,
     pub(super) task_path: String,
 }
 
@@ -101,11 +136,20 @@ impl Equivalent<(String, ChannelVersion)> for BlobKey<'_> {
     }
 }
 
+/// One blob ready to be stored: the serialized value and, when the serializer
+/// round-trips, the value itself.
+pub(super) struct NewBlob {
+    pub(super) channel: String,
+    pub(super) version: ChannelVersion,
+    pub(super) blob: StoredBlob,
+    pub(super) value: Option<Value>,
+}
+
 /// One write ready to be stored: the serialized value and the index it gets.
 pub(super) struct NewWrite<'a> {
     pub(super) idx: i64,
     pub(super) channel: &'a str,
-    pub(super) value: Typed,
+    pub(super) value: StoredBlob,
 }
 
 impl Store {
@@ -134,10 +178,26 @@ impl Store {
         ns: &str,
         id: String,
         entry: Entry,
-        blobs: Vec<(String, ChannelVersion, Typed)>,
+        blobs: Vec<NewBlob>,
     ) {
         let namespace = self.namespace_mut(thread, ns);
-        for (channel, version, blob) in blobs {
+        for NewBlob {
+            channel,
+            version,
+            blob,
+            value,
+        } in blobs
+        {
+            match value {
+                Some(value) => {
+                    namespace
+                        .decoded
+                        .insert(channel.clone(), (version.clone(), value));
+                }
+                None => {
+                    namespace.decoded.remove(&channel);
+                }
+            }
             namespace.blobs.insert((channel, version), blob);
         }
         namespace.checkpoints.insert(id, entry);
@@ -200,6 +260,8 @@ impl Store {
             }
             to_ns.checkpoints.extend(from_ns.checkpoints);
             to_ns.blobs.extend(from_ns.blobs);
+            // The kept values are a cache: after a merge, keep only the copied ones.
+            to_ns.decoded = from_ns.decoded;
             for (id, writes) in from_ns.writes {
                 match to_ns.writes.get_mut(&id) {
                     Some(existing) => existing.extend(writes),
@@ -240,16 +302,18 @@ impl Namespace {
         };
         for w in writes.iter().filter(|w| w.idx >= 0) {
             if let Some(old) = stored.get(&WriteKey(task_id, w.idx)) {
+                // A repeat is rare: contiguous copies of both sides are cheap enough here.
+                let (old_value, new_value) = (old.value.to_typed(), w.value.to_typed());
                 let old = crate::fence::StoredWrite {
                     channel: &old.channel,
-                    tag: &old.value.tag,
-                    bytes: &old.value.bytes,
+                    tag: &old_value.tag,
+                    bytes: &old_value.bytes,
                 };
                 crate::fence::check_repeated_write(
                     config,
                     task_id,
                     w.idx,
-                    (w.channel, &w.value),
+                    (w.channel, &new_value),
                     old,
                     serde,
                 )?;
@@ -259,10 +323,31 @@ impl Namespace {
     }
 
     /// The non-empty blob stored for `channel` at `version`.
-    pub(super) fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&Typed> {
+    pub(super) fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&StoredBlob> {
         self.blobs
             .get(&BlobKey(channel, version))
             .filter(|b| !b.is_empty_sentinel())
+    }
+
+    /// The value stored for `channel` at `version`: the kept value when it is the
+    /// latest one put, else the blob decoded. `None` when nothing (or `empty`) is stored.
+    pub(super) fn value(
+        &self,
+        serde: &dyn crate::serde::Serializer,
+        channel: &str,
+        version: &ChannelVersion,
+    ) -> crate::error::Result<Option<Value>> {
+        let Some(blob) = self.blob(channel, version) else {
+            return Ok(None);
+        };
+        if let Some((v, value)) = self.decoded.get(channel) {
+            if v == version {
+                return Ok(Some(value.clone()));
+            }
+        }
+        serde
+            .loads_typed(&blob.tag, &blob.bytes.contiguous())
+            .map(Some)
     }
 
     /// The writes of a checkpoint in read order: by `(task_path, task_id, idx)`.

@@ -214,6 +214,10 @@ impl Serializer for EncryptedSerializer {
         Ok(Typed::new(format!("{}+{}", plain.tag, name), sealed))
     }
 
+    fn round_trips(&self) -> bool {
+        self.inner.round_trips()
+    }
+
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value> {
         match tag.split_once('+') {
             None => self.inner.loads_typed(tag, bytes),

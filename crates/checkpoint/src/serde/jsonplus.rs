@@ -39,6 +39,26 @@ impl Serializer for JsonPlusSerializer {
         })
     }
 
+    fn dumps_typed_shared(
+        &self,
+        value: &Value,
+    ) -> Result<(std::borrow::Cow<'static, str>, crate::serde::SharedBytes)> {
+        match value {
+            Value::List(_) | Value::Str(_) => {
+                Ok((TAG_MSGPACK.into(), msgpack::encode_shared(value)?))
+            }
+            other => {
+                let typed = self.dumps_typed(other)?;
+                Ok((typed.tag, typed.bytes.into()))
+            }
+        }
+    }
+
+    /// The msgpack model is [`Value`]'s: decoding what was encoded gives the value back.
+    fn round_trips(&self) -> bool {
+        true
+    }
+
     fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
         Ok(Typed::new(
             TAG_MSGPACK,

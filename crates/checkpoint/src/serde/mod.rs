@@ -17,9 +17,11 @@ pub mod json_legacy;
 pub mod jsonplus;
 pub mod msgpack;
 pub mod rust;
+mod shared_bytes;
 
 pub use encrypted::{AesCipher, Cipher, EncryptedSerializer};
 pub use jsonplus::JsonPlusSerializer;
+pub use shared_bytes::SharedBytes;
 
 /// A serialized value: LangGraph's `(type, bytes)` pair.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -78,6 +80,21 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// Deserializes a tag and bytes. Never executes anything: unknown tags, malformed or
     /// hostile bytes give an error.
     fn loads_typed(&self, tag: &str, bytes: &[u8]) -> Result<Value>;
+
+    /// [`Serializer::dumps_typed`] with the bytes as [`SharedBytes`]: a serializer that
+    /// writes long lists with encode once may hand out their shared pieces instead of a
+    /// copy. Provided: the bytes of `dumps_typed` as one piece.
+    fn dumps_typed_shared(&self, value: &Value) -> Result<(Cow<'static, str>, SharedBytes)> {
+        let typed = self.dumps_typed(value)?;
+        Ok((typed.tag, typed.bytes.into()))
+    }
+
+    /// True when `loads_typed(dumps_typed(v))` always equals `v`, so that a saver may keep
+    /// the value it was given instead of decoding the bytes it stored (MemorySaver does,
+    /// for the latest version of each channel). Defaults to `false`.
+    fn round_trips(&self) -> bool {
+        false
+    }
 
     /// Serializes a checkpoint (with or without its `channel_values`). The same as
     /// `dumps_typed(&checkpoint.to_value(with_values))`; serializers may write it more

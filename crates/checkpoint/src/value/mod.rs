@@ -26,6 +26,7 @@ mod shared;
 pub use json::{to_json, AsJson};
 pub use map::{Map, INDEX_THRESHOLD};
 pub use shared::{Bytes, List, Str};
+pub(crate) use shared::{EncodedChunk, EncodedItems};
 
 /// A value stored in a checkpoint, a write or a blob.
 ///
@@ -170,6 +171,25 @@ impl Value {
     /// True for [`Value::Nil`].
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)
+    }
+
+    /// True when both values are the same value by identity: the same payload for
+    /// strings, bytes, lists, maps and extensions (no comparison of contents), equal bits
+    /// for scalars. Identity implies equality; equal values need not be identical.
+    pub fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Nil, Value::Nil) => true,
+            (Value::Bool(x), Value::Bool(y)) => x == y,
+            (Value::Int(x), Value::Int(y)) => x == y,
+            (Value::UInt(x), Value::UInt(y)) => x == y,
+            (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+            (Value::Str(x), Value::Str(y)) => Str::ptr_eq(x, y),
+            (Value::Bytes(x), Value::Bytes(y)) => Bytes::ptr_eq(x, y),
+            (Value::List(x), Value::List(y)) => List::ptr_eq(x, y),
+            (Value::Map(x), Value::Map(y)) => Map::ptr_eq(x, y),
+            (Value::Ext(x), Value::Ext(y)) => Arc::ptr_eq(x, y),
+            _ => false,
+        }
     }
 
     /// Looks up a string key in a map value; `None` for other values or a missing key.

@@ -17,7 +17,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::Value;
 
@@ -210,8 +210,56 @@ impl PartialEq<Vec<u8>> for Bytes {
 /// A shared list of values (Python `list` or `tuple`). Dereferences to `Vec<Value>`;
 /// mutable access copies the list first if another handle shares it (copy-on-write), so
 /// appending to a list nobody else holds costs only the new elements.
-#[derive(Clone, PartialEq, Default)]
-pub struct List(Arc<Vec<Value>>);
+///
+/// A long list also carries its msgpack encoding once computed (see
+/// [`crate::serde::msgpack`], "Encode once"): a later version derived from it by
+/// appending, editing or removing elements re-encodes only the elements after the first
+/// one that changed, found by payload identity.
+#[derive(Clone, Default)]
+pub struct List(Arc<ListInner>);
+
+#[derive(Default)]
+pub(crate) struct ListInner {
+    items: Vec<Value>,
+    /// The encoding of `items`, once computed.
+    enc: OnceLock<Arc<EncodedItems>>,
+    /// The encoding of the version this one was derived from, if any: its unchanged
+    /// prefix is reused.
+    base: Option<Arc<EncodedItems>>,
+}
+
+impl Clone for ListInner {
+    /// A new version of the list: the elements' handles, and the old encoding as base.
+    fn clone(&self) -> ListInner {
+        ListInner {
+            items: self.items.clone(),
+            enc: OnceLock::new(),
+            base: self.enc.get().or(self.base.as_ref()).cloned(),
+        }
+    }
+}
+
+/// The msgpack encoding of a list's elements (without the array header), with the
+/// elements it encodes (kept alive so that payload identity stays a valid test of
+/// "unchanged"). The bytes are a sequence of shared chunks, so that a version derived by
+/// appending shares its predecessor's chunks instead of copying them.
+#[derive(Debug)]
+pub(crate) struct EncodedItems {
+    pub(crate) items: Vec<Value>,
+    pub(crate) chunks: Vec<Arc<EncodedChunk>>,
+    /// The total length of the chunks' bytes.
+    pub(crate) len: usize,
+    /// The deepest nesting inside any element (levels below the list).
+    pub(crate) depth: usize,
+}
+
+/// Consecutive elements' encodings.
+#[derive(Debug, Default)]
+pub(crate) struct EncodedChunk {
+    pub(crate) bytes: Vec<u8>,
+    /// `ends[i]`: the end offset of the chunk's element `i` in `bytes`.
+    pub(crate) ends: Vec<usize>,
+}
 
 impl List {
     /// An empty list.
@@ -221,25 +269,47 @@ impl List {
 
     /// The elements, mutably: copied first if shared (copy-on-write).
     pub fn make_mut(&mut self) -> &mut Vec<Value> {
-        Arc::make_mut(&mut self.0)
+        let inner = Arc::make_mut(&mut self.0);
+        if let Some(enc) = inner.enc.take() {
+            inner.base = Some(enc);
+        }
+        &mut inner.items
     }
 
     /// The elements as an owned vector: moved out when this is the only handle, copied
     /// (shallowly) otherwise.
     pub fn into_vec(self) -> Vec<Value> {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+        match Arc::try_unwrap(self.0) {
+            Ok(inner) => inner.items,
+            Err(shared) => shared.items.clone(),
+        }
     }
 
     /// True when both handles share one payload.
     pub fn ptr_eq(a: &List, b: &List) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
+
+    /// The cached encoding, if computed.
+    pub(crate) fn cached_encoding(&self) -> Option<&Arc<EncodedItems>> {
+        self.0.enc.get()
+    }
+
+    /// The encoding of the version this list was derived from.
+    pub(crate) fn base_encoding(&self) -> Option<&Arc<EncodedItems>> {
+        self.0.base.as_ref()
+    }
+
+    /// Stores the encoding (another thread may have stored an equal one first).
+    pub(crate) fn set_encoding(&self, enc: Arc<EncodedItems>) -> Arc<EncodedItems> {
+        self.0.enc.get_or_init(|| enc).clone()
+    }
 }
 
 impl Deref for List {
     type Target = Vec<Value>;
     fn deref(&self) -> &Vec<Value> {
-        &self.0
+        &self.0.items
     }
 }
 
@@ -249,15 +319,25 @@ impl DerefMut for List {
     }
 }
 
+impl PartialEq for List {
+    fn eq(&self, other: &List) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.items == other.0.items
+    }
+}
+
 impl fmt::Debug for List {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.iter()).finish()
+        f.debug_list().entries(self.0.items.iter()).finish()
     }
 }
 
 impl From<Vec<Value>> for List {
-    fn from(v: Vec<Value>) -> List {
-        List(Arc::new(v))
+    fn from(items: Vec<Value>) -> List {
+        List(Arc::new(ListInner {
+            items,
+            enc: OnceLock::new(),
+            base: None,
+        }))
     }
 }
 impl From<List> for Vec<Value> {
@@ -267,14 +347,14 @@ impl From<List> for Vec<Value> {
 }
 impl FromIterator<Value> for List {
     fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> List {
-        List(Arc::new(iter.into_iter().collect()))
+        List::from(iter.into_iter().collect::<Vec<_>>())
     }
 }
 impl<'a> IntoIterator for &'a List {
     type Item = &'a Value;
     type IntoIter = std::slice::Iter<'a, Value>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.0.items.iter()
     }
 }
 impl IntoIterator for List {
@@ -286,12 +366,12 @@ impl IntoIterator for List {
 }
 impl PartialEq<Vec<Value>> for List {
     fn eq(&self, other: &Vec<Value>) -> bool {
-        *self.0 == *other
+        self.0.items == *other
     }
 }
 impl PartialEq<[Value]> for List {
     fn eq(&self, other: &[Value]) -> bool {
-        self.0.as_slice() == other
+        self.0.items.as_slice() == other
     }
 }
 

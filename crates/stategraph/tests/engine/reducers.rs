@@ -193,3 +193,44 @@ async fn a_failing_reducer_is_an_invalid_update_naming_the_key() {
         other => panic!("expected InvalidUpdate, got {other:?}"),
     }
 }
+
+/// A typed state whose history is a shared list: nodes read it without copying it.
+#[derive(State, Debug, Clone, PartialEq)]
+struct Chat {
+    #[state(reducer = add)]
+    history: stategraph::checkpoint::List,
+    turn: i64,
+}
+
+#[tokio::test]
+async fn a_shared_list_field_is_handed_to_every_node_without_a_copy() {
+    use stategraph::checkpoint::List;
+    use std::sync::Mutex;
+    let seen: Arc<Mutex<Vec<List>>> = Arc::default();
+    let mut g = StateGraph::<Chat>::new();
+    for name in ["a", "b"] {
+        let seen = seen.clone();
+        g.add_node(name, move |s: Chat| {
+            seen.lock().unwrap().push(s.history.clone());
+            std::future::ready(ChatUpdate::default().turn(s.turn + 1))
+        });
+    }
+    g.add_edge(START, "a").add_edge("a", "b").add_edge("b", END);
+    let history: List = (0..1000).map(|i| Value::from(format!("m{i}"))).collect();
+    let out = g
+        .compile()
+        .unwrap()
+        .invoke(
+            ChatUpdate::default().history(history.clone()).turn(0),
+            &RunConfig::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.turn, 2);
+    assert_eq!(out.history, history);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    // Both nodes got the very list the channel holds, and so does the output.
+    assert!(List::ptr_eq(&seen[0], &seen[1]));
+    assert!(List::ptr_eq(&seen[1], &out.history));
+}

@@ -40,22 +40,36 @@ pub(super) struct Encoder<'a, 'v> {
     out: &'a mut Vec<u8>,
     max_depth: usize,
     depth: usize,
+    /// The deepest level reached so far.
+    peak: usize,
     stack: Vec<Frame<'v>>,
 }
 
 impl<'a, 'v> Encoder<'a, 'v> {
     /// An encoder appending to `out`, refusing nesting deeper than `max_depth`.
     pub(super) fn new(out: &'a mut Vec<u8>, max_depth: usize) -> Encoder<'a, 'v> {
+        Encoder::nested(out, max_depth, 0)
+    }
+
+    /// An encoder for a value that sits `depth` levels down (e.g. an element of a list
+    /// whose header is written elsewhere), with the same overall limit.
+    pub(super) fn nested(out: &'a mut Vec<u8>, max_depth: usize, depth: usize) -> Encoder<'a, 'v> {
         Encoder {
             out,
             max_depth,
-            depth: 0,
+            depth,
+            peak: depth,
             stack: Vec::new(),
         }
     }
 
     /// Writes `root` and everything inside it.
-    pub(super) fn write(mut self, root: &'v Value) -> Result<()> {
+    pub(super) fn write(self, root: &'v Value) -> Result<()> {
+        self.write_peak(root).map(drop)
+    }
+
+    /// Writes `root` and everything inside it; returns the deepest level reached.
+    pub(super) fn write_peak(mut self, root: &'v Value) -> Result<usize> {
         let mut next = Some(root);
         loop {
             if let Some(value) = next.take() {
@@ -64,7 +78,7 @@ impl<'a, 'v> Encoder<'a, 'v> {
             }
             // The current container's next child, or close it.
             let Some(frame) = self.stack.last_mut() else {
-                return Ok(());
+                return Ok(self.peak);
             };
             next = match frame {
                 Frame::Items(items) => items.next(),
@@ -195,6 +209,7 @@ impl<'a, 'v> Encoder<'a, 'v> {
     /// Pushes a frame (its depth already checked by [`Encoder::enter`]).
     fn push(&mut self, frame: Frame<'v>) {
         self.depth += frame.weight();
+        self.peak = self.peak.max(self.depth);
         self.stack.push(frame);
     }
 
@@ -284,14 +299,19 @@ pub(super) fn write_int(out: &mut Vec<u8>, i: i64) {
 
 /// Writes a string.
 pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<()> {
-    let n = s.len();
-    if n < 32 {
-        out.push(0xa0 | n as u8);
-    } else {
-        write_sized(out, n, [0xd9, 0xda, 0xdb], "string")?;
-    }
+    write_str_header(out, s.len())?;
     out.extend_from_slice(s.as_bytes());
     Ok(())
+}
+
+/// Writes the header of a string of `n` bytes.
+pub(super) fn write_str_header(out: &mut Vec<u8>, n: usize) -> Result<()> {
+    if n < 32 {
+        out.push(0xa0 | n as u8);
+        Ok(())
+    } else {
+        write_sized(out, n, [0xd9, 0xda, 0xdb], "string")
+    }
 }
 
 /// Writes an array header.

@@ -44,6 +44,20 @@
 //! and encodes in 0.5 µs; a list of 50 `AIMessage`s (10 KB) decodes in 61 µs (allocation
 //! bound: every string and map is owned) and encodes in 8 µs.
 //!
+//! # Encode once
+//!
+//! A long list ([`CACHE_MIN_LEN`] elements or more) written as a whole value
+//! (a channel value, a blob, a write) keeps the encoding of its elements with its shared
+//! payload ([`crate::List`]). Encoding the same list again (the next checkpoint still
+//! holding that version, an inline value and a blob of the same version) copies those
+//! bytes after the array header. A list derived from it (`make_mut`: append, edit, remove)
+//! remembers the old encoding: its elements are compared with the old ones by payload
+//! identity ([`Value::same`], a pointer comparison), the bytes of the unchanged prefix
+//! are reused and only the elements after the first change are encoded. A chat history
+//! that grows by two messages per turn is thus encoded in O(new messages) plus one copy
+//! of the bytes, instead of re-encoding every message every turn. The bytes are the same
+//! as a fresh encoding: a msgpack array is its header followed by its elements' encodings.
+//!
 //! # Limits
 //!
 //! Nesting depth counts every array, map and extension, and the tuple inside an object
@@ -59,8 +73,10 @@
 mod checkpoint;
 mod decode;
 mod encode;
+mod encode_once;
 
 pub use checkpoint::{encode_checkpoint, encode_checkpoint_into};
+pub use encode_once::CACHE_MIN_LEN;
 
 use crate::error::Result;
 use crate::value::Value;
@@ -100,7 +116,13 @@ pub fn encode(value: &Value) -> Result<Vec<u8>> {
 ///
 /// On error, `out` may hold a partial encoding after its original contents.
 pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<()> {
-    encode::Encoder::new(out, DecodeLimits::DEFAULT_MAX_DEPTH).write(value)
+    encode_once::encode_root(value, out, DecodeLimits::DEFAULT_MAX_DEPTH)
+}
+
+/// The encoding of a value as [`crate::serde::SharedBytes`]: a long list as its header and
+/// its elements' shared chunks (no copy), anything else as one piece.
+pub fn encode_shared(value: &Value) -> Result<crate::serde::SharedBytes> {
+    encode_once::encode_shared(value, DecodeLimits::DEFAULT_MAX_DEPTH)
 }
 
 /// Decodes one msgpack value that must span all of `bytes`, with the default limits.

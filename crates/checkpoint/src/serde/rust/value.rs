@@ -7,7 +7,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::{ext_from_rendering, MAGIC_EXT, MAGIC_VALUE};
 use crate::ext::Ext;
-use crate::value::{Map, Value};
+use crate::value::{Bytes, List, Map, Str, Value};
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -156,3 +156,36 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
         )])))
     }
 }
+
+impl Serialize for List {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl Serialize for Map {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+/// Deserializes a shared payload type through [`Value`], checking its shape.
+macro_rules! deserialize_shared {
+    ($t:ident, $what:literal) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$t, D::Error> {
+                match Value::deserialize(deserializer)? {
+                    Value::$t(v) => Ok(v),
+                    other => Err(de::Error::custom(format!(
+                        concat!("expected ", $what, ", got {:?}"),
+                        other
+                    ))),
+                }
+            }
+        }
+    };
+}
+deserialize_shared!(List, "a list");
+deserialize_shared!(Map, "a map");
+deserialize_shared!(Str, "a string");
+deserialize_shared!(Bytes, "bytes");
