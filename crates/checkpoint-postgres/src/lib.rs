@@ -93,7 +93,7 @@ mod write;
 
 pub use error::db_error;
 pub use layout::INLINE_STRING_MAX;
-pub use saver::{PostgresSaver, DEFAULT_POOL_SIZE};
+pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS, DEFAULT_POOL_SIZE};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 
 /// The pool type [`PostgresSaver::from_pool`] takes, re-exported with its driver.

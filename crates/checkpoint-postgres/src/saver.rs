@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
@@ -15,8 +16,11 @@ use stategraph_checkpoint::{
 use tokio_postgres::NoTls;
 
 use crate::error::pool;
-use crate::read::Reader;
+use crate::read::{ListCursor, Reader};
 use crate::{maintenance, prune, schema, write};
+
+/// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
+pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 
 /// Connections a pool made by [`PostgresSaver::connect`] opens at most.
 pub const DEFAULT_POOL_SIZE: usize = 16;
@@ -39,6 +43,7 @@ pub struct PostgresSaver {
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
     fencing: bool,
+    list_page: usize,
 }
 
 impl PostgresSaver {
@@ -72,6 +77,7 @@ impl PostgresSaver {
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
             fencing: true,
+            list_page: DEFAULT_LIST_PAGE_ROWS,
         }
     }
 
@@ -92,6 +98,13 @@ impl PostgresSaver {
     /// a put stores what Python's saver stores whatever the thread's head is.
     pub fn with_fencing(mut self, fencing: bool) -> PostgresSaver {
         self.fencing = fencing;
+        self
+    }
+
+    /// The most rows each page of [`CheckpointSaver::list_stream`] reads (at least 1;
+    /// default [`DEFAULT_LIST_PAGE_ROWS`]) (builder style).
+    pub fn with_list_page(mut self, rows: usize) -> PostgresSaver {
+        self.list_page = rows.max(1);
         self
     }
 
@@ -164,6 +177,33 @@ impl CheckpointSaver for PostgresSaver {
             versions: &self.versions,
         };
         reader.list(config, options).await
+    }
+
+    /// Keyset pages: each page is one query on a pooled connection (held only for that
+    /// query), resuming after the last row of the previous page by `(checkpoint_id,
+    /// thread_id, checkpoint_ns)`; a page of one thread and namespace is a range scan of
+    /// the primary key. A page holds at most [`PostgresSaver::with_list_page`] tuples.
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        let cursor = ListCursor::new(config, options);
+        stream::try_unfold(cursor, move |mut cursor| async move {
+            if cursor.is_done() {
+                return Ok(None);
+            }
+            let client = self.client().await?;
+            let reader = Reader {
+                client: &client,
+                serde: self.serde.as_ref(),
+                versions: &self.versions,
+            };
+            let page = reader.list_page(&mut cursor, Some(self.list_page)).await?;
+            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Stores the checkpoint row (primitives inline) and the blobs of its new

@@ -79,5 +79,5 @@ mod saver;
 mod schema;
 mod write;
 
-pub use saver::SqliteSaver;
+pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};

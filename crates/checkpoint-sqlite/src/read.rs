@@ -13,7 +13,7 @@ use stategraph_checkpoint::{
 
 use crate::error::SqlResultExt;
 use crate::json;
-use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
+use crate::query::{list_query, some_id, ListPage, RowKey, CHECKPOINT_COLUMNS};
 
 /// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
 /// of UTF-8 text is code point order, as Python sorts).
@@ -137,38 +137,128 @@ pub(crate) fn get_tuple(
     row.into_tuple(conn, serde, own, metadata).map(Some)
 }
 
-/// `list`: newest first; see [`crate::query`] for how the filter and limit apply.
+/// Where a listing stands between pages: its arguments, what is left of its limit, and
+/// the last row it scanned (the next page resumes after it).
+#[derive(Debug)]
+pub(crate) struct ListCursor {
+    config: Option<CheckpointConfig>,
+    options: ListOptions,
+    remaining: usize,
+    after: Option<RowKey>,
+    done: bool,
+}
+
+impl ListCursor {
+    /// A listing of `list(config, options)` that has not started.
+    pub(crate) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
+        let remaining = options.limit.unwrap_or(usize::MAX);
+        ListCursor {
+            config,
+            options,
+            remaining,
+            after: None,
+            done: remaining == 0,
+        }
+    }
+
+    /// True when every tuple has been returned.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// How much one page of a listing reads at most.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PageSize {
+    /// Rows scanned (matching the filter or not); at least 1.
+    pub(crate) rows: usize,
+    /// Encoded checkpoint bytes: the page ends after the row that reaches this.
+    pub(crate) bytes: usize,
+}
+
+impl PageSize {
+    /// No bound: the whole listing in one page (one query).
+    pub(crate) const ALL: PageSize = PageSize {
+        rows: usize::MAX,
+        bytes: usize::MAX,
+    };
+}
+
+/// `list`: every tuple at once, from one query; see [`crate::query`] for how the filter
+/// and limit apply.
 pub(crate) fn list(
     conn: &Connection,
     serde: &dyn Serializer,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>> {
+    let mut cursor = ListCursor::new(config.cloned(), options.clone());
     let mut out = Vec::new();
-    let limit = options.limit.unwrap_or(usize::MAX);
-    if limit == 0 {
+    while !cursor.is_done() {
+        out.extend(list_page(conn, serde, &mut cursor, PageSize::ALL)?);
+    }
+    Ok(out)
+}
+
+/// The next page of a listing, continuing after the last row `cursor` scanned: newest
+/// first, at most `size` rows scanned (at least one), with their pending writes.
+pub(crate) fn list_page(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    cursor: &mut ListCursor,
+    size: PageSize,
+) -> Result<Vec<CheckpointTuple>> {
+    let mut out = Vec::new();
+    if cursor.done {
         return Ok(out);
     }
-    let query = list_query(config, options);
+    let bounded = size.rows != usize::MAX;
+    let page = bounded.then(|| ListPage {
+        after: cursor.after.as_ref(),
+        rows: size.rows.clamp(1, cursor.remaining),
+    });
+    let query = list_query(cursor.config.as_ref(), &cursor.options, page);
     let mut stmt = conn.prepare_cached(&query.sql).backend()?;
     let mut rows = stmt
         .query(params_from_iter(query.params.iter()))
         .backend()?;
+    let (mut scanned, mut bytes) = (0usize, 0usize);
+    let mut last: Option<RowKey> = None;
     while let Some(row) = rows.next().backend()? {
         let row = CheckpointRow::from_row(row).backend()?;
-        let metadata = row.metadata()?;
-        if query.check_in_rust && !options.matches(&metadata) {
-            continue;
+        scanned += 1;
+        bytes = bytes.saturating_add(row.checkpoint.len());
+        if bounded {
+            last = Some(RowKey {
+                checkpoint_id: row.checkpoint_id.clone(),
+                thread_id: row.thread_id.clone(),
+                checkpoint_ns: row.checkpoint_ns.clone(),
+            });
         }
-        let own = CheckpointConfig::for_checkpoint(
-            row.thread_id.as_str(),
-            row.checkpoint_ns.as_str(),
-            row.checkpoint_id.as_str(),
-        );
-        out.push(row.into_tuple(conn, serde, own, metadata)?);
-        if out.len() >= limit {
+        let metadata = row.metadata()?;
+        if !query.check_in_rust || cursor.options.matches(&metadata) {
+            let own = CheckpointConfig::for_checkpoint(
+                row.thread_id.as_str(),
+                row.checkpoint_ns.as_str(),
+                row.checkpoint_id.as_str(),
+            );
+            out.push(row.into_tuple(conn, serde, own, metadata)?);
+            cursor.remaining -= 1;
+            if cursor.remaining == 0 {
+                cursor.done = true;
+                return Ok(out);
+            }
+        }
+        if bounded && (scanned >= size.rows || bytes >= size.bytes) {
             break;
         }
+    }
+    // A page that stopped short of its row bound only because of its byte bound goes on;
+    // one that got fewer rows than it asked for was the last.
+    let full = scanned >= size.rows || (bounded && bytes >= size.bytes);
+    match last {
+        Some(key) if full => cursor.after = Some(key),
+        _ => cursor.done = true,
     }
     Ok(out)
 }

@@ -24,6 +24,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use parking_lot::RwLock;
 
 use crate::checkpoint::{write_index, Checkpoint, CheckpointTuple};
@@ -51,7 +52,11 @@ pub struct MemorySaver {
     store: RwLock<Store>,
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
+    list_page: usize,
 }
+
+/// How many tuples a page of [`CheckpointSaver::list_stream`] decodes by default.
+pub const DEFAULT_LIST_PAGE: usize = 8;
 
 impl MemorySaver {
     /// An empty saver with [`JsonPlusSerializer`] and random versions.
@@ -61,7 +66,16 @@ impl MemorySaver {
             store: RwLock::new(Store::default()),
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
+            list_page: DEFAULT_LIST_PAGE,
         }
+    }
+
+    /// How many tuples each page of [`CheckpointSaver::list_stream`] decodes under one
+    /// read lock (at least 1; default [`DEFAULT_LIST_PAGE`]) (builder style). A stream
+    /// holds at most one page; the lock is released between pages.
+    pub fn with_list_page(mut self, tuples: usize) -> MemorySaver {
+        self.list_page = tuples.max(1);
+        self
     }
 
     /// Uses another serializer, e.g. an `EncryptedSerializer` (builder style).
@@ -122,6 +136,31 @@ impl CheckpointSaver for MemorySaver {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
         read::list(&self.store.read(), self.serde.as_ref(), config, options)
+    }
+
+    /// Pages of [`MemorySaver::with_list_page`] tuples, each decoded under the read lock
+    /// and handed out after it is released; the next page resumes after the last
+    /// checkpoint the previous one scanned.
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        let cursor = read::ListCursor::new(config, options);
+        stream::try_unfold(cursor, move |mut cursor| async move {
+            if cursor.is_done() {
+                return Ok(None);
+            }
+            let page = read::list_page(
+                &self.store.read(),
+                self.serde.as_ref(),
+                &mut cursor,
+                self.list_page,
+            )?;
+            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Stores the blob of every `(channel, version)` of `new_versions` (the serialized
