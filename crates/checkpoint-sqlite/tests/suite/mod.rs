@@ -6,4 +6,5 @@ mod golden;
 mod interop;
 mod json;
 mod schema;
+mod streaming;
 mod support;
