@@ -96,6 +96,20 @@ pub(crate) fn bytes(value: ValueRef<'_>) -> Option<Vec<u8>> {
     }
 }
 
+/// The query of `get_tuple`: the checkpoint `?3` of `(?1, ?2)`, or (`latest`) the greatest
+/// id of `(?1, ?2)`, which reads one entry at the end of a primary-key range whatever the
+/// thread's length (see the plan test below).
+fn checkpoint_query(latest: bool) -> String {
+    let base = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
+    );
+    if latest {
+        format!("{base} ORDER BY checkpoint_id DESC LIMIT 1")
+    } else {
+        format!("{base} AND checkpoint_id = ?3")
+    }
+}
+
 /// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`.
 pub(crate) fn get_tuple(
     conn: &Connection,
@@ -104,21 +118,14 @@ pub(crate) fn get_tuple(
 ) -> Result<Option<CheckpointTuple>> {
     let ns = config.ns();
     let id = some_id(config.checkpoint_id.as_ref());
-    let base = format!(
-        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
-    );
     let mut stmt;
     let mut rows = match id {
         Some(id) => {
-            stmt = conn
-                .prepare_cached(&format!("{base} AND checkpoint_id = ?3"))
-                .backend()?;
+            stmt = conn.prepare_cached(&checkpoint_query(false)).backend()?;
             stmt.query(params![config.thread_id, ns, id]).backend()?
         }
         None => {
-            stmt = conn
-                .prepare_cached(&format!("{base} ORDER BY checkpoint_id DESC LIMIT 1"))
-                .backend()?;
+            stmt = conn.prepare_cached(&checkpoint_query(true)).backend()?;
             stmt.query(params![config.thread_id, ns]).backend()?
         }
     };
@@ -289,4 +296,72 @@ fn pending_writes(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Query plans: the reads whose cost must not grow with the thread's length.
+
+    use rusqlite::types::Value as Sql;
+    use stategraph_checkpoint::{CheckpointConfig, ListOptions};
+
+    use super::*;
+    use crate::schema::CREATE_TABLES;
+
+    /// `EXPLAIN QUERY PLAN` of `sql` with `n` NULL parameters, one line per step.
+    fn plan(sql: &str, n: usize) -> String {
+        let conn = Connection::open_in_memory().expect("open");
+        conn.execute_batch(CREATE_TABLES).expect("tables");
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .expect("explain");
+        let params = vec![Sql::Null; n];
+        let rows = stmt
+            .query_map(params_from_iter(params.iter()), |r| r.get::<_, String>(3))
+            .expect("plan");
+        rows.map(|r| r.expect("plan row")).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn the_latest_checkpoint_is_the_end_of_a_primary_key_range() {
+        let plan = plan(&checkpoint_query(true), 2);
+        assert!(
+            plan.contains("USING INDEX sqlite_autoindex_checkpoints_1 (thread_id=? AND checkpoint_ns=?)"),
+            "{plan}"
+        );
+        // No sort: the index gives the order, so LIMIT 1 reads one entry.
+        assert!(!plan.contains("TEMP B-TREE") && !plan.contains("SCAN"), "{plan}");
+    }
+
+    #[test]
+    fn a_page_of_one_namespace_starts_at_its_key_in_the_primary_key() {
+        let key = RowKey {
+            checkpoint_id: "c".into(),
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+        };
+        let page = ListPage {
+            after: Some(&key),
+            rows: 16,
+        };
+        let filtered = ListOptions::default().filter("step", 1).limit(3);
+        for options in [ListOptions::default(), filtered] {
+            let q = list_query(Some(&CheckpointConfig::thread("t")), &options, Some(page.clone()));
+            let plan = plan(&q.sql, q.params.len());
+            assert!(
+                plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id<?)"),
+                "{plan}"
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        }
+    }
+
+    #[test]
+    fn pending_writes_are_a_primary_key_range() {
+        let plan = plan(PENDING_WRITES, 3);
+        assert!(
+            plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)"),
+            "{plan}"
+        );
+    }
 }

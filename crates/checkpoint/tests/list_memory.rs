@@ -28,7 +28,7 @@ fn id(n: usize) -> String {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn streaming_a_100k_thread_holds_a_bounded_amount_of_memory() {
+async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
     const _: () = assert!(N * VALUE > 20 * BOUND, "the Vec listing must exceed the bound");
     let saver = MemorySaver::new();
     let value = Value::from("x".repeat(VALUE));
@@ -53,6 +53,19 @@ async fn streaming_a_100k_thread_holds_a_bounded_amount_of_memory() {
             .expect("put");
         parent = Some(cp.id);
     }
+
+    // The latest checkpoint of the long thread is read without visiting the others: the
+    // bytes allocated while reading it are those of one tuple.
+    let before = ALLOC.total_allocated();
+    let latest = saver
+        .get_tuple(&CheckpointConfig::thread("long"))
+        .await
+        .expect("get_tuple")
+        .expect("a latest checkpoint");
+    let read = ALLOC.total_allocated() - before;
+    assert_eq!(latest.checkpoint.id, id(N - 1));
+    assert!(read < 64 * 1024, "reading the latest checkpoint allocated {read} bytes");
+    drop(latest);
 
     let base = ALLOC.allocated();
     let mut stream = saver.list_stream(
