@@ -53,7 +53,9 @@ pub async fn stream_matches_list(saver: &dyn CheckpointSaver) -> Result<usize, F
     let extra = NewCheckpoint::new();
     let mut config = in_ns(&a, "");
     config.checkpoint_id = Some(chain[CHAIN - 1].id().to_owned());
-    extra.put(saver, &config, &loop_metadata(CHAIN as i64)).await?;
+    extra
+        .put(saver, &config, &loop_metadata(CHAIN as i64))
+        .await?;
 
     let mid = chain[3].id().to_owned();
     let configs: Vec<Option<CheckpointConfig>> = vec![
@@ -84,7 +86,9 @@ pub async fn stream_matches_list(saver: &dyn CheckpointSaver) -> Result<usize, F
         ListOptions::default()
             .filter("source", "input")
             .before(before_mid()),
-        ListOptions::default().filter("step", 3).filter("source", "input"),
+        ListOptions::default()
+            .filter("step", 3)
+            .filter("source", "input"),
         ListOptions::default().filter("no such key", 1),
     ];
     let mut compared = 0;

@@ -21,8 +21,8 @@ mod lossy {
     use super::*;
     use async_trait::async_trait;
     use stategraph_checkpoint::{
-        ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSaver,
-        Result, Value,
+        ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSaver, Result,
+        Value,
     };
 
     pub(super) struct Lossy(pub(super) MemorySaver);
@@ -84,5 +84,9 @@ mod lossy {
 async fn a_stream_that_differs_from_list_fails_the_check() {
     let saver = lossy::Lossy(MemorySaver::new());
     let failure = stream_matches_list(&saver).await.expect_err("lossy stream");
-    assert!(failure.message().contains("list_stream differs"), "{}", failure.message());
+    assert!(
+        failure.message().contains("list_stream differs"),
+        "{}",
+        failure.message()
+    );
 }

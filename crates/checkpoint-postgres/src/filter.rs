@@ -156,7 +156,8 @@ mod tests {
             .filter("$.source", "x' OR '1'='1")
             .limit(3);
         let config = CheckpointConfig::thread(hostile);
-        let query = list_query("SELECT 1 FROM checkpoints c", Some(&config), &options, None).unwrap();
+        let query =
+            list_query("SELECT 1 FROM checkpoints c", Some(&config), &options, None).unwrap();
         assert_eq!(
             query.sql,
             "SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
@@ -181,6 +182,9 @@ mod tests {
             "S c ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns"
         );
         let before = ListOptions::default().before(CheckpointConfig::thread("t"));
-        assert!(!list_query("S", None, &before, None).unwrap().sql.contains('<'));
+        assert!(!list_query("S", None, &before, None)
+            .unwrap()
+            .sql
+            .contains('<'));
     }
 }

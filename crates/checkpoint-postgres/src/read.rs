@@ -152,8 +152,7 @@ impl Reader<'_> {
             after: cursor.after.as_ref(),
             rows: rows.clamp(1, cursor.remaining),
         });
-        let Some(query) = list_query(SELECT, cursor.config.as_ref(), &cursor.options, page)
-        else {
+        let Some(query) = list_query(SELECT, cursor.config.as_ref(), &cursor.options, page) else {
             cursor.done = true;
             return Ok(Vec::new());
         };

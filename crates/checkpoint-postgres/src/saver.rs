@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{

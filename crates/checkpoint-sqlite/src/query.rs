@@ -191,7 +191,11 @@ mod tests {
     fn limit_goes_into_sql_only_without_a_filter() {
         let q = list_query(None, &ListOptions::default().limit(3), None);
         assert!(q.sql.ends_with("LIMIT ?") && !q.check_in_rust);
-        let q = list_query(None, &ListOptions::default().limit(3).filter("step", 1), None);
+        let q = list_query(
+            None,
+            &ListOptions::default().limit(3).filter("step", 1),
+            None,
+        );
         assert!(!q.sql.contains("LIMIT") && q.check_in_rust);
     }
 

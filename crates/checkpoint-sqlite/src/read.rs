@@ -319,18 +319,25 @@ mod tests {
         let rows = stmt
             .query_map(params_from_iter(params.iter()), |r| r.get::<_, String>(3))
             .expect("plan");
-        rows.map(|r| r.expect("plan row")).collect::<Vec<_>>().join("\n")
+        rows.map(|r| r.expect("plan row"))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     #[test]
     fn the_latest_checkpoint_is_the_end_of_a_primary_key_range() {
         let plan = plan(&checkpoint_query(true), 2);
         assert!(
-            plan.contains("USING INDEX sqlite_autoindex_checkpoints_1 (thread_id=? AND checkpoint_ns=?)"),
+            plan.contains(
+                "USING INDEX sqlite_autoindex_checkpoints_1 (thread_id=? AND checkpoint_ns=?)"
+            ),
             "{plan}"
         );
         // No sort: the index gives the order, so LIMIT 1 reads one entry.
-        assert!(!plan.contains("TEMP B-TREE") && !plan.contains("SCAN"), "{plan}");
+        assert!(
+            !plan.contains("TEMP B-TREE") && !plan.contains("SCAN"),
+            "{plan}"
+        );
     }
 
     #[test]
@@ -346,7 +353,11 @@ mod tests {
         };
         let filtered = ListOptions::default().filter("step", 1).limit(3);
         for options in [ListOptions::default(), filtered] {
-            let q = list_query(Some(&CheckpointConfig::thread("t")), &options, Some(page.clone()));
+            let q = list_query(
+                Some(&CheckpointConfig::thread("t")),
+                &options,
+                Some(page.clone()),
+            );
             let plan = plan(&q.sql, q.params.len());
             assert!(
                 plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id<?)"),

@@ -44,7 +44,10 @@ impl Drop for Files {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
-    const _: () = assert!(N * VALUE > 20 * BOUND, "the Vec listing must exceed the bound");
+    const _: () = assert!(
+        N * VALUE > 20 * BOUND,
+        "the Vec listing must exceed the bound"
+    );
     let files = Files(std::env::temp_dir().join(format!(
         "stategraph-list-memory-{}.sqlite",
         uuid::Uuid::new_v4()
@@ -106,7 +109,10 @@ async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
         .expect("a latest checkpoint");
     let read = ALLOC.total_allocated() - before;
     assert_eq!(latest.checkpoint.id, id(N - 1));
-    assert!(read < 64 * 1024, "reading the latest checkpoint allocated {read} bytes");
+    assert!(
+        read < 64 * 1024,
+        "reading the latest checkpoint allocated {read} bytes"
+    );
     drop(latest);
 
     let base = ALLOC.allocated();

@@ -29,7 +29,10 @@ fn id(n: usize) -> String {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
-    const _: () = assert!(N * VALUE > 20 * BOUND, "the Vec listing must exceed the bound");
+    const _: () = assert!(
+        N * VALUE > 20 * BOUND,
+        "the Vec listing must exceed the bound"
+    );
     let saver = MemorySaver::new();
     let value = Value::from("x".repeat(VALUE));
     let version = ChannelVersion::Int(1);
@@ -64,7 +67,10 @@ async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
         .expect("a latest checkpoint");
     let read = ALLOC.total_allocated() - before;
     assert_eq!(latest.checkpoint.id, id(N - 1));
-    assert!(read < 64 * 1024, "reading the latest checkpoint allocated {read} bytes");
+    assert!(
+        read < 64 * 1024,
+        "reading the latest checkpoint allocated {read} bytes"
+    );
     drop(latest);
 
     let base = ALLOC.allocated();
@@ -88,7 +94,10 @@ async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
 
     // The same listing as a Vec holds all of it: far over the bound.
     let all = saver
-        .list(Some(&CheckpointConfig::thread("long")), &ListOptions::default())
+        .list(
+            Some(&CheckpointConfig::thread("long")),
+            &ListOptions::default(),
+        )
         .await
         .expect("list");
     let held = ALLOC.allocated().saturating_sub(base);

@@ -190,11 +190,8 @@ pub(super) fn list_page(
                         id,
                         entry,
                     };
-                    let own = CheckpointConfig::for_checkpoint(
-                        thread.as_str(),
-                        ns.as_str(),
-                        id.as_str(),
-                    );
+                    let own =
+                        CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
                     out.push(at.tuple(serde, own, metadata)?);
                     cursor.remaining -= 1;
                     if cursor.remaining == 0 {
