@@ -23,7 +23,7 @@ const CHAIN: usize = 7;
 /// compared.
 ///
 /// The fixture: threads `a` and `b`, namespaces `""` and `"inner"` in each, the same
-/// [`CHAIN`] checkpoint ids in all four (metadata `step` 0…6, `source` `loop` on even
+/// seven checkpoint ids in all four (metadata `step` 0…6, `source` `loop` on even
 /// steps and `input` on odd ones, a value per checkpoint, writes on two of them), and one
 /// more checkpoint in `(a, "")` only.
 pub async fn stream_matches_list(saver: &dyn CheckpointSaver) -> Result<usize, Failure> {
