@@ -28,6 +28,16 @@ def load_driver(path):
     return module
 
 
+def reset_peak_rss():
+    """Resets the peak RSS (VmHWM) to the current RSS (Linux clear_refs 5); False if not."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def chat_and_history(bl, G, cp, turns):
     """S4 for `turns` turns on one thread, then S6 on it (figures named as io_bench's)."""
     g = G["chat"].compile(checkpointer=cp.saver)
@@ -57,10 +67,14 @@ def chat_and_history(bl, G, cp, turns):
         "storage_bytes": st, "n_checkpoints": n, "bytes_per_ckpt": st / max(n, 1),
         "growth": growth,
     }
-    # S6, as the driver does it: the history's configs only, then 20 get_state each.
+    # S6, as the driver does it: the history's configs only, then 20 get_state each. The
+    # listing's own memory: the peak RSS while it runs (reset first) above the RSS before.
+    reset = reset_peak_rss()
+    rss_before = bl.rss_mb()
     a = time.perf_counter()
     hist = [snap.config for snap in g.get_state_history(c)]
     history_s = time.perf_counter() - a
+    history_peak = bl.peak_rss_mb() - rss_before if reset else float("nan")
     mid = hist[len(hist) // 2]
 
     def timed(config):
@@ -75,6 +89,7 @@ def chat_and_history(bl, G, cp, turns):
     res.update({
         "s6_history_s": history_s, "s6_history_n": len(hist),
         "s6_history_us_per_ckpt": history_s / len(hist) * 1e6,
+        "s6_history_peak_mb": history_peak,
         "s6_get_state_mid_ms": timed(mid), "s6_get_state_latest_ms": timed(c),
         "peak_rss_after_s6_mb": bl.peak_rss_mb(),
     })

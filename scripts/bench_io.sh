@@ -15,6 +15,7 @@
 #   S7_WORKERS          S7 workers per process (default 1,2,4,8); 2 processes each
 #   S7_DURATION         S7 seconds per run (default 5)
 #   CPS                 savers for S4-S6 (default memory,sqlite,postgres)
+#   SCENARIOS           which of S4 (with S6), S5, S7 to run (default S4,S5,S7)
 # Output: target/bench-io/{rust.jsonl,python.jsonl,table.md,run.log}.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +27,7 @@ s5_invokes=${S5_INVOKES:-2}
 s7_workers=${S7_WORKERS:-1,2,4,8}
 s7_duration=${S7_DURATION:-5}
 cps=${CPS:-memory,sqlite,postgres}
+scenarios=",${SCENARIOS:-S4,S5,S7},"
 pg=${STATEGRAPH_BENCH_PG:-postgresql://postgres@127.0.0.1:5432/postgres}
 export STATEGRAPH_BENCH_PG=$pg
 # bench_langgraph.py reaches Postgres on 127.0.0.1:$PG_PORT as user postgres.
@@ -75,9 +77,12 @@ start=$SECONDS
 for (( rep = 0; rep < reps; rep++ )); do
   IFS=, read -ra cp_list <<<"$cps"
   for cp in "${cp_list[@]}"; do
-    echo "== rep $rep: S4+S6 ($turns turns), $cp" >&2
-    both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep" \
-      -- run --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep"
+    if [[ $scenarios == *,S4,* ]]; then
+      echo "== rep $rep: S4+S6 ($turns turns), $cp" >&2
+      both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep" \
+        -- run --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep"
+    fi
+    [[ $scenarios == *,S5,* ]] || continue
     for variant in str obj; do
       echo "== rep $rep: S5 $variant ($s5_invokes invokes), $cp" >&2
       both "$rep" worker "$out/bench_langgraph.py" --scenario S5 --cp "$cp" --variant "$variant" \
@@ -86,6 +91,7 @@ for (( rep = 0; rep < reps; rep++ )); do
     done
   done
   IFS=, read -ra workers <<<"$s7_workers"
+  [[ $scenarios == *,S7,* ]] || workers=()
   for n in "${workers[@]}"; do
     echo "== rep $rep: S7 2 x $n, ${s7_duration} s" >&2
     both "$rep" s7 "$out/bench_langgraph.py" --workers "$n" --duration "$s7_duration" --rep "$rep" \

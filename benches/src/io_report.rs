@@ -91,6 +91,22 @@ const TIME_ROWS: &[Row] = &[
         Better::Lower,
     ),
     row(
+        "S6 whole history, its peak memory",
+        "S4",
+        "-",
+        "s6_history_peak_mb",
+        "MiB above RSS before",
+        Better::Lower,
+    ),
+    row(
+        "S6 peak RSS of the process",
+        "S4",
+        "-",
+        "peak_rss_after_s6_mb",
+        "MiB",
+        Better::Lower,
+    ),
+    row(
         "S6 get_state, middle",
         "S4",
         "-",

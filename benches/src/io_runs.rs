@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use futures::TryStreamExt;
 use serde_json::{json, Map, Value as J};
 use stategraph::checkpoint::ListOptions;
 use stategraph::{RunConfig, Value};
@@ -47,6 +48,12 @@ pub fn proc_mib(key: &str) -> f64 {
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Resets the process's peak RSS (`VmHWM`) to its current RSS (Linux `clear_refs` 5);
+/// false where that is not possible.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// How many storage samples S4 takes as the thread grows (after turns N/4, N/2, 3N/4, N).
@@ -97,15 +104,24 @@ pub async fn chat_and_history(store: &IoSaver, cp: &str, turns: usize) -> IoResu
         "growth": growth,
     });
 
-    // S6: the whole history, then get_state at the middle checkpoint and at the latest.
+    // S6: the whole history (streamed, keeping only each snapshot's id, as the Python
+    // driver keeps only configs), then get_state at the middle checkpoint and at the latest.
+    // The listing's own memory: the peak RSS while it runs (reset first) above the RSS
+    // before it.
+    let reset = reset_peak_rss();
+    let rss_before = proc_mib("VmRSS");
     let start = Instant::now();
     let ids: Vec<String> = graph
-        .get_state_history(&config, &ListOptions::default())
-        .await?
-        .into_iter()
-        .filter_map(|s| s.config.and_then(|c| c.checkpoint_id))
-        .collect();
+        .get_state_history_stream(&config, ListOptions::default())
+        .try_filter_map(|s| async move { Ok(s.config.and_then(|c| c.checkpoint_id)) })
+        .try_collect()
+        .await?;
     let history = start.elapsed().as_secs_f64();
+    let history_peak = if reset {
+        proc_mib("VmHWM") - rss_before
+    } else {
+        f64::NAN
+    };
     let mid = ids.get(ids.len() / 2).ok_or("an empty history")?.clone();
     let timed = |cfg: RunConfig| {
         let graph = &graph;
@@ -130,6 +146,7 @@ pub async fn chat_and_history(store: &IoSaver, cp: &str, turns: usize) -> IoResu
             "s6_history_s": history, "s6_history_n": ids.len(),
             "s6_history_us_per_ckpt": history / ids.len().max(1) as f64 * 1e6,
             "s6_get_state_mid_ms": mid_ms, "s6_get_state_latest_ms": latest_ms,
+            "s6_history_peak_mb": history_peak,
             "peak_rss_after_s6_mb": proc_mib("VmHWM"),
         }),
     );

@@ -64,6 +64,14 @@ impl CheckpointSaver for TempSqlite {
         self.inner.list(config, options).await
     }
 
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> futures::stream::BoxStream<'_, Result<CheckpointTuple>> {
+        self.inner.list_stream(config, options)
+    }
+
     async fn put(
         &self,
         config: &CheckpointConfig,

@@ -7,6 +7,7 @@
 //! suite uses v1) with integer channel versions. The config passed to `put` carries the
 //! *parent's* id, and `put` returns the stored config.
 
+use futures::TryStreamExt;
 use stategraph_checkpoint::id::{now_ts, IdGenerator};
 use stategraph_checkpoint::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
@@ -184,13 +185,37 @@ pub async fn get_existing(
     })
 }
 
-/// `list(config, options)` collected.
+/// `list(config, options)` collected, checked against `list_stream` with the same
+/// arguments: the two must give equal tuples in the same order (so every list behaviour
+/// runs on both paths).
 pub async fn list(
     saver: &dyn CheckpointSaver,
     config: &CheckpointConfig,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>, Failure> {
-    Ok(saver.list(Some(config), options).await?)
+    list_any(saver, Some(config), options).await
+}
+
+/// [`list`] with an optional config (`None` lists every thread).
+pub async fn list_any(
+    saver: &dyn CheckpointSaver,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>, Failure> {
+    let listed = saver.list(config, options).await?;
+    let streamed: Vec<CheckpointTuple> = saver
+        .list_stream(config.cloned(), options.clone())
+        .try_collect()
+        .await?;
+    if streamed != listed {
+        return Err(Failure::new(format!(
+            "list_stream differs from list for config {config:?}, options {options:?}: \
+             streamed ids {:?}, listed ids {:?}",
+            ids(&streamed),
+            ids(&listed)
+        )));
+    }
+    Ok(listed)
 }
 
 /// The checkpoint ids of tuples, in their order.

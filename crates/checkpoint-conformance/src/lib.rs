@@ -73,6 +73,7 @@ mod behaviour;
 pub mod fixtures;
 mod report;
 pub mod spec;
+pub mod streaming;
 mod validate;
 
 pub use behaviour::{behaviours, Behaviour, BehaviourFn, Capability, Failure, Outcome};

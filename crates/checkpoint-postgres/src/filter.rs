@@ -59,12 +59,34 @@ pub(crate) fn filter_json(options: &ListOptions) -> Result<Option<String>, json:
     json::to_text(&Value::Map(doc)).map(Some)
 }
 
-/// The `list` query: `select` followed by the WHERE clause, newest first, limited.
-/// `None` when the filter can match nothing.
+/// The position of a row in the order of `list`: `(checkpoint_id, thread_id, checkpoint_ns)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RowKey {
+    pub(crate) checkpoint_id: String,
+    pub(crate) thread_id: String,
+    pub(crate) checkpoint_ns: String,
+}
+
+/// One page of a streamed listing: the rows after `after` (all when `None`), at most
+/// `rows` of them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ListPage<'a> {
+    pub(crate) after: Option<&'a RowKey>,
+    pub(crate) rows: usize,
+}
+
+/// The `list` query: `select` followed by the WHERE clause, newest first (equal ids by
+/// thread, then namespace), limited; only the rows of `page` when given. `None` when the
+/// filter can match nothing.
+///
+/// A page's keyset condition ("after the last row of the previous page") has a plain
+/// `checkpoint_id <= $n` conjunct, so that a page of one `(thread, namespace)` is a range
+/// of the primary key however deep into the history it starts.
 pub(crate) fn list_query(
     select: &str,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
+    page: Option<ListPage<'_>>,
 ) -> Option<Query> {
     let filter = filter_json(options).ok()?;
     let mut query = Query {
@@ -93,13 +115,28 @@ pub(crate) fn list_query(
         let p = query.bind(Box::new(id.to_owned()));
         wheres.push(format!("c.checkpoint_id < {p}"));
     }
+    if let Some(key) = page.and_then(|p| p.after) {
+        let id = query.bind(Box::new(key.checkpoint_id.clone()));
+        let thread = query.bind(Box::new(key.thread_id.clone()));
+        let ns = query.bind(Box::new(key.checkpoint_ns.clone()));
+        wheres.push(format!(
+            "c.checkpoint_id <= {id} AND (c.checkpoint_id < {id} OR (c.checkpoint_id = {id} \
+             AND (c.thread_id > {thread} OR (c.thread_id = {thread} AND c.checkpoint_ns > {ns}))))"
+        ));
+    }
     query.sql.push_str(select);
     if !wheres.is_empty() {
         query.sql.push_str(" WHERE ");
         query.sql.push_str(&wheres.join(" AND "));
     }
-    query.sql.push_str(" ORDER BY c.checkpoint_id DESC");
-    if let Some(limit) = options.limit {
+    query
+        .sql
+        .push_str(" ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns");
+    let limit = match (options.limit, page.map(|p| p.rows)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(limit) = limit {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let p = query.bind(Box::new(limit));
         query.sql.push_str(&format!(" LIMIT {p}"));
@@ -119,11 +156,13 @@ mod tests {
             .filter("$.source", "x' OR '1'='1")
             .limit(3);
         let config = CheckpointConfig::thread(hostile);
-        let query = list_query("SELECT 1 FROM checkpoints c", Some(&config), &options).unwrap();
+        let query =
+            list_query("SELECT 1 FROM checkpoints c", Some(&config), &options, None).unwrap();
         assert_eq!(
             query.sql,
             "SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
-             AND c.metadata @> $3::text::jsonb ORDER BY c.checkpoint_id DESC LIMIT $4"
+             AND c.metadata @> $3::text::jsonb ORDER BY c.checkpoint_id DESC, c.thread_id, \
+             c.checkpoint_ns LIMIT $4"
         );
         assert_eq!(query.params.len(), 4);
         let doc = json::parse(&filter_json(&options).unwrap().unwrap()).unwrap();
@@ -134,15 +173,18 @@ mod tests {
     #[test]
     fn unstorable_filter_values_match_nothing_and_empty_filters_nothing_else() {
         let bytes = ListOptions::default().filter("k", vec![1u8]);
-        assert!(list_query("S", None, &bytes).is_none());
+        assert!(list_query("S", None, &bytes, None).is_none());
         let nul = ListOptions::default().filter("k\0", 1);
-        assert!(list_query("S", None, &nul).is_none());
+        assert!(list_query("S", None, &nul, None).is_none());
         let none = ListOptions::default();
         assert_eq!(
-            list_query("S c", None, &none).unwrap().sql,
-            "S c ORDER BY c.checkpoint_id DESC"
+            list_query("S c", None, &none, None).unwrap().sql,
+            "S c ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns"
         );
         let before = ListOptions::default().before(CheckpointConfig::thread("t"));
-        assert!(!list_query("S", None, &before).unwrap().sql.contains('<'));
+        assert!(!list_query("S", None, &before, None)
+            .unwrap()
+            .sql
+            .contains('<'));
     }
 }

@@ -119,7 +119,7 @@ mod write;
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
 pub use options::{PostgresOptions, DEFAULT_POOL_SIZE};
-pub use saver::PostgresSaver;
+pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 
 /// The pool type [`PostgresSaver::from_pool`] takes, re-exported with its driver.

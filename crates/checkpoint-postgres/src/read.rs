@@ -19,7 +19,7 @@ use tokio_postgres::types::FromSql;
 use tokio_postgres::Row;
 
 use crate::error::pg;
-use crate::filter::{list_query, some_id};
+use crate::filter::{list_query, some_id, ListPage, RowKey};
 use crate::json;
 use crate::layout::{rebuild, JoinedBlob};
 
@@ -54,6 +54,36 @@ AND channel = '__pregel_tasks'";
 
 /// The channel format ≤ 3 checkpoints get their parent's sends in.
 const TASKS: &str = "__pregel_tasks";
+
+/// Where a listing stands between pages: its arguments, what is left of its limit, and
+/// the last row it read (the next page resumes after it).
+#[derive(Debug)]
+pub(crate) struct ListCursor {
+    config: Option<CheckpointConfig>,
+    options: ListOptions,
+    remaining: usize,
+    after: Option<RowKey>,
+    done: bool,
+}
+
+impl ListCursor {
+    /// A listing of `list(config, options)` that has not started.
+    pub(crate) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
+        let remaining = options.limit.unwrap_or(usize::MAX);
+        ListCursor {
+            config,
+            options,
+            remaining,
+            after: None,
+            done: remaining == 0,
+        }
+    }
+
+    /// True when every tuple has been returned.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+}
 
 /// What a reader needs besides the connection.
 pub(crate) struct Reader<'a> {
@@ -94,24 +124,58 @@ impl Reader<'_> {
         }
     }
 
-    /// `list`: newest first, filtered and limited in SQL.
+    /// `list`: newest first, filtered and limited in SQL, in one query.
     pub(crate) async fn list(
         &self,
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
-        let Some(query) = list_query(SELECT, config, options) else {
+        let mut cursor = ListCursor::new(config.cloned(), options.clone());
+        let mut out = Vec::new();
+        while !cursor.is_done() {
+            out.extend(self.list_page(&mut cursor, None).await?);
+        }
+        Ok(out)
+    }
+
+    /// The next page of a listing, continuing after the last row `cursor` read: at most
+    /// `rows` tuples (at least one), or all that are left when `rows` is `None`.
+    pub(crate) async fn list_page(
+        &self,
+        cursor: &mut ListCursor,
+        rows: Option<usize>,
+    ) -> Result<Vec<CheckpointTuple>> {
+        if cursor.done {
+            return Ok(Vec::new());
+        }
+        let page = rows.map(|rows| ListPage {
+            after: cursor.after.as_ref(),
+            rows: rows.clamp(1, cursor.remaining),
+        });
+        let Some(query) = list_query(SELECT, cursor.config.as_ref(), &cursor.options, page) else {
+            cursor.done = true;
             return Ok(Vec::new());
         };
         let stmt = self.client.prepare_cached(&query.sql).await.map_err(pg)?;
-        let rows = self
+        let found = self
             .client
             .query(&stmt, &query.param_refs())
             .await
             .map_err(pg)?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
+        let mut out = Vec::with_capacity(found.len());
+        for row in &found {
             out.push(self.tuple(row).await?);
+        }
+        cursor.remaining = cursor.remaining.saturating_sub(out.len());
+        match (page, out.last()) {
+            (Some(page), Some(last)) if out.len() >= page.rows && cursor.remaining > 0 => {
+                cursor.after = Some(RowKey {
+                    checkpoint_id: last.config.checkpoint_id.clone().unwrap_or_default(),
+                    thread_id: last.config.thread_id.clone(),
+                    checkpoint_ns: last.config.ns().to_owned(),
+                });
+            }
+            _ => cursor.done = true,
         }
         Ok(out)
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
@@ -17,8 +18,11 @@ use tokio_postgres::NoTls;
 
 use crate::conn::{describe, Connections};
 use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
-use crate::read::Reader;
+use crate::read::{ListCursor, Reader};
 use crate::{maintenance, prune, schema, write};
+
+/// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
+pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 
 /// A checkpoint saver on Postgres, with LangGraph's `PostgresSaver` tables and rows.
 ///
@@ -39,6 +43,7 @@ pub struct PostgresSaver {
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
     fencing: bool,
+    list_page: usize,
 }
 
 impl PostgresSaver {
@@ -119,6 +124,7 @@ impl PostgresSaver {
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
             fencing: true,
+            list_page: DEFAULT_LIST_PAGE_ROWS,
         }
     }
 
@@ -150,6 +156,13 @@ impl PostgresSaver {
     /// a put or a task write stores what Python's saver stores whatever other runs did.
     pub fn with_fencing(mut self, fencing: bool) -> PostgresSaver {
         self.fencing = fencing;
+        self
+    }
+
+    /// The most rows each page of [`CheckpointSaver::list_stream`] reads (at least 1;
+    /// default [`DEFAULT_LIST_PAGE_ROWS`]) (builder style).
+    pub fn with_list_page(mut self, rows: usize) -> PostgresSaver {
+        self.list_page = rows.max(1);
         self
     }
 
@@ -237,6 +250,40 @@ impl CheckpointSaver for PostgresSaver {
         };
         let done = self.conn.within(reader.list(config, options)).await;
         self.conn.finish("list", client, done)
+    }
+
+    /// Keyset pages: each page is one query on a pooled connection (held only for that
+    /// query), resuming after the last row of the previous page by `(checkpoint_id,
+    /// thread_id, checkpoint_ns)`; a page of one thread and namespace is a range scan of
+    /// the primary key. A page holds at most [`PostgresSaver::with_list_page`] tuples.
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        if let Some(Err(e)) = config.as_ref().map(validate_config) {
+            return stream::once(async move { Err(e) }).boxed();
+        }
+        let cursor = ListCursor::new(config, options);
+        stream::try_unfold(cursor, move |mut cursor| async move {
+            if cursor.is_done() {
+                return Ok(None);
+            }
+            let client = self.conn.get("list").await?;
+            let reader = Reader {
+                client: &client,
+                serde: self.serde.as_ref(),
+                versions: &self.versions,
+            };
+            let done = self
+                .conn
+                .within(reader.list_page(&mut cursor, Some(self.list_page)))
+                .await;
+            let page = self.conn.finish("list", client, done)?;
+            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Stores the checkpoint row (primitives inline) and the blobs of its new

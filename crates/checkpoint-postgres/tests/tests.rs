@@ -11,3 +11,4 @@ mod golden;
 mod interop;
 mod long_strings;
 mod rows;
+mod streaming;

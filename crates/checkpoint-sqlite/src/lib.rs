@@ -115,6 +115,6 @@ mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
 pub use rusqlite;
-pub use saver::SqliteSaver;
+pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};
 pub use synchronous::Synchronous;

@@ -20,6 +20,13 @@
 //! [`ListOptions::matches`], which decides the cases SQL cannot (lists and maps compare
 //! structurally, and the first of repeated keys). So `LIMIT` goes into the SQL only when
 //! there is no filter; with one, the caller stops reading rows once it has enough.
+//!
+//! A page of a streamed listing ([`ListPage`]) adds a keyset condition, "after the last
+//! row of the previous page" in the order of the query (`checkpoint_id` descending, then
+//! thread and namespace ascending), and a `LIMIT` on the rows scanned. The condition has
+//! a plain `checkpoint_id <= ?` conjunct so that SQLite bounds its index range with it: a
+//! page of one `(thread, namespace)` is a range of the primary key, however deep into the
+//! history it starts.
 
 use rusqlite::types::Value as Sql;
 use stategraph_checkpoint::{CheckpointConfig, ListOptions, Value};
@@ -44,8 +51,28 @@ pub(crate) fn some_id(id: Option<&String>) -> Option<&str> {
     id.map(String::as_str).filter(|id| !id.is_empty())
 }
 
-/// The query of `list(config, options)`: newest first (ties by thread and namespace).
-pub(crate) fn list_query(config: Option<&CheckpointConfig>, options: &ListOptions) -> ListQuery {
+/// The position of a row in the order of `list`: `(checkpoint_id, thread_id, checkpoint_ns)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RowKey {
+    pub(crate) checkpoint_id: String,
+    pub(crate) thread_id: String,
+    pub(crate) checkpoint_ns: String,
+}
+
+/// One page of a listing: the rows after `after` (all when `None`), at most `rows` of them.
+#[derive(Clone, Debug)]
+pub(crate) struct ListPage<'a> {
+    pub(crate) after: Option<&'a RowKey>,
+    pub(crate) rows: usize,
+}
+
+/// The query of `list(config, options)`: newest first (ties by thread and namespace);
+/// only the rows of `page` when given.
+pub(crate) fn list_query(
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+    page: Option<ListPage<'_>>,
+) -> ListQuery {
     let mut wheres: Vec<String> = Vec::new();
     let mut params: Vec<Sql> = Vec::new();
     if let Some(config) = config {
@@ -69,6 +96,23 @@ pub(crate) fn list_query(config: Option<&CheckpointConfig>, options: &ListOption
         wheres.push("checkpoint_id < ?".into());
         params.push(Sql::Text(id.to_owned()));
     }
+    if let Some(key) = page.as_ref().and_then(|p| p.after) {
+        wheres.push(
+            "checkpoint_id <= ? AND (checkpoint_id < ? OR (checkpoint_id = ? AND \
+             (thread_id > ? OR (thread_id = ? AND checkpoint_ns > ?))))"
+                .into(),
+        );
+        for text in [
+            &key.checkpoint_id,
+            &key.checkpoint_id,
+            &key.checkpoint_id,
+            &key.thread_id,
+            &key.thread_id,
+            &key.checkpoint_ns,
+        ] {
+            params.push(Sql::Text(text.clone()));
+        }
+    }
     let mut sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints");
     if !wheres.is_empty() {
         sql.push_str(" WHERE ");
@@ -76,7 +120,16 @@ pub(crate) fn list_query(config: Option<&CheckpointConfig>, options: &ListOption
     }
     sql.push_str(" ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns");
     let check_in_rust = filter.is_some();
-    if let (Some(limit), false) = (options.limit, check_in_rust) {
+    let limit = match (options.limit, check_in_rust) {
+        (Some(limit), false) => Some(limit),
+        _ => None,
+    };
+    // A page scans at most `rows` rows (matching or not: the next page resumes after them).
+    let limit = match (limit, page.map(|p| p.rows)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(limit) = limit {
         sql.push_str(" LIMIT ?");
         params.push(Sql::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
     }
@@ -127,7 +180,7 @@ mod tests {
     #[test]
     fn hostile_keys_never_reach_the_sql_text() {
         let key = "a') OR 1=1 --\"; DROP TABLE checkpoints; --";
-        let q = list_query(None, &ListOptions::default().filter(key, "x"));
+        let q = list_query(None, &ListOptions::default().filter(key, "x"), None);
         assert!(!q.sql.contains("DROP"), "{}", q.sql);
         assert!(!q.sql.contains("OR 1=1"), "{}", q.sql);
         assert_eq!(q.params.first(), Some(&Sql::Text(key.to_owned())));
@@ -136,9 +189,13 @@ mod tests {
 
     #[test]
     fn limit_goes_into_sql_only_without_a_filter() {
-        let q = list_query(None, &ListOptions::default().limit(3));
+        let q = list_query(None, &ListOptions::default().limit(3), None);
         assert!(q.sql.ends_with("LIMIT ?") && !q.check_in_rust);
-        let q = list_query(None, &ListOptions::default().limit(3).filter("step", 1));
+        let q = list_query(
+            None,
+            &ListOptions::default().limit(3).filter("step", 1),
+            None,
+        );
         assert!(!q.sql.contains("LIMIT") && q.check_in_rust);
     }
 
@@ -146,7 +203,7 @@ mod tests {
     fn config_parts_become_bound_conditions() {
         let config = CheckpointConfig::for_checkpoint("t'", "ns", "id");
         let before = CheckpointConfig::for_checkpoint("t'", "", "z");
-        let q = list_query(Some(&config), &ListOptions::default().before(before));
+        let q = list_query(Some(&config), &ListOptions::default().before(before), None);
         assert_eq!(
             q.sql,
             format!(

@@ -13,7 +13,7 @@ use stategraph_checkpoint::{
 
 use crate::error::SqlResultExt;
 use crate::json;
-use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
+use crate::query::{list_query, some_id, ListPage, RowKey, CHECKPOINT_COLUMNS};
 
 /// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
 /// of UTF-8 text is code point order, as Python sorts).
@@ -96,6 +96,20 @@ pub(crate) fn bytes(value: ValueRef<'_>) -> Option<Vec<u8>> {
     }
 }
 
+/// The query of `get_tuple`: the checkpoint `?3` of `(?1, ?2)`, or (`latest`) the greatest
+/// id of `(?1, ?2)`, which reads one entry at the end of a primary-key range whatever the
+/// thread's length (see the plan test below).
+fn checkpoint_query(latest: bool) -> String {
+    let base = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
+    );
+    if latest {
+        format!("{base} ORDER BY checkpoint_id DESC LIMIT 1")
+    } else {
+        format!("{base} AND checkpoint_id = ?3")
+    }
+}
+
 /// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`.
 pub(crate) fn get_tuple(
     conn: &Connection,
@@ -104,21 +118,14 @@ pub(crate) fn get_tuple(
 ) -> Result<Option<CheckpointTuple>> {
     let ns = config.ns();
     let id = some_id(config.checkpoint_id.as_ref());
-    let base = format!(
-        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
-    );
     let mut stmt;
     let mut rows = match id {
         Some(id) => {
-            stmt = conn
-                .prepare_cached(&format!("{base} AND checkpoint_id = ?3"))
-                .backend()?;
+            stmt = conn.prepare_cached(&checkpoint_query(false)).backend()?;
             stmt.query(params![config.thread_id, ns, id]).backend()?
         }
         None => {
-            stmt = conn
-                .prepare_cached(&format!("{base} ORDER BY checkpoint_id DESC LIMIT 1"))
-                .backend()?;
+            stmt = conn.prepare_cached(&checkpoint_query(true)).backend()?;
             stmt.query(params![config.thread_id, ns]).backend()?
         }
     };
@@ -137,38 +144,128 @@ pub(crate) fn get_tuple(
     row.into_tuple(conn, serde, own, metadata).map(Some)
 }
 
-/// `list`: newest first; see [`crate::query`] for how the filter and limit apply.
+/// Where a listing stands between pages: its arguments, what is left of its limit, and
+/// the last row it scanned (the next page resumes after it).
+#[derive(Debug)]
+pub(crate) struct ListCursor {
+    config: Option<CheckpointConfig>,
+    options: ListOptions,
+    remaining: usize,
+    after: Option<RowKey>,
+    done: bool,
+}
+
+impl ListCursor {
+    /// A listing of `list(config, options)` that has not started.
+    pub(crate) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
+        let remaining = options.limit.unwrap_or(usize::MAX);
+        ListCursor {
+            config,
+            options,
+            remaining,
+            after: None,
+            done: remaining == 0,
+        }
+    }
+
+    /// True when every tuple has been returned.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// How much one page of a listing reads at most.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PageSize {
+    /// Rows scanned (matching the filter or not); at least 1.
+    pub(crate) rows: usize,
+    /// Encoded checkpoint bytes: the page ends after the row that reaches this.
+    pub(crate) bytes: usize,
+}
+
+impl PageSize {
+    /// No bound: the whole listing in one page (one query).
+    pub(crate) const ALL: PageSize = PageSize {
+        rows: usize::MAX,
+        bytes: usize::MAX,
+    };
+}
+
+/// `list`: every tuple at once, from one query; see [`crate::query`] for how the filter
+/// and limit apply.
 pub(crate) fn list(
     conn: &Connection,
     serde: &dyn Serializer,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>> {
+    let mut cursor = ListCursor::new(config.cloned(), options.clone());
     let mut out = Vec::new();
-    let limit = options.limit.unwrap_or(usize::MAX);
-    if limit == 0 {
+    while !cursor.is_done() {
+        out.extend(list_page(conn, serde, &mut cursor, PageSize::ALL)?);
+    }
+    Ok(out)
+}
+
+/// The next page of a listing, continuing after the last row `cursor` scanned: newest
+/// first, at most `size` rows scanned (at least one), with their pending writes.
+pub(crate) fn list_page(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    cursor: &mut ListCursor,
+    size: PageSize,
+) -> Result<Vec<CheckpointTuple>> {
+    let mut out = Vec::new();
+    if cursor.done {
         return Ok(out);
     }
-    let query = list_query(config, options);
+    let bounded = size.rows != usize::MAX;
+    let page = bounded.then(|| ListPage {
+        after: cursor.after.as_ref(),
+        rows: size.rows.clamp(1, cursor.remaining),
+    });
+    let query = list_query(cursor.config.as_ref(), &cursor.options, page);
     let mut stmt = conn.prepare_cached(&query.sql).backend()?;
     let mut rows = stmt
         .query(params_from_iter(query.params.iter()))
         .backend()?;
+    let (mut scanned, mut bytes) = (0usize, 0usize);
+    let mut last: Option<RowKey> = None;
     while let Some(row) = rows.next().backend()? {
         let row = CheckpointRow::from_row(row).backend()?;
-        let metadata = row.metadata()?;
-        if query.check_in_rust && !options.matches(&metadata) {
-            continue;
+        scanned += 1;
+        bytes = bytes.saturating_add(row.checkpoint.len());
+        if bounded {
+            last = Some(RowKey {
+                checkpoint_id: row.checkpoint_id.clone(),
+                thread_id: row.thread_id.clone(),
+                checkpoint_ns: row.checkpoint_ns.clone(),
+            });
         }
-        let own = CheckpointConfig::for_checkpoint(
-            row.thread_id.as_str(),
-            row.checkpoint_ns.as_str(),
-            row.checkpoint_id.as_str(),
-        );
-        out.push(row.into_tuple(conn, serde, own, metadata)?);
-        if out.len() >= limit {
+        let metadata = row.metadata()?;
+        if !query.check_in_rust || cursor.options.matches(&metadata) {
+            let own = CheckpointConfig::for_checkpoint(
+                row.thread_id.as_str(),
+                row.checkpoint_ns.as_str(),
+                row.checkpoint_id.as_str(),
+            );
+            out.push(row.into_tuple(conn, serde, own, metadata)?);
+            cursor.remaining -= 1;
+            if cursor.remaining == 0 {
+                cursor.done = true;
+                return Ok(out);
+            }
+        }
+        if bounded && (scanned >= size.rows || bytes >= size.bytes) {
             break;
         }
+    }
+    // A page that stopped short of its row bound only because of its byte bound goes on;
+    // one that got fewer rows than it asked for was the last.
+    let full = scanned >= size.rows || (bounded && bytes >= size.bytes);
+    match last {
+        Some(key) if full => cursor.after = Some(key),
+        _ => cursor.done = true,
     }
     Ok(out)
 }
@@ -199,4 +296,83 @@ fn pending_writes(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Query plans: the reads whose cost must not grow with the thread's length.
+
+    use rusqlite::types::Value as Sql;
+    use stategraph_checkpoint::{CheckpointConfig, ListOptions};
+
+    use super::*;
+    use crate::schema::CREATE_TABLES;
+
+    /// `EXPLAIN QUERY PLAN` of `sql` with `n` NULL parameters, one line per step.
+    fn plan(sql: &str, n: usize) -> String {
+        let conn = Connection::open_in_memory().expect("open");
+        conn.execute_batch(CREATE_TABLES).expect("tables");
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .expect("explain");
+        let params = vec![Sql::Null; n];
+        let rows = stmt
+            .query_map(params_from_iter(params.iter()), |r| r.get::<_, String>(3))
+            .expect("plan");
+        rows.map(|r| r.expect("plan row"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_latest_checkpoint_is_the_end_of_a_primary_key_range() {
+        let plan = plan(&checkpoint_query(true), 2);
+        assert!(
+            plan.contains(
+                "USING INDEX sqlite_autoindex_checkpoints_1 (thread_id=? AND checkpoint_ns=?)"
+            ),
+            "{plan}"
+        );
+        // No sort: the index gives the order, so LIMIT 1 reads one entry.
+        assert!(
+            !plan.contains("TEMP B-TREE") && !plan.contains("SCAN"),
+            "{plan}"
+        );
+    }
+
+    #[test]
+    fn a_page_of_one_namespace_starts_at_its_key_in_the_primary_key() {
+        let key = RowKey {
+            checkpoint_id: "c".into(),
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+        };
+        let page = ListPage {
+            after: Some(&key),
+            rows: 16,
+        };
+        let filtered = ListOptions::default().filter("step", 1).limit(3);
+        for options in [ListOptions::default(), filtered] {
+            let q = list_query(
+                Some(&CheckpointConfig::thread("t")),
+                &options,
+                Some(page.clone()),
+            );
+            let plan = plan(&q.sql, q.params.len());
+            assert!(
+                plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id<?)"),
+                "{plan}"
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        }
+    }
+
+    #[test]
+    fn pending_writes_are_a_primary_key_range() {
+        let plan = plan(PENDING_WRITES, 3);
+        assert!(
+            plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)"),
+            "{plan}"
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
@@ -15,6 +16,7 @@ use stategraph_checkpoint::{
 };
 
 use crate::pool::{blocking, Pool};
+use crate::read::PageSize;
 use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::{json, maintenance, read, write, Synchronous};
 
@@ -35,7 +37,15 @@ pub struct SqliteSaver {
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
     fencing: bool,
+    list_page: PageSize,
 }
+
+/// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
+pub const DEFAULT_LIST_PAGE_ROWS: usize = 64;
+
+/// The encoded checkpoint bytes after which a page of [`CheckpointSaver::list_stream`]
+/// ends (1 MiB): a page holds few checkpoints when they are large.
+pub const LIST_PAGE_BYTES: usize = 1 << 20;
 
 impl SqliteSaver {
     /// Opens the database file at `path`, creating the file and the tables if needed and
@@ -58,6 +68,10 @@ impl SqliteSaver {
             pool: Arc::new(pool),
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
+            list_page: PageSize {
+                rows: DEFAULT_LIST_PAGE_ROWS,
+                bytes: LIST_PAGE_BYTES,
+            },
             fencing: true,
         }
     }
@@ -153,6 +167,14 @@ impl SqliteSaver {
         refused.map_or(Ok(()), Err)
     }
 
+    /// The most rows each page of [`CheckpointSaver::list_stream`] reads (at least 1;
+    /// default [`DEFAULT_LIST_PAGE_ROWS`]); a page also ends once its checkpoints reach
+    /// [`LIST_PAGE_BYTES`] (builder style).
+    pub fn with_list_page(mut self, rows: usize) -> SqliteSaver {
+        self.list_page.rows = rows.max(1);
+        self
+    }
+
     /// Uses another serializer for checkpoints and writes, e.g. an `EncryptedSerializer`
     /// (builder style). Metadata stays plain JSON, as in LangGraph.
     pub fn with_serializer(mut self, serde: Arc<dyn Serializer>) -> SqliteSaver {
@@ -217,6 +239,39 @@ impl CheckpointSaver for SqliteSaver {
             pool.read(|conn| read::list(conn, serde.as_ref(), config.as_ref(), &options))
         })
         .await
+    }
+
+    /// Keyset pages: each page is one query in its own read transaction on a reader
+    /// connection (never the write lock), resuming after the last row of the previous page
+    /// by `(checkpoint_id, thread_id, checkpoint_ns)`. A page of one thread and namespace
+    /// is a range scan of the primary key, so every page costs the same however long the
+    /// thread is. A page ends after [`SqliteSaver::with_list_page`] rows or once its
+    /// checkpoints reach [`LIST_PAGE_BYTES`].
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        if let Some(Err(e)) = config.as_ref().map(validate_config) {
+            return stream::once(async move { Err(e) }).boxed();
+        }
+        let cursor = read::ListCursor::new(config, options);
+        let size = self.list_page;
+        stream::try_unfold(cursor, move |mut cursor| async move {
+            if cursor.is_done() {
+                return Ok(None);
+            }
+            let serde = Arc::clone(&self.serde);
+            let (page, cursor) = blocking(&self.pool, move |pool| {
+                let page =
+                    pool.read(|conn| read::list_page(conn, serde.as_ref(), &mut cursor, size))?;
+                Ok((page, cursor))
+            })
+            .await?;
+            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Stores the whole checkpoint (`channel_values` inline, as LangGraph's SQLite saver

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use indexmap::IndexMap;
 
 use crate::checkpoint::{Checkpoint, CheckpointTuple};
@@ -163,6 +164,28 @@ pub trait CheckpointSaver: Send + Sync {
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>>;
+
+    /// [`CheckpointSaver::list`] as a stream: the same tuples in the same order, with the
+    /// same filter, `before`, `limit` and namespace rules, produced as the consumer pulls
+    /// them. Savers that implement it natively read in bounded pages, so listing a thread
+    /// of any length holds a bounded amount of memory (a page, not the history); the
+    /// arguments are owned so that the stream borrows nothing but the saver.
+    ///
+    /// A page is read from one snapshot and the next page resumes after the last
+    /// checkpoint read, so checkpoints added while the stream is consumed appear only if
+    /// they sort after that point (a newer checkpoint never does: the order is newest
+    /// first). Provided: one [`CheckpointSaver::list`] call, streamed out of its `Vec`
+    /// (not bounded; every saver of this workspace overrides it).
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        stream::once(async move { self.list(config.as_ref(), &options).await })
+            .map_ok(|tuples| stream::iter(tuples.into_iter().map(Ok)))
+            .try_flatten()
+            .boxed()
+    }
 
     /// Stores a checkpoint. `config.checkpoint_id` is the parent's id (or none);
     /// `new_versions` names the channels whose values are new since the parent. Returns the

@@ -7,4 +7,5 @@ mod golden;
 mod interop;
 mod json;
 mod schema;
+mod streaming;
 mod support;

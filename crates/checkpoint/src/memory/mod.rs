@@ -32,6 +32,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use parking_lot::RwLock;
 
 use crate::checkpoint::{write_index, Checkpoint, CheckpointTuple};
@@ -61,7 +62,11 @@ pub struct MemorySaver {
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
     fencing: bool,
+    list_page: usize,
 }
+
+/// How many tuples a page of [`CheckpointSaver::list_stream`] decodes by default.
+pub const DEFAULT_LIST_PAGE: usize = 8;
 
 impl MemorySaver {
     /// An empty saver with [`JsonPlusSerializer`] and random versions.
@@ -71,6 +76,7 @@ impl MemorySaver {
             store: RwLock::new(Store::default()),
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
+            list_page: DEFAULT_LIST_PAGE,
             fencing: true,
         }
     }
@@ -86,6 +92,14 @@ impl MemorySaver {
     /// Whether the fence is on.
     pub fn fencing(&self) -> bool {
         self.fencing
+    }
+
+    /// How many tuples each page of [`CheckpointSaver::list_stream`] decodes under one
+    /// read lock (at least 1; default [`DEFAULT_LIST_PAGE`]) (builder style). A stream
+    /// holds at most one page; the lock is released between pages.
+    pub fn with_list_page(mut self, tuples: usize) -> MemorySaver {
+        self.list_page = tuples.max(1);
+        self
     }
 
     /// Uses another serializer, e.g. an `EncryptedSerializer` (builder style).
@@ -151,6 +165,34 @@ impl CheckpointSaver for MemorySaver {
             validate_config(config)?;
         }
         read::list(&self.store.read(), self.serde.as_ref(), config, options)
+    }
+
+    /// Pages of [`MemorySaver::with_list_page`] tuples, each decoded under the read lock
+    /// and handed out after it is released; the next page resumes after the last
+    /// checkpoint the previous one scanned.
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<CheckpointTuple>> {
+        if let Some(Err(e)) = config.as_ref().map(validate_config) {
+            return stream::once(async move { Err(e) }).boxed();
+        }
+        let cursor = read::ListCursor::new(config, options);
+        stream::try_unfold(cursor, move |mut cursor| async move {
+            if cursor.is_done() {
+                return Ok(None);
+            }
+            let page = read::list_page(
+                &self.store.read(),
+                self.serde.as_ref(),
+                &mut cursor,
+                self.list_page,
+            )?;
+            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Stores the blob of every `(channel, version)` of `new_versions` (the serialized

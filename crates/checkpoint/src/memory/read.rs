@@ -65,79 +65,179 @@ pub(super) fn get_tuple(
     }
 }
 
-/// `list`: threads in first-write order, then namespaces in first-write order, then ids
-/// descending, as LangGraph's `InMemorySaver.list` iterates; `limit` counts the tuples
-/// returned after `before` and the metadata filter.
+/// Where a listing stands between pages: its arguments, what is left of its limit, and
+/// the last checkpoint it scanned (the next page resumes after it).
+#[derive(Debug)]
+pub(super) struct ListCursor {
+    config: Option<CheckpointConfig>,
+    options: ListOptions,
+    remaining: usize,
+    after: Option<(String, String, String)>,
+    done: bool,
+}
+
+impl ListCursor {
+    /// A listing of `list(config, options)` that has not started.
+    pub(super) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
+        let remaining = options.limit.unwrap_or(usize::MAX);
+        ListCursor {
+            config,
+            options,
+            remaining,
+            after: None,
+            done: remaining == 0,
+        }
+    }
+
+    /// True when every tuple has been returned.
+    pub(super) fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// The most checkpoints one page scans (matching the filter or not), so that a page with a
+/// rare filter does not hold the store's lock for the whole store.
+const MAX_SCAN_PER_PAGE: usize = 1024;
+
+/// `list`: every tuple at once (one page without a size bound).
 pub(super) fn list(
     store: &Store,
     serde: &dyn Serializer,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>> {
+    let mut cursor = ListCursor::new(config.cloned(), options.clone());
     let mut out = Vec::new();
-    let mut remaining = options.limit.unwrap_or(usize::MAX);
-    if remaining == 0 {
+    while !cursor.is_done() {
+        out.extend(list_page(store, serde, &mut cursor, usize::MAX)?);
+    }
+    Ok(out)
+}
+
+/// The next page of a listing: at most `max` tuples (at least one scanned checkpoint per
+/// call), continuing where `cursor` stopped.
+///
+/// The order is LangGraph's `InMemorySaver.list`: threads in first-write order, then
+/// namespaces in first-write order, then ids descending; `limit` counts the tuples
+/// returned after `before` and the metadata filter. A thread or namespace removed between
+/// two pages ends the part of the listing that was inside it.
+pub(super) fn list_page(
+    store: &Store,
+    serde: &dyn Serializer,
+    cursor: &mut ListCursor,
+    max: usize,
+) -> Result<Vec<CheckpointTuple>> {
+    let mut out = Vec::new();
+    if cursor.done {
         return Ok(out);
     }
+    let config = cursor.config.as_ref();
     let only_id = config.and_then(|c| some_id(c.checkpoint_id.as_ref()));
     let only_ns = config.and_then(|c| c.checkpoint_ns.as_deref());
-    let before = options
+    let before = cursor
+        .options
         .before
         .as_ref()
         .and_then(|b| some_id(b.checkpoint_id.as_ref()));
-    let threads: Box<dyn Iterator<Item = (&String, &super::store::Thread)>> = match config {
-        Some(c) => Box::new(
-            store
-                .threads
-                .get_key_value(c.thread_id.as_str())
-                .into_iter(),
-        ),
-        None => Box::new(store.threads.iter()),
+    // The threads a listing visits: the config's one, or every thread.
+    let (mut first_thread, last_thread) = match config {
+        Some(c) => match store.threads.get_index_of(c.thread_id.as_str()) {
+            Some(t) => (t, t + 1),
+            None => (0, 0),
+        },
+        None => (0, store.threads.len()),
     };
-    for (thread, data) in threads {
-        for (ns, namespace) in &data.namespaces {
+    // Where the last page stopped: that thread, namespace and id bound.
+    let (mut first_ns, mut resume_id) = (0, None);
+    if let Some((thread, ns, id)) = &cursor.after {
+        let Some(t) = store.threads.get_index_of(thread.as_str()) else {
+            cursor.done = true;
+            return Ok(out);
+        };
+        first_thread = t;
+        match store.threads[t].namespaces.get_index_of(ns.as_str()) {
+            Some(n) => (first_ns, resume_id) = (n, Some(id.as_str())),
+            None => first_thread = t + 1,
+        }
+    }
+    let max = max.max(1);
+    let mut scanned = 0usize;
+    let mut stopped_at: Option<(&str, &str, &str)> = None;
+    let threads = store.threads.iter().enumerate();
+    'threads: for (t, (thread, data)) in threads.take(last_thread).skip(first_thread) {
+        let ns_start = if t == first_thread { first_ns } else { 0 };
+        for (n, (ns, namespace)) in data.namespaces.iter().enumerate().skip(ns_start) {
             if only_ns.is_some_and(|only| only != ns) {
                 continue;
             }
-            let candidates: Box<dyn Iterator<Item = (&String, &Entry)>> = match (only_id, before) {
-                (Some(id), _) => Box::new(
-                    namespace
-                        .checkpoints
-                        .get_key_value(id)
-                        .filter(|(id, _)| before.is_none_or(|b| id.as_str() < b))
-                        .into_iter(),
-                ),
-                (None, Some(b)) => Box::new(
-                    namespace
-                        .checkpoints
-                        .range::<str, _>((Bound::Unbounded, Bound::Excluded(b)))
-                        .rev(),
-                ),
-                (None, None) => Box::new(namespace.checkpoints.iter().rev()),
+            let resume = if t == first_thread && n == first_ns {
+                resume_id
+            } else {
+                None
             };
-            for (id, entry) in candidates {
+            let upper = match (before, resume) {
+                (Some(b), Some(r)) => Some(b.min(r)),
+                (b, r) => b.or(r),
+            };
+            for (id, entry) in candidates(namespace, only_id, upper) {
+                scanned += 1;
                 let metadata = CheckpointMetadata::from_value(load(serde, &entry.metadata)?)?;
-                if !options.matches(&metadata) {
-                    continue;
+                if cursor.options.matches(&metadata) {
+                    let at = At {
+                        thread,
+                        ns,
+                        namespace,
+                        id,
+                        entry,
+                    };
+                    let own =
+                        CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
+                    out.push(at.tuple(serde, own, metadata)?);
+                    cursor.remaining -= 1;
+                    if cursor.remaining == 0 {
+                        cursor.done = true;
+                        return Ok(out);
+                    }
                 }
-                let at = At {
-                    thread,
-                    ns,
-                    namespace,
-                    id,
-                    entry,
-                };
-                let own =
-                    CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
-                out.push(at.tuple(serde, own, metadata)?);
-                remaining -= 1;
-                if remaining == 0 {
-                    return Ok(out);
+                if out.len() >= max || scanned >= MAX_SCAN_PER_PAGE {
+                    stopped_at = Some((thread, ns, id));
+                    break 'threads;
                 }
             }
         }
     }
+    match stopped_at {
+        Some((thread, ns, id)) => {
+            cursor.after = Some((thread.to_owned(), ns.to_owned(), id.to_owned()));
+        }
+        None => cursor.done = true,
+    }
     Ok(out)
+}
+
+/// The checkpoints of a namespace a listing visits, newest first: only `only_id` when
+/// set, and only ids below `upper` when set.
+fn candidates<'a>(
+    namespace: &'a Namespace,
+    only_id: Option<&'a str>,
+    upper: Option<&'a str>,
+) -> Box<dyn Iterator<Item = (&'a String, &'a Entry)> + 'a> {
+    match (only_id, upper) {
+        (Some(id), _) => Box::new(
+            namespace
+                .checkpoints
+                .get_key_value(id)
+                .filter(move |(id, _)| upper.is_none_or(|b| id.as_str() < b))
+                .into_iter(),
+        ),
+        (None, Some(b)) => Box::new(
+            namespace
+                .checkpoints
+                .range::<str, _>((Bound::Unbounded, Bound::Excluded(b)))
+                .rev(),
+        ),
+        (None, None) => Box::new(namespace.checkpoints.iter().rev()),
+    }
 }
 
 /// One stored checkpoint and where it lives.

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 
+use futures::TryStreamExt;
 use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 
 use crate::db::Db;
@@ -17,11 +18,8 @@ use crate::snapshot::{interrupts, next, SnapshotJson};
 use crate::style::{progress, Style};
 use crate::{Ctx, Result};
 
-/// Checkpoints read per `list` call.
-pub const PAGE: usize = 200;
-
 /// Calls `f` on every checkpoint of `(thread, ns)` older than `before`, newest first, at
-/// most `limit`, reading [`PAGE`] at a time.
+/// most `limit`, from the saver's `list_stream` (which reads in bounded pages).
 pub async fn for_each_page(
     db: &Db,
     thread: &str,
@@ -31,28 +29,18 @@ pub async fn for_each_page(
     mut f: impl FnMut(CheckpointTuple) -> Result<()>,
 ) -> Result<usize> {
     let config = CheckpointConfig::thread(thread).with_ns(ns);
-    let mut before = before;
+    let mut options = ListOptions {
+        limit,
+        ..ListOptions::default()
+    };
+    if let Some(id) = before {
+        options = options.before(CheckpointConfig::for_checkpoint(thread, ns, id));
+    }
+    let mut tuples = db.saver.list_stream(Some(config), options);
     let mut seen = 0usize;
-    loop {
-        let want = match limit {
-            Some(l) if l <= seen => break,
-            Some(l) => (l - seen).min(PAGE),
-            None => PAGE,
-        };
-        let mut options = ListOptions::default().limit(want);
-        if let Some(id) = &before {
-            options = options.before(CheckpointConfig::for_checkpoint(thread, ns, id.as_str()));
-        }
-        let page = db.saver.list(Some(&config), &options).await?;
-        let n = page.len();
-        for t in page {
-            before = t.config.checkpoint_id.clone();
-            f(t)?;
-        }
-        seen += n;
-        if n < want {
-            break;
-        }
+    while let Some(t) = tuples.try_next().await? {
+        f(t)?;
+        seen += 1;
     }
     Ok(seen)
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use indexmap::IndexMap;
 use stategraph_checkpoint::{
     ChannelVersion, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
@@ -59,21 +60,53 @@ impl<S: State> CompiledGraph<S> {
     }
 
     /// The thread's checkpoints (of the root, or of the namespace the config names) as
-    /// snapshots, newest first.
+    /// snapshots, newest first. Collects [`CompiledGraph::get_state_history_stream`].
     pub async fn get_state_history(
         &self,
         config: &crate::RunConfig,
         options: &ListOptions,
     ) -> Result<Vec<StateSnapshot>> {
-        let saver = self.saver()?;
-        let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
+        self.get_state_history_stream(config, options.clone())
+            .try_collect()
+            .await
+    }
+
+    /// [`CompiledGraph::get_state_history`] as a stream: each snapshot is built when the
+    /// consumer pulls it, from the saver's [`CheckpointSaver::list_stream`], so walking a
+    /// history of any length holds one page of checkpoints, not the history. A missing
+    /// checkpointer or an unknown namespace is the stream's only item, an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(graph: stategraph::CompiledGraph<stategraph::DynState>) -> stategraph::Result<()> {
+    /// use futures::TryStreamExt;
+    /// let config = stategraph::RunConfig::thread("t");
+    /// let mut history = graph.get_state_history_stream(&config, Default::default());
+    /// while let Some(snapshot) = history.try_next().await? {
+    ///     println!("{:?}", snapshot.config);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn get_state_history_stream(
+        &self,
+        config: &crate::RunConfig,
+        options: ListOptions,
+    ) -> BoxStream<'_, Result<StateSnapshot>> {
+        let setup = self
+            .saver()
+            .and_then(|saver| Ok((saver, graph_for_ns(&self.graph, &config.checkpoint_ns)?)));
+        let (saver, graph) = match setup {
+            Ok(found) => found,
+            Err(e) => return stream::once(async move { Err(e) }).boxed(),
+        };
         let cfg = config.checkpoint_config(&config.checkpoint_ns);
-        let tuples = saver.list(Some(&cfg), options).await?;
-        let mut out = Vec::with_capacity(tuples.len());
-        for t in tuples {
-            out.push(snapshot(&graph, saver, t, false, false).await?);
-        }
-        Ok(out)
+        saver
+            .list_stream(Some(cfg), options)
+            .map_err(Error::from)
+            .and_then(move |t| {
+                let graph = graph.clone();
+                async move { snapshot(&graph, saver, t, false, false).await }
+            })
+            .boxed()
     }
 }
 

@@ -106,6 +106,14 @@ impl CheckpointSaver for CrashSaver {
         self.inner.list(config, options).await
     }
 
+    fn list_stream(
+        &self,
+        config: Option<CheckpointConfig>,
+        options: ListOptions,
+    ) -> futures::stream::BoxStream<'_, Result<CheckpointTuple>> {
+        self.inner.list_stream(config, options)
+    }
+
     async fn put(
         &self,
         config: &CheckpointConfig,
