@@ -144,7 +144,7 @@ impl CheckpointSaver for PostgresSaver {
         let client = self.client().await?;
         let reader = Reader {
             client: &client,
-            serde: self.serde.as_ref(),
+            serde: &self.serde,
             versions: &self.versions,
         };
         reader.get_tuple(config).await
@@ -160,7 +160,7 @@ impl CheckpointSaver for PostgresSaver {
         let client = self.client().await?;
         let reader = Reader {
             client: &client,
-            serde: self.serde.as_ref(),
+            serde: &self.serde,
             versions: &self.versions,
         };
         reader.list(config, options).await

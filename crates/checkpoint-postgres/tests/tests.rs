@@ -10,3 +10,4 @@ mod golden;
 mod interop;
 mod long_strings;
 mod rows;
+mod stall;
