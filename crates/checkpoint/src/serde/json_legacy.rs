@@ -22,14 +22,14 @@
 //!   (numbers, non-string module parts) is refused, as Python raises.
 //! * `lc == 1` `secret`: `None` (the environment is never read); `not_implemented`:
 //!   refused; `constructor`: only the ids of LangChain's `"core"` allowlist
-//!   ([`lc_allowlist`](super::lc_allowlist), generated from the pinned langchain-core), and
+//!   (a table generated from the pinned langchain-core by `scripts/gen_lc_allowlist.py`), and
 //!   only messages and `Document` among them (their fields checked as pydantic checks
 //!   them); every other id -- `FileCallbackHandler`, partner classes, ids outside the
 //!   `langchain*` namespaces -- is refused. Allowlisted classes that are not messages or
 //!   documents (prompts, runnables, ...) are refused too: Python would construct them,
 //!   but their validation is not modelled here, so refusing is the side that never widens.
 //! * `lc` compares as Python's `==` does (`true` and `1.0` equal `1`); a `template_format`
-//!   of `"jinja2"` is refused; JSON follows Python's grammar ([`json_text`](super::json_text)).
+//!   of `"jinja2"` is refused; JSON follows Python's grammar ([`json_text`]).
 //!
 //! Values that Python reads but this reader refuses (never the reverse): the allowlisted
 //! non-message classes above, the safe `BaseMessage`/`BaseMessageChunk`, `datetime`
