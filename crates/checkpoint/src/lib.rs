@@ -43,7 +43,7 @@ pub mod version_gen;
 pub use checkpoint::{
     write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,
 };
-pub use config::CheckpointConfig;
+pub use config::{validate_config, CheckpointConfig, MAX_KEY_BYTES};
 pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};
 pub use memory::MemorySaver;
@@ -52,7 +52,7 @@ pub use saver::{
     starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, SaveOp,
     CONFIG_KEY_BRANCH,
 };
-pub use value::{Map, Value};
+pub use value::{Bytes, List, Map, Str, Value};
 pub use version::{ChannelVersion, ChannelVersions};
 
 /// The task id of writes that no task produced (client `Command`s).

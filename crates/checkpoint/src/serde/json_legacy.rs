@@ -433,7 +433,7 @@ fn describe(id: &Value) -> String {
         Value::List(items) => items
             .iter()
             .map(|v| match v {
-                Value::Str(s) => s.clone(),
+                Value::Str(s) => s.to_string(),
                 other => format!("{other:?}"),
             })
             .collect::<Vec<_>>()
@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn secrets_read_as_none_and_not_implemented_is_refused() {
         let v = load(r#"[{"lc": 1, "type": "secret", "id": ["OPENAI_API_KEY"]}]"#).unwrap();
-        assert_eq!(v, Value::List(vec![Value::Nil]));
+        assert_eq!(v, Value::from(vec![Value::Nil]));
         assert_eq!(
             refused_at(r#"[{"lc": 1, "type": "secret", "id": ["A", "B"]}]"#),
             "$[0]"

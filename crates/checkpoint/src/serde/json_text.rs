@@ -220,7 +220,7 @@ impl Parser<'_, '_> {
                 self.at += 1;
                 self.array(depth)
             }
-            Some(b'"') => Ok(Value::Str(self.string()?)),
+            Some(b'"') => Ok(Value::Str(self.string()?.into())),
             Some(b't') => Ok(self.literal("true", Value::Bool(true))?),
             Some(b'f') => Ok(self.literal("false", Value::Bool(false))?),
             Some(b'n') => Ok(self.literal("null", Value::Nil)?),
@@ -262,13 +262,13 @@ impl Parser<'_, '_> {
     fn array(&mut self, depth: usize) -> Result<Value, Fail> {
         let mut items = Vec::new();
         if self.eat(b']') {
-            return Ok(Value::List(items));
+            return Ok(Value::List(items.into()));
         }
         loop {
             let i = items.len();
             items.push(self.value(depth + 1).map_err(at(|| PathStep::Index(i)))?);
             if self.eat(b']') {
-                return Ok(Value::List(items));
+                return Ok(Value::List(items.into()));
             }
             self.expect(b',')?;
         }
