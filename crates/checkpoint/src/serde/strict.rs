@@ -28,7 +28,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::ext::{Ext, ObjectCode};
+use crate::ext::{Ext, Object, ObjectCode};
 use crate::serde::{Serializer, Typed};
 use crate::value::Value;
 
@@ -138,17 +138,24 @@ pub struct UnsafeObject {
     pub method: Option<String>,
 }
 
+impl UnsafeObject {
+    /// What is refused, without the path: `module.class[.method] is outside ...`.
+    pub fn reason(&self) -> String {
+        let method = self
+            .method
+            .as_deref()
+            .map(|m| format!(".{m}"))
+            .unwrap_or_default();
+        format!(
+            "{}.{}{method} is outside LangGraph's safe types and the allowlist",
+            self.module, self.class
+        )
+    }
+}
+
 impl fmt::Display for UnsafeObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.module, self.class)?;
-        if let Some(method) = &self.method {
-            write!(f, ".{method}")?;
-        }
-        write!(
-            f,
-            " at {} is outside LangGraph's safe types and the allowlist",
-            self.path
-        )
+        write!(f, "{} (at {})", self.reason(), self.path)
     }
 }
 
@@ -167,12 +174,84 @@ pub fn check(value: &Value, allowlist: &Allowlist) -> Result<(), UnsafeObject> {
     })
 }
 
+/// Every object record in `value` that [`check`] would refuse, outermost first (a `verify`
+/// pass reports them all; [`check`] stops at the first).
+pub fn check_all(value: &Value, allowlist: &Allowlist) -> Vec<UnsafeObject> {
+    let mut out = Vec::new();
+    collect(value, allowlist, "$".to_owned(), &mut out);
+    out
+}
+
+fn collect(value: &Value, allowlist: &Allowlist, path: String, out: &mut Vec<UnsafeObject>) {
+    match value {
+        Value::List(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect(item, allowlist, format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Map(map) => {
+            for (k, v) in map.iter() {
+                let name = match k {
+                    Value::Str(s) => format!("{path}.{}", &**s),
+                    other => format!("{path}[{other:?}]"),
+                };
+                collect(
+                    k,
+                    allowlist,
+                    format!("{path}<key {}>", &name[path.len()..]),
+                    out,
+                );
+                collect(v, allowlist, name, out);
+            }
+        }
+        Value::Ext(ext) => match &**ext {
+            Ext::Object(o) => {
+                if !allowed(o, allowlist) {
+                    out.push(UnsafeObject {
+                        path: path.clone(),
+                        module: o.module.clone(),
+                        class: o.class.clone(),
+                        method: method_of(o),
+                    });
+                }
+                collect(
+                    &o.data,
+                    allowlist,
+                    format!("{path}<{}.{}>", o.module, o.class),
+                    out,
+                );
+            }
+            Ext::NumpyArray(_) => {}
+            Ext::DeltaSnapshot(inner) => collect(inner, allowlist, format!("{path}<delta>"), out),
+        },
+        _ => {}
+    }
+}
+
 /// An unsafe object found, with the path from it outwards (innermost step first).
 struct Found {
     steps: Vec<String>,
     module: String,
     class: String,
     method: Option<String>,
+}
+
+/// Whether Python, strict, constructs this object record.
+fn allowed(o: &Object, allowlist: &Allowlist) -> bool {
+    match o.code {
+        ObjectCode::MethodSingleArg => o
+            .method
+            .as_deref()
+            .is_some_and(|m| SAFE_METHODS.contains(&(o.module.as_str(), o.class.as_str(), m))),
+        _ => allowlist.allows(&o.module, &o.class),
+    }
+}
+
+/// The method of a method-call record.
+fn method_of(o: &Object) -> Option<String> {
+    (o.code == ObjectCode::MethodSingleArg)
+        .then(|| o.method.clone())
+        .flatten()
 }
 
 fn walk(value: &Value, allowlist: &Allowlist) -> Result<(), Found> {
@@ -200,20 +279,12 @@ fn walk(value: &Value, allowlist: &Allowlist) -> Result<(), Found> {
         }
         Value::Ext(ext) => match &**ext {
             Ext::Object(o) => {
-                let allowed = match o.code {
-                    ObjectCode::MethodSingleArg => o.method.as_deref().is_some_and(|m| {
-                        SAFE_METHODS.contains(&(o.module.as_str(), o.class.as_str(), m))
-                    }),
-                    _ => allowlist.allows(&o.module, &o.class),
-                };
-                if !allowed {
+                if !allowed(o, allowlist) {
                     return Err(Found {
                         steps: Vec::new(),
                         module: o.module.clone(),
                         class: o.class.clone(),
-                        method: (o.code == ObjectCode::MethodSingleArg)
-                            .then(|| o.method.clone())
-                            .flatten(),
+                        method: method_of(o),
                     });
                 }
                 walk(&o.data, allowlist)
@@ -348,6 +419,27 @@ mod tests {
         );
         let found = check(&inside, &Allowlist::new()).unwrap_err();
         assert_eq!(found.path, "$<langgraph.types.Interrupt>.value");
+    }
+
+    #[test]
+    fn check_all_lists_every_unsafe_object() {
+        let evil = |c: &str| obj(ObjectCode::ConstructorPosArgs, "os", c, list![]);
+        let v = map! { "a" => evil("system"), "b" => list![1, evil("popen")] };
+        let found = check_all(&v, &Allowlist::new());
+        let paths: Vec<_> = found
+            .iter()
+            .map(|u| (u.path.as_str(), u.class.as_str()))
+            .collect();
+        assert_eq!(paths, [("$.a", "system"), ("$.b[1]", "popen")]);
+        assert_eq!(
+            found[0].reason(),
+            "os.system is outside LangGraph's safe types and the allowlist"
+        );
+        assert!(check_all(
+            &v,
+            &Allowlist::new().allow("os", "system").allow("os", "popen")
+        )
+        .is_empty());
     }
 
     #[test]
