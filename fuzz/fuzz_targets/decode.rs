@@ -6,6 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use stategraph_checkpoint::serde::msgpack::{decode, encode};
+use stategraph_checkpoint::serde::strict::{check, Allowlist};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::{Ext, Value};
 
@@ -27,6 +28,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(value) = decode(data) {
+        // Strict mode's walk never panics; an allowlist never refuses more than none.
+        if check(&value, &Allowlist::new()).is_ok() {
+            assert!(check(&value, &Allowlist::new().allow("m", "c")).is_ok());
+        }
         let bytes = encode(&value).expect("a decoded value re-encodes");
         let again = decode(&bytes).expect("re-encoded bytes decode");
         assert!(same(&value, &again), "{value:?} != {again:?}");

@@ -7,6 +7,12 @@
 //! are built from the same rows in the same order). Writes are sorted here by
 //! `(task_path, task_id, idx)`. A checkpoint of format 3 or older gets its parent's
 //! `__pregel_tasks` writes as a `__pregel_tasks` channel value, as Python's reader does.
+//!
+//! Decoding (JSONB text, blobs, writes) is CPU work proportional to the row: it runs on
+//! tokio's blocking pool ([`off_runtime`]), never on an async worker, so that reading a
+//! wide row does not stall the other tasks of the runtime.
+
+use std::sync::Arc;
 
 use deadpool_postgres::Client;
 use stategraph_checkpoint::serde::Serializer;
@@ -88,7 +94,7 @@ impl ListCursor {
 /// What a reader needs besides the connection.
 pub(crate) struct Reader<'a> {
     pub(crate) client: &'a Client,
-    pub(crate) serde: &'a dyn Serializer,
+    pub(crate) serde: &'a Arc<dyn Serializer>,
     pub(crate) versions: &'a VersionGenerator,
 }
 
@@ -119,7 +125,11 @@ impl Reader<'_> {
         }
         .map_err(pg)?;
         match row {
-            Some(row) => Ok(Some(self.tuple(&row).await?)),
+            Some(row) => {
+                let serde = Arc::clone(self.serde);
+                let tuple = off_runtime(move || decode_row(&row, serde.as_ref())).await?;
+                Ok(Some(self.migrate(tuple).await?))
+            }
             None => Ok(None),
         }
     }
@@ -162,9 +172,17 @@ impl Reader<'_> {
             .query(&stmt, &query.param_refs())
             .await
             .map_err(pg)?;
-        let mut out = Vec::with_capacity(found.len());
-        for row in &found {
-            out.push(self.tuple(row).await?);
+        let serde = Arc::clone(self.serde);
+        let tuples = off_runtime(move || {
+            found
+                .iter()
+                .map(|row| decode_row(row, serde.as_ref()))
+                .collect::<Result<Vec<_>>>()
+        })
+        .await?;
+        let mut out = Vec::with_capacity(tuples.len());
+        for tuple in tuples {
+            out.push(self.migrate(tuple).await?);
         }
         cursor.remaining = cursor.remaining.saturating_sub(out.len());
         match (page, out.last()) {
@@ -180,71 +198,20 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    /// Decodes one row of [`SELECT`], migrating the sends of an old-format checkpoint.
-    async fn tuple(&self, row: &Row) -> Result<CheckpointTuple> {
-        let thread: String = col(row, 0)?;
-        let ns: String = col(row, 1)?;
-        let id: String = col(row, 2)?;
-        let parent: Option<String> = col(row, 3)?;
-        let doc = json::parse(&col::<String>(row, 4)?)?;
-        let metadata = CheckpointMetadata::from_value(json::parse(&col::<String>(row, 5)?)?)?;
-        let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
-        let mut checkpoint = rebuild(doc, blobs, self.serde)?;
-        let parent = parent.filter(|p| !p.is_empty());
-        if checkpoint.v < CHECKPOINT_FORMAT {
-            if let Some(parent) = &parent {
-                self.migrate_sends(&thread, &ns, parent, &mut checkpoint)
+    /// A decoded row, with the sends of an old-format checkpoint migrated in.
+    async fn migrate(&self, mut tuple: CheckpointTuple) -> Result<CheckpointTuple> {
+        if tuple.checkpoint.v < CHECKPOINT_FORMAT {
+            let parent = tuple
+                .parent_config
+                .as_ref()
+                .and_then(|p| p.checkpoint_id.clone());
+            if let Some(parent) = parent {
+                let (thread, ns) = (tuple.config.thread_id.clone(), tuple.config.ns().to_owned());
+                self.migrate_sends(&thread, &ns, &parent, &mut tuple.checkpoint)
                     .await?;
             }
         }
-        let pending_writes = self.writes(row)?;
-        Ok(CheckpointTuple {
-            config: CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id),
-            parent_config: parent
-                .map(|p| CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), p)),
-            checkpoint,
-            metadata,
-            pending_writes,
-        })
-    }
-
-    /// The writes of a row, decoded and sorted by `(task_path, task_id, idx)`.
-    fn writes(&self, row: &Row) -> Result<Vec<PendingWrite>> {
-        let task_ids: Vec<String> = col::<Option<_>>(row, 9)?.unwrap_or_default();
-        let channels: Vec<String> = col::<Option<_>>(row, 10)?.unwrap_or_default();
-        let types: Vec<Option<String>> = col::<Option<_>>(row, 11)?.unwrap_or_default();
-        let blobs: Vec<Vec<u8>> = col::<Option<_>>(row, 12)?.unwrap_or_default();
-        let paths: Vec<String> = col::<Option<_>>(row, 13)?.unwrap_or_default();
-        let idxs: Vec<i32> = col::<Option<_>>(row, 14)?.unwrap_or_default();
-        let n = task_ids.len();
-        if [
-            channels.len(),
-            types.len(),
-            blobs.len(),
-            paths.len(),
-            idxs.len(),
-        ] != [n; 5]
-        {
-            return Err(Error::InvalidData("write arrays of unequal length".into()));
-        }
-        let mut rows: Vec<_> = (0..n).collect();
-        rows.sort_by(|&a, &b| {
-            (paths[a].as_str(), task_ids[a].as_str(), idxs[a]).cmp(&(
-                paths[b].as_str(),
-                task_ids[b].as_str(),
-                idxs[b],
-            ))
-        });
-        rows.into_iter()
-            .map(|i| {
-                let tag = types[i].as_deref().unwrap_or_default();
-                Ok(PendingWrite {
-                    task_id: task_ids[i].clone(),
-                    channel: channels[i].clone(),
-                    value: self.serde.loads_typed(tag, &blobs[i])?,
-                })
-            })
-            .collect()
+        Ok(tuple)
     }
 
     /// Spec §2.6: a format ≤ 3 checkpoint reads its parent's sends as `__pregel_tasks`, at
@@ -271,11 +238,15 @@ impl Reader<'_> {
         if types.is_empty() {
             return Ok(());
         }
-        let sends = types
-            .iter()
-            .zip(&blobs)
-            .map(|(t, b)| self.serde.loads_typed(t.as_deref().unwrap_or_default(), b))
-            .collect::<Result<Vec<_>>>()?;
+        let serde = Arc::clone(self.serde);
+        let sends = off_runtime(move || {
+            types
+                .iter()
+                .zip(&blobs)
+                .map(|(t, b)| serde.loads_typed(t.as_deref().unwrap_or_default(), b))
+                .collect::<Result<Vec<_>>>()
+        })
+        .await?;
         checkpoint
             .channel_values
             .insert(TASKS.to_owned(), Value::List(sends.into()));
@@ -287,6 +258,84 @@ impl Reader<'_> {
             .channel_versions
             .insert(TASKS.to_owned(), version);
         Ok(())
+    }
+}
+
+/// Decodes one row of [`SELECT`] (blocking work: run it through [`off_runtime`]); the
+/// sends of an old-format checkpoint are migrated in afterwards ([`Reader::migrate`]).
+fn decode_row(row: &Row, serde: &dyn Serializer) -> Result<CheckpointTuple> {
+    let thread: String = col(row, 0)?;
+    let ns: String = col(row, 1)?;
+    let id: String = col(row, 2)?;
+    let parent: Option<String> = col(row, 3)?;
+    let doc = json::parse(&col::<String>(row, 4)?)?;
+    let metadata = CheckpointMetadata::from_value(json::parse(&col::<String>(row, 5)?)?)?;
+    let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
+    let checkpoint = rebuild(doc, blobs, serde)?;
+    let parent = parent.filter(|p| !p.is_empty());
+    let pending_writes = writes(row, serde)?;
+    Ok(CheckpointTuple {
+        config: CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id),
+        parent_config: parent
+            .map(|p| CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), p)),
+        checkpoint,
+        metadata,
+        pending_writes,
+    })
+}
+
+/// The writes of a row, decoded and sorted by `(task_path, task_id, idx)`.
+fn writes(row: &Row, serde: &dyn Serializer) -> Result<Vec<PendingWrite>> {
+    let task_ids: Vec<String> = col::<Option<_>>(row, 9)?.unwrap_or_default();
+    let channels: Vec<String> = col::<Option<_>>(row, 10)?.unwrap_or_default();
+    let types: Vec<Option<String>> = col::<Option<_>>(row, 11)?.unwrap_or_default();
+    let blobs: Vec<Vec<u8>> = col::<Option<_>>(row, 12)?.unwrap_or_default();
+    let paths: Vec<String> = col::<Option<_>>(row, 13)?.unwrap_or_default();
+    let idxs: Vec<i32> = col::<Option<_>>(row, 14)?.unwrap_or_default();
+    let n = task_ids.len();
+    if [
+        channels.len(),
+        types.len(),
+        blobs.len(),
+        paths.len(),
+        idxs.len(),
+    ] != [n; 5]
+    {
+        return Err(Error::InvalidData("write arrays of unequal length".into()));
+    }
+    let mut rows: Vec<_> = (0..n).collect();
+    rows.sort_by(|&a, &b| {
+        (paths[a].as_str(), task_ids[a].as_str(), idxs[a]).cmp(&(
+            paths[b].as_str(),
+            task_ids[b].as_str(),
+            idxs[b],
+        ))
+    });
+    rows.into_iter()
+        .map(|i| {
+            let tag = types[i].as_deref().unwrap_or_default();
+            Ok(PendingWrite {
+                task_id: task_ids[i].clone(),
+                channel: channels[i].clone(),
+                value: serde.loads_typed(tag, &blobs[i])?,
+            })
+        })
+        .collect()
+}
+
+/// Runs CPU-bound decoding on tokio's blocking pool (inline outside a runtime), so that an
+/// async worker thread never spends a wide row's decoding time.
+pub(crate) async fn off_runtime<T, F>(f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle
+            .spawn_blocking(f)
+            .await
+            .map_err(|e| Error::Backend(Box::new(e)))?,
+        Err(_) => f(),
     }
 }
 

@@ -227,7 +227,7 @@ impl CheckpointSaver for PostgresSaver {
         let client = self.conn.get("get_tuple").await?;
         let reader = Reader {
             client: &client,
-            serde: self.serde.as_ref(),
+            serde: &self.serde,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.get_tuple(config)).await;
@@ -245,7 +245,7 @@ impl CheckpointSaver for PostgresSaver {
         let client = self.conn.get("list").await?;
         let reader = Reader {
             client: &client,
-            serde: self.serde.as_ref(),
+            serde: &self.serde,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.list(config, options)).await;
@@ -272,7 +272,7 @@ impl CheckpointSaver for PostgresSaver {
             let client = self.conn.get("list").await?;
             let reader = Reader {
                 client: &client,
-                serde: self.serde.as_ref(),
+                serde: &self.serde,
                 versions: &self.versions,
             };
             let done = self

@@ -11,4 +11,5 @@ mod golden;
 mod interop;
 mod long_strings;
 mod rows;
+mod stall;
 mod streaming;

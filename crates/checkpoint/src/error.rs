@@ -31,6 +31,19 @@ pub enum Error {
     /// Another writer moved the thread on since this writer's parent checkpoint.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A stored value that Python's own reader refuses (a legacy `json` constructor outside
+    /// LangChain's allowlist, a `not_implemented` object, ...): refused here too, with the
+    /// path of the offending part inside the value.
+    #[error("refused at {path}: {reason}")]
+    Refused {
+        /// Where in the value: `$`, `$.key`, `$.list[2]`, ...
+        path: String,
+        /// What was refused and why.
+        reason: String,
+    },
+    /// Strict mode: a stored Python object outside LangGraph's safe types and the allowlist.
+    #[error("strict mode: {0}")]
+    Unsafe(Box<crate::serde::strict::UnsafeObject>),
     /// A backend that did not answer within the time it was given (a connection that
     /// could not be opened, a pool with no free connection, a statement without reply).
     /// Nothing is known about the outcome of a write that timed out: read before retrying.

@@ -13,7 +13,13 @@
 //!   [`ChannelVersion`] are the v4 format of spec §2, with key order preserved so that the
 //!   bytes we write equal LangGraph's.
 //! * [`CheckpointSaver`] is object-safe: the engine holds `Arc<dyn CheckpointSaver>`.
-//! * [`serde`] reads and writes LangGraph's `(type tag, bytes)` pairs byte for byte.
+//! * [`serde`] reads and writes LangGraph's `(type tag, bytes)` pairs byte for byte. It
+//!   never widens what Python allows: legacy `json` rows are revived by Python's own
+//!   allowlist (what Python's reader refuses gives [`Error::Refused`] with the path inside
+//!   the value, see [`serde::json_legacy`]), and [strict mode](serde::strict) --
+//!   `StrictSerializer::new(JsonPlusSerializer, Allowlist::new())` as a saver's serializer,
+//!   or `strict::check` on any value -- refuses stored objects outside LangGraph's safe
+//!   types and the user's allowlist ([`Error::Unsafe`]), as `LANGGRAPH_STRICT_MSGPACK`.
 //! * [`id`] and [`source`] mint checkpoint ids, timestamps and versions exactly as
 //!   LangGraph does, from injectable clocks and random sources, so a test can reproduce
 //!   the very ids of a Python trace.

@@ -743,6 +743,7 @@ fn legacy_json_revives_as_python_then_writes_pythons_bytes() {
         ("18446744073709551615", "msgpack cfffffffffffffffff"),
         ("-5", "msgpack fb"),
         ("1e3", "msgpack cb408f400000000000"),
+        ("NaN", "msgpack cb7ff8000000000000"),
     ];
     for (json, expected) in cases {
         assert_eq!(json_then_msgpack(json), expected, "{json}");
@@ -755,7 +756,7 @@ fn legacy_json_refuses_what_python_refuses() {
     for json in [
         r#"{"lc":1,"type":"not_implemented","id":["foo","Bar"]}"#,
         r#"{"lc":1,"type":"constructor","id":["foo","Bar"],"kwargs":{}}"#,
-        "NaN",
+        "01",
         "[1,",
     ] {
         assert!(

@@ -20,7 +20,6 @@ pub mod error;
 pub mod opt;
 pub mod render;
 pub mod replay;
-pub mod safe_types;
 pub mod sizes;
 pub mod snapshot;
 pub mod style;

@@ -19,17 +19,30 @@
 
 use std::fmt;
 
+use stategraph_checkpoint::serde::json_text::{self, JsonOptions};
 use stategraph_checkpoint::{Error, Result, Value};
 
 mod checkpoint;
-mod parse;
 
 pub(crate) use checkpoint::checkpoint_text;
-pub(crate) use parse::parse;
 
 /// How deep a value may nest before it is refused (JSONB itself stops far earlier than
 /// the stack would).
 pub(crate) const MAX_DEPTH: usize = 512;
+
+/// Reads JSON text as Postgres prints a JSONB value: objects become maps with string keys
+/// in the printed order; a number with a fraction or an exponent becomes a float
+/// (correctly rounded, however many digits JSONB prints), any other number an integer
+/// (beyond the 64-bit range, a float, as `numeric` reads back). Linear in the text (the
+/// shared reader of [`json_text`]; `serde_json` without its workspace-wide
+/// `float_roundtrip` feature rounds long decimals inexactly).
+pub(crate) fn parse(text: &str) -> Result<Value> {
+    let options = JsonOptions {
+        big_ints_as_floats: true,
+        max_depth: MAX_DEPTH,
+    };
+    json_text::parse(text.as_bytes(), &options)
+}
 
 /// Why a value has no JSONB form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +196,18 @@ mod tests {
             let back = parse(&float_text(x).unwrap()).unwrap();
             assert_eq!(back, Value::Float(x));
         }
+    }
+
+    #[test]
+    fn postgres_output_parses_with_big_numbers_as_floats() {
+        let v =
+            parse(r#"{"a": [1, -2, 18446744073709551615, 18446744073709551616, 2.50]}"#).unwrap();
+        assert_eq!(
+            v.get("a"),
+            Some(&list![1, -2, u64::MAX, 18446744073709551616.0, 2.5])
+        );
+        let deep = "[".repeat(MAX_DEPTH + 2);
+        assert!(parse(&deep).is_err());
     }
 
     #[test]

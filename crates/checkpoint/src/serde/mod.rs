@@ -5,6 +5,14 @@
 //! plus `bytearray`, `empty` and the legacy `json`. [`EncryptedSerializer`] wraps any
 //! serializer with AES-EAX, in LangGraph's `EncryptedSerializer` format. The msgpack codec
 //! itself lives in [`msgpack`]; conversion between Rust types and [`Value`] in [`rust`].
+//!
+//! Two rules keep stategraph from widening what Python accepts. The legacy `json` tag is
+//! read by Python's own allowlist ([`json_legacy`]): what Python's reader refuses is
+//! refused ([`crate::Error::Refused`], with the path inside the value), and what it revives
+//! is revived to the value Python would store. [`strict`] mode (off by default, as in
+//! Python) refuses on read any stored object outside LangGraph's safe types and a user
+//! allowlist ([`crate::Error::Unsafe`]), as `LANGGRAPH_STRICT_MSGPACK=true` does in Python:
+//! wrap the serializer, `StrictSerializer::new(JsonPlusSerializer, Allowlist::new())`.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -14,14 +22,18 @@ use crate::value::Value;
 
 pub mod encrypted;
 pub mod json_legacy;
+pub mod json_text;
 pub mod jsonplus;
+mod lc_allowlist;
 pub mod msgpack;
 pub mod rust;
 mod shared_bytes;
+pub mod strict;
 
 pub use encrypted::{AesCipher, Cipher, EncryptedSerializer};
 pub use jsonplus::JsonPlusSerializer;
 pub use shared_bytes::SharedBytes;
+pub use strict::{Allowlist, StrictSerializer, UnsafeObject};
 
 /// A serialized value: LangGraph's `(type, bytes)` pair.
 #[derive(Clone, PartialEq, Eq, Hash)]

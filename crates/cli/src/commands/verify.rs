@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::db::Db;
-use crate::safe_types::unsafe_objects;
 use crate::style::{progress, Table};
 use crate::{Ctx, Result};
+use stategraph_checkpoint::serde::strict::{check_all, Allowlist};
 
 /// One problem found.
 struct Problem {
@@ -46,11 +46,11 @@ pub async fn run(ctx: &mut Ctx, name: &str) -> Result<ExitCode> {
             }
             match serde.loads_typed(&raw.tag, &raw.bytes) {
                 Ok(value) => {
-                    for (path, problem) in unsafe_objects(&value, "$") {
+                    for found in check_all(&value, &Allowlist::new()) {
                         problems.push(Problem {
                             location: raw.location.clone(),
-                            path,
-                            problem,
+                            problem: found.reason(),
+                            path: found.path,
                         });
                     }
                 }
