@@ -21,6 +21,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod delta;
 pub mod error;
 pub mod ext;
 pub mod id;
@@ -38,6 +39,7 @@ pub use checkpoint::{
     write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,
 };
 pub use config::CheckpointConfig;
+pub use delta::DeltaChannelHistory;
 pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};
 pub use memory::MemorySaver;

@@ -13,6 +13,7 @@
 //! `RwLock` that is never held across an `await` (no method awaits anything); values are
 //! serialized before the lock is taken.
 
+mod delta;
 mod dump;
 mod layout;
 mod maintenance;
@@ -205,6 +206,15 @@ impl CheckpointSaver for MemorySaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         self.store.write().delete_thread(thread_id);
         Ok(())
+    }
+
+    /// Reads the parent chain straight from the store, under one lock.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, crate::delta::DeltaChannelHistory>> {
+        delta::history(&self.store.read(), self.serde.as_ref(), config, channels)
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {

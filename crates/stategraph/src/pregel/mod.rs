@@ -3,6 +3,7 @@
 pub mod algo;
 pub(crate) mod background;
 pub mod cache;
+pub mod delta;
 pub mod events;
 pub mod graph;
 pub mod retry;

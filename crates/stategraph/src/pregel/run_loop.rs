@@ -11,8 +11,8 @@ use stategraph_checkpoint::{
 };
 
 use super::algo::{
-    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks,
-    should_interrupt, Channels, Task, TaskWrites,
+    apply_writes, create_checkpoint, prepare_next_tasks, should_interrupt, Channels, Task,
+    TaskWrites,
 };
 use super::background::{Background, PutOp, SaveOp};
 use super::events;
@@ -100,6 +100,22 @@ pub(crate) struct Loop {
     background: Option<Background>,
     /// The next put starts a deliberate branch (a run addressed at an older checkpoint).
     branching: bool,
+    /// DeltaChannel bookkeeping (spec §13).
+    delta: DeltaRun,
+}
+
+/// What a run tracks for its DeltaChannels.
+#[derive(Default)]
+struct DeltaRun {
+    /// The graph has DeltaChannels (otherwise nothing below is used).
+    enabled: bool,
+    /// Delta channels that must store a snapshot at the next stored checkpoint.
+    forced: BTreeSet<String>,
+    /// A resume's loaded writes to delta channels, `(task_id, channel)`: those not given
+    /// back to their task force a snapshot at the end of the first step.
+    loaded: Vec<(String, String)>,
+    /// The tasks that got their loaded writes back.
+    reapplied: BTreeSet<String>,
 }
 
 impl Loop {
@@ -168,7 +184,13 @@ impl Loop {
                 (Checkpoint::empty(id, ts), md, Vec::new(), cfg, None)
             }
         };
-        let channels = channels_from_checkpoint(&p.graph, &mut checkpoint)?;
+        let channels = super::delta::load_channels(
+            &p.graph,
+            &mut checkpoint,
+            p.saver.as_deref(),
+            &checkpoint_config,
+        )
+        .await?;
         let step = metadata.step.unwrap_or(-2) + 1;
         let stop = step + p.config.recursion_limit as i64 + 1;
         let saved_updated: Option<BTreeSet<String>> = checkpoint
@@ -195,7 +217,9 @@ impl Loop {
             loaded_id: String::new(),
             background: None,
             branching: addressed,
+            delta: DeltaRun::default(),
         };
+        lp.delta.enabled = super::delta::has_delta_channels(&lp.p.graph);
         lp.loaded_id = lp.checkpoint.id.clone();
         if lp.p.config.durability == Durability::Async {
             if let Some(saver) = lp.p.saver.as_ref().filter(|s| !s.is_in_process()) {
@@ -245,6 +269,24 @@ impl Loop {
                 Some(CheckpointSource::Update) | Some(CheckpointSource::Fork)
             ) || superseded);
         let mut carried: Vec<(String, String, Value)> = Vec::new();
+        if self.delta.enabled {
+            // A branch from a checkpoint with writes to a delta channel snapshots it: the
+            // writes belong to the child that consumed them, which this branch is not.
+            let graph = &self.p.graph;
+            if is_resuming && !self.is_replaying {
+                self.delta.loaded = self
+                    .pending_writes
+                    .iter()
+                    .filter(|w| w.0 != NULL_TASK_ID && super::delta::is_delta(graph, &w.1))
+                    .map(|w| (w.0.clone(), w.1.clone()))
+                    .collect();
+            } else {
+                self.delta.forced = super::delta::delta_channels_in(
+                    graph,
+                    self.pending_writes.iter().map(|w| w.1.as_str()),
+                );
+            }
+        }
 
         if let RunInput::Command(cmd) = &input {
             if cmd.graph.as_deref() == Some(crate::types::PARENT) {
@@ -286,6 +328,13 @@ impl Loop {
             }
         }
 
+        if self.delta.enabled {
+            let carried_delta = super::delta::delta_channels_in(
+                &self.p.graph,
+                carried.iter().map(|w| w.1.as_str()),
+            );
+            self.delta.forced.extend(carried_delta);
+        }
         let null_writes: Vec<(String, Value)> = self
             .pending_writes
             .iter()
@@ -475,6 +524,18 @@ impl Loop {
             cfg.checkpoint_id = Some(self.checkpoint.id.clone());
             cfg
         } else {
+            if self.delta.enabled {
+                // Durability `exit` stores no intermediate checkpoint, so the writes of
+                // this run are not stored where a replay would find them: every delta
+                // channel the run wrote stores a snapshot.
+                let counters = super::delta::read_counters(&self.metadata);
+                let written: BTreeSet<String> = self
+                    .new_versions()
+                    .into_keys()
+                    .filter(|c| super::delta::is_delta(&self.p.graph, c))
+                    .collect();
+                self.delta_snapshots(counters, true, &written);
+            }
             let new_versions = self.new_versions();
             saver
                 .put(
@@ -667,6 +728,9 @@ impl Loop {
         for t in &mut self.tasks {
             if let Some(s) = statuses.get(&t.id) {
                 t.writes.extend(s.output.iter().cloned());
+                if self.delta.enabled {
+                    self.delta.reapplied.insert(t.id.clone());
+                }
             }
         }
     }
@@ -768,6 +832,24 @@ impl Loop {
     /// Applies the step's writes and saves the next checkpoint (spec §5.9).
     async fn after_tick(&mut self) -> Result<()> {
         let tasks = std::mem::take(&mut self.tasks);
+        if self.delta.enabled {
+            let graph = &self.p.graph;
+            let over = super::delta::overwritten(
+                graph,
+                tasks
+                    .iter()
+                    .flat_map(|t| t.writes.iter().map(|(c, v)| (c.as_str(), v))),
+            );
+            self.delta.forced.extend(over);
+            let loaded = std::mem::take(&mut self.delta.loaded);
+            let reapplied = std::mem::take(&mut self.delta.reapplied);
+            self.delta.forced.extend(
+                loaded
+                    .into_iter()
+                    .filter(|(t, _)| !reapplied.contains(t))
+                    .map(|(_, c)| c),
+            );
+        }
         let writes: Vec<TaskWrites<'_>> = tasks.iter().map(TaskWrites::from).collect();
         let res = self.apply(&writes);
         drop(writes);
@@ -789,6 +871,10 @@ impl Loop {
 
     /// Creates the next checkpoint from the live channels and saves it.
     async fn put_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
+        let counters = self.delta.enabled.then(|| {
+            let previous = super::delta::read_counters(&self.metadata);
+            super::delta::advance_counters(&self.p.graph, &previous, self.updated_channels.as_ref())
+        });
         let parents = self.checkpoint_map();
         self.metadata = CheckpointMetadata {
             source: Some(source),
@@ -806,6 +892,10 @@ impl Loop {
             ts,
             self.updated_channels.as_ref(),
         );
+        if let Some(counters) = counters {
+            let stores = self.p.saver.is_some() && self.p.config.durability != Durability::Exit;
+            self.delta_snapshots(counters, stores, &BTreeSet::new());
+        }
         if let Some(saver) = &self.p.saver {
             if self.p.config.durability != Durability::Exit {
                 self.prev_checkpoint_config = self
@@ -848,6 +938,45 @@ impl Loop {
         }
         self.step += 1;
         Ok(())
+    }
+
+    /// Stores the due snapshots of delta channels in the new checkpoint (when it will be
+    /// stored) and the counters in its metadata (spec §13).
+    fn delta_snapshots(
+        &mut self,
+        counters: super::delta::Counters,
+        stores: bool,
+        extra: &BTreeSet<String>,
+    ) {
+        let to_snapshot: BTreeSet<String> = if stores {
+            let mut due = super::delta::due_by_counters(
+                &self.channels,
+                &counters,
+                &self.checkpoint.channel_versions,
+            );
+            due.extend(self.delta.forced.iter().cloned());
+            due.extend(extra.iter().cloned());
+            due
+        } else {
+            BTreeSet::new()
+        };
+        if !to_snapshot.is_empty() {
+            let saver = self.p.saver.clone();
+            let next = move |current: Option<&ChannelVersion>| match &saver {
+                Some(s) => s.get_next_version(current),
+                None => stategraph_checkpoint::version_gen::next_int_version(current),
+            };
+            super::delta::apply_snapshots(
+                &mut self.checkpoint,
+                &self.channels,
+                &to_snapshot,
+                &self.previous_versions,
+                &next,
+                &self.p.graph.trigger_to_nodes,
+            );
+            self.delta.forced.retain(|c| !to_snapshot.contains(c));
+        }
+        super::delta::write_counters(&mut self.metadata, counters, &to_snapshot);
     }
 
     /// What this step's tasks pass on to subgraphs.

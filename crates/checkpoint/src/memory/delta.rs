@@ -1,0 +1,72 @@
+//! `get_delta_channel_history` on a [`MemorySaver`](super::MemorySaver): the parent chain
+//! read straight from the store under one lock, decoding only the writes and blobs of the
+//! channels still looking for their seed.
+
+use indexmap::IndexMap;
+
+use crate::checkpoint::{Checkpoint, PendingWrite};
+use crate::config::CheckpointConfig;
+use crate::delta::{Collector, DeltaChannelHistory};
+use crate::error::Result;
+use crate::serde::Serializer;
+
+use super::read::load;
+use super::store::Store;
+
+/// The histories of `channels` at the checkpoint `config` addresses (the latest one when
+/// it names none).
+pub(super) fn history(
+    store: &Store,
+    serde: &dyn Serializer,
+    config: &CheckpointConfig,
+    channels: &[String],
+) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    let mut out: IndexMap<String, DeltaChannelHistory> = channels
+        .iter()
+        .map(|c| (c.clone(), DeltaChannelHistory::default()))
+        .collect();
+    let Some(namespace) = store.namespace(&config.thread_id, config.ns()) else {
+        return Ok(out);
+    };
+    let target = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+        Some(id) => namespace.checkpoints.get(id),
+        None => namespace.checkpoints.last_key_value().map(|(_, e)| e),
+    };
+    let mut cursor = target.and_then(|e| e.parent.clone());
+    let mut collector = Collector::new(channels);
+    let mut visited = std::collections::HashSet::new();
+    while let Some(id) = cursor.filter(|p| !p.is_empty()) {
+        if collector.done() || !visited.insert(id.clone()) {
+            break;
+        }
+        let Some(entry) = namespace.checkpoints.get(&id) else {
+            break;
+        };
+        let checkpoint = Checkpoint::from_value(load(serde, &entry.checkpoint)?)?;
+        let active = collector.active().to_vec();
+        let mut writes = Vec::new();
+        for (task_id, _, w) in namespace.ordered_writes(&id) {
+            if active.contains(&w.channel) {
+                writes.push(PendingWrite {
+                    task_id: task_id.to_owned(),
+                    channel: w.channel.clone(),
+                    value: load(serde, &w.value)?,
+                });
+            }
+        }
+        let mut seeds = IndexMap::new();
+        for c in &active {
+            if let Some(blob) = checkpoint
+                .channel_versions
+                .get(c)
+                .and_then(|v| namespace.blob(c, v))
+            {
+                seeds.insert(c.clone(), load(serde, blob)?);
+            }
+        }
+        collector.visit(writes, |c| seeds.swap_remove(c));
+        cursor = entry.parent.clone();
+    }
+    collector.finish(&mut out);
+    Ok(out)
+}
