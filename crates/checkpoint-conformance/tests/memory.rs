@@ -153,13 +153,15 @@ mod harness {
         let all = behaviours();
         let upstream: Vec<_> = all
             .iter()
-            .filter(|b| !b.name.starts_with("tightened::"))
+            .filter(|b| {
+                !b.name.starts_with("tightened::") && !b.name.starts_with("delta_history::")
+            })
             .collect();
         assert_eq!(upstream.len(), 81);
         let count = |c: Capability| upstream.iter().filter(|b| b.capability == c).count();
         let counts: Vec<usize> = Capability::ALL.iter().map(|c| count(*c)).collect();
         assert_eq!(counts, [17, 10, 10, 16, 5, 7, 8, 8]);
-        assert_eq!(all.len() - upstream.len(), 19);
+        assert_eq!(all.len() - upstream.len(), 19 + 6);
         let mut names: Vec<_> = all.iter().map(|b| b.name).collect();
         names.sort_unstable();
         names.dedup();
@@ -175,7 +177,7 @@ mod harness {
         assert_eq!(report.level(), Level::Full);
         assert_eq!(
             (report.passed(), report.failed(), report.skipped()),
-            (100, 0, 0)
+            (106, 0, 0)
         );
     }
 
@@ -220,6 +222,14 @@ mod harness {
         let cases = [
             (Bug::ReverseWrites, "tightened::task_path_orders_writes"),
             (Bug::ReverseWrites, "tightened::reserved_writes_come_first"),
+            (
+                Bug::ReverseWrites,
+                "delta_history::writes_in_task_path_order",
+            ),
+            (
+                Bug::DropWrites,
+                "delta_history::seed_and_writes_oldest_first",
+            ),
             (
                 Bug::IntsAsFloats,
                 "tightened::int_float_bool_values_stay_distinct",

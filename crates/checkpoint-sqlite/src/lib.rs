@@ -68,6 +68,7 @@
 //!   and lists nothing).
 //! * Read-only databases are not supported: opening creates or migrates the tables.
 
+mod delta;
 mod dump;
 mod error;
 pub mod json;

@@ -204,6 +204,21 @@ impl CheckpointSaver for SqliteSaver {
         .await
     }
 
+    /// Reads the parent chain and the channels' writes in one statement (a recursive CTE
+    /// stepped only until every channel found its seed).
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        let (serde, config, channels) =
+            (Arc::clone(&self.serde), config.clone(), channels.to_vec());
+        blocking(&self.pool, move |pool| {
+            pool.read(|conn| crate::delta::history(conn, serde.as_ref(), &config, &channels))
+        })
+        .await
+    }
+
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.versions.next(current)
     }
