@@ -79,6 +79,7 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+mod delta;
 pub mod error;
 pub mod fence;
 pub mod filter;

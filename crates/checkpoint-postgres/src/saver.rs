@@ -150,6 +150,17 @@ impl CheckpointSaver for PostgresSaver {
         reader.get_tuple(config).await
     }
 
+    /// Reads the parent chain, the seeds and the writes in one statement (a recursive CTE
+    /// that stops at the farthest seed).
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        let client = self.client().await?;
+        crate::delta::history(&client, self.serde.as_ref(), config, channels).await
+    }
+
     /// Checkpoints by id descending (across namespaces and threads too, unlike the
     /// in-memory saver's grouping), filtered by JSONB containment, in one query.
     async fn list(
