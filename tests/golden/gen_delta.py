@@ -14,7 +14,9 @@ advancing 1 ms per call. Each saver run is reseeded, so all savers see the same 
 
 The file holds: `calls` (what was invoked and returned), `inmemory` (InMemorySaver's
 storage, writes and blobs as (type, hex)), `history` (get_state_history values per
-checkpoint), `sqlite` (rows of SqliteSaver) and, with PG_DSN, `postgres` rows.
+checkpoint), `sqlite` (rows of SqliteSaver) and, with PG_DSN, `postgres` rows,
+plus `graph.channels` (the compiled graph's channels in order) for the savers' row
+replays.
 """
 
 from __future__ import annotations
@@ -206,8 +208,8 @@ def postgres_rows(dsn: str) -> tuple[dict, list]:
         out: dict[str, Any] = {}
         with pg._cursor() as cur:
             out["checkpoints"] = [dict(r) for r in cur.execute(
-                "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-                "checkpoint::text AS checkpoint_text, metadata::text AS metadata_text "
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+                "checkpoint::text AS checkpoint_jsonb_text, metadata::text AS metadata_jsonb_text "
                 "FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id").fetchall()]
             out["checkpoint_blobs"] = [
                 {"thread_id": r["thread_id"], "checkpoint_ns": r["checkpoint_ns"],
@@ -247,6 +249,9 @@ def main() -> None:
     reseed()
     memory = InMemorySaver()
     graph = build().compile(checkpointer=memory)
+    # The compiled graph's channels, in order (`channel_values` keys follow it).
+    trace["graph"] = {"channels": {k: {"type": type(c).__name__}
+                                   for k, c in graph.channels.items()}}
     trace["calls"] = plain(conversation(graph))
     trace["inmemory"] = inmemory(memory)
     trace["history"] = history(graph)
