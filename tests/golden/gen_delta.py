@@ -13,8 +13,8 @@ version fractions from Random(1235), checkpoint `ts` from 2025-01-01T00:00:00.00
 advancing 1 ms per call. Each saver run is reseeded, so all savers see the same ids.
 
 The file holds: `calls` (what was invoked and returned), `inmemory` (InMemorySaver's
-storage, writes and blobs as (type, hex)), `history` (get_state_history values per
-checkpoint), `sqlite` (rows of SqliteSaver) and, with PG_DSN, `postgres` rows,
+storage, writes and blobs as (type, hex)), `history` (get_state_history per thread: id, values, next
+and metadata of each checkpoint), `sqlite` (rows of SqliteSaver) and, with PG_DSN, `postgres` rows,
 plus `graph.channels` (the compiled graph's channels in order) for the savers' row
 replays.
 """
@@ -40,11 +40,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Overwrite
 
 EPOCH_NS = 1_735_689_600_000_000_000
 SEED = 1234
 SNAPSHOT_FREQUENCY = 2
 THREAD = "chat"
+BRANCH = "branch"
 HERE = Path(__file__).resolve().parent
 
 
@@ -115,18 +117,43 @@ def build():
 
 
 def conversation(graph) -> list[dict]:
-    """Three turns, an update_state as the bot, two more turns."""
+    """Thread `chat`: three turns, an update_state as the bot, two more turns. Thread
+    `branch`: two turns, a replay from the second turn's input checkpoint (a fork whose
+    first checkpoint must snapshot the channel without a new write: a version bump),
+    a turn whose input overwrites the list, and a last turn."""
+    calls = chat(graph)
+    cfg = {"configurable": {"thread_id": BRANCH}}
+    for text in ["one", "two"]:
+        out = graph.invoke({"messages": [text]}, cfg)
+        calls.append({"kind": "invoke", "thread": BRANCH, "input": {"messages": [text]},
+                      "output": out})
+    at = next(s for s in graph.get_state_history(cfg) if s.metadata["step"] == 2)
+    out = graph.invoke(None, at.config)
+    calls.append({"kind": "replay", "thread": BRANCH,
+                  "checkpoint_id": at.config["configurable"]["checkpoint_id"], "output": out})
+    out = graph.invoke({"messages": Overwrite(["reset"])}, cfg)
+    calls.append({"kind": "overwrite", "thread": BRANCH, "input": {"messages": ["reset"]},
+                  "output": out})
+    out = graph.invoke({"messages": ["after"]}, cfg)
+    calls.append({"kind": "invoke", "thread": BRANCH, "input": {"messages": ["after"]},
+                  "output": out})
+    return calls
+
+
+def chat(graph) -> list[dict]:
     cfg = {"configurable": {"thread_id": THREAD}}
     calls = []
     for text in ["hello", "how are you", "bye"]:
         out = graph.invoke({"messages": [text]}, cfg)
-        calls.append({"kind": "invoke", "input": {"messages": [text]}, "output": out})
+        calls.append({"kind": "invoke", "thread": THREAD, "input": {"messages": [text]},
+                      "output": out})
     got = graph.update_state(cfg, {"messages": ["(edited)"]}, as_node="bot")
-    calls.append({"kind": "update_state", "values": {"messages": ["(edited)"]},
+    calls.append({"kind": "update_state", "thread": THREAD, "values": {"messages": ["(edited)"]},
                   "as_node": "bot", "output": got["configurable"]["checkpoint_id"]})
     for text in ["again", "end"]:
         out = graph.invoke({"messages": [text]}, cfg)
-        calls.append({"kind": "invoke", "input": {"messages": [text]}, "output": out})
+        calls.append({"kind": "invoke", "thread": THREAD, "input": {"messages": [text]},
+                      "output": out})
     return calls
 
 
@@ -134,6 +161,8 @@ def conversation(graph) -> list[dict]:
 def plain(v: Any) -> Any:
     if isinstance(v, _DeltaSnapshot):
         return {"$delta_snapshot": plain(v.value)}
+    if isinstance(v, Overwrite):
+        return {"$overwrite": plain(v.value)}
     if isinstance(v, dict):
         return {str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -229,12 +258,15 @@ def postgres_rows(dsn: str) -> tuple[dict, list]:
         return out, history(graph)
 
 
-def history(graph) -> list[dict]:
-    cfg = {"configurable": {"thread_id": THREAD}}
-    return [{"checkpoint_id": s.config["configurable"]["checkpoint_id"],
-             "values": plain(s.values), "next": list(s.next),
-             "metadata": plain(s.metadata)}
-            for s in graph.get_state_history(cfg)]
+def history(graph) -> dict[str, list[dict]]:
+    out = {}
+    for thread in (THREAD, BRANCH):
+        cfg = {"configurable": {"thread_id": thread}}
+        out[thread] = [{"checkpoint_id": s.config["configurable"]["checkpoint_id"],
+                        "values": plain(s.values), "next": list(s.next),
+                        "metadata": plain(s.metadata)}
+                       for s in graph.get_state_history(cfg)]
+    return out
 
 
 def main() -> None:

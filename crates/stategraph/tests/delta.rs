@@ -143,9 +143,32 @@ async fn delta_chat_is_reproduced(on: On) {
         .compile_with(CompileOptions::new().checkpointer(saver.clone()))
         .unwrap()
         .with_sources(sources());
-    let cfg = RunConfig::thread("chat");
     for (i, call) in trace["calls"].as_array().unwrap().iter().enumerate() {
+        let cfg = RunConfig::thread(call["thread"].as_str().unwrap());
         match call["kind"].as_str().unwrap() {
+            "replay" => {
+                let at = cfg
+                    .clone()
+                    .at_checkpoint(call["checkpoint_id"].as_str().unwrap());
+                let out = graph
+                    .invoke_outcome(stategraph::NoInput, &at)
+                    .await
+                    .unwrap();
+                assert_eq!(values_json(&out.values), call["output"], "call {i}");
+            }
+            "overwrite" => {
+                let out = graph
+                    .invoke_outcome(
+                        vec![(
+                            "messages".to_owned(),
+                            overwrite(call["input"]["messages"][0].as_str().unwrap()),
+                        )],
+                        &cfg,
+                    )
+                    .await
+                    .unwrap();
+                assert_eq!(values_json(&out.values), call["output"], "call {i}");
+            }
             "invoke" => {
                 let text = call["input"]["messages"][0].as_str().unwrap();
                 let out = graph.invoke_outcome(said(text), &cfg).await.unwrap();
@@ -176,22 +199,52 @@ async fn delta_chat_is_reproduced(on: On) {
         }
         _ => {}
     }
-    let history = graph
-        .get_state_history(&cfg, &Default::default())
-        .await
-        .unwrap();
-    let expected = trace["history"].as_array().unwrap();
-    assert_eq!(history.len(), expected.len(), "history length");
+    for (thread, expected) in trace["history"].as_object().unwrap() {
+        let history = graph
+            .get_state_history(&RunConfig::thread(thread.as_str()), &Default::default())
+            .await
+            .unwrap();
+        assert_history(thread, &history, expected.as_array().unwrap());
+    }
+}
+
+/// `langgraph.types.Overwrite([text])`, as Python stores it.
+fn overwrite(text: &str) -> Value {
+    let mut data = stategraph::checkpoint::Map::new();
+    data.insert("value", Value::List(vec![Value::from(text)]));
+    data.insert("type", "__overwrite__");
+    Value::Ext(Box::new(stategraph::checkpoint::Ext::Object(
+        stategraph::checkpoint::Object {
+            code: stategraph::checkpoint::ObjectCode::ConstructorKwArgs,
+            module: "langgraph.types".into(),
+            class: "Overwrite".into(),
+            data: Value::Map(data),
+            method: None,
+        },
+    )))
+}
+
+/// A history (newest first) equal to the trace's: ids, values, metadata, next.
+fn assert_history(
+    thread: &str,
+    history: &[stategraph::pregel::snapshot::StateSnapshot],
+    expected: &[J],
+) {
+    assert_eq!(history.len(), expected.len(), "{thread}: history length");
     for (i, (s, e)) in history.iter().zip(expected).enumerate() {
         let id = s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
-        assert_eq!(id.as_deref(), e["checkpoint_id"].as_str(), "entry {i}: id");
-        assert_eq!(values_json(&s.values), e["values"], "entry {i}: values");
+        assert_eq!(
+            id.as_deref(),
+            e["checkpoint_id"].as_str(),
+            "{thread} {i}: id"
+        );
+        assert_eq!(values_json(&s.values), e["values"], "{thread} {i}: values");
         assert_eq!(
             s.metadata.as_ref().map(|m| to_json(&m.to_value())),
             Some(e["metadata"].clone()),
-            "entry {i}: metadata"
+            "{thread} {i}: metadata"
         );
-        assert_eq!(J::from(s.next.clone()), e["next"], "entry {i}: next");
+        assert_eq!(J::from(s.next.clone()), e["next"], "{thread} {i}: next");
     }
 }
 
