@@ -717,3 +717,82 @@ mod interop {
         rust_writes_python_reads_and_continues(true).await;
     }
 }
+
+/// The chat of the trace on a typed state: `#[state(delta(...))]` makes the same channel,
+/// so the thread's history is Python's.
+mod typed {
+    use stategraph::{CompileOptions, RunConfig, State, StateGraph, END, START};
+
+    use super::{assert_history, load, saver, sources};
+
+    #[derive(State, Debug, Clone)]
+    struct Chat {
+        #[state(delta(reducer = add, snapshot_frequency = 2))]
+        messages: Vec<String>,
+        turns: i64,
+    }
+
+    #[tokio::test]
+    async fn a_typed_delta_field_reproduces_the_chat_thread() {
+        let described: Vec<(String, &str)> = Chat::channels()
+            .iter()
+            .map(|(n, c)| (n.clone(), c.kind()))
+            .collect();
+        assert_eq!(described[0], ("messages".to_owned(), "DeltaChannel"));
+        assert_eq!(Chat::channels()[0].1.delta_snapshot_frequency(), Some(2));
+
+        let mut g = StateGraph::<Chat>::new();
+        g.add_node("bot", |s: Chat| async move {
+            let last = s.messages.last().cloned().unwrap_or_default();
+            ChatUpdate::default()
+                .messages(vec![format!("echo:{last}")])
+                .turns(s.turns + 1)
+        });
+        g.add_edge(START, "bot").add_edge("bot", END);
+        let saver = saver();
+        let graph = g
+            .compile_with(CompileOptions::new().checkpointer(saver.clone()))
+            .unwrap()
+            .with_sources(sources());
+        let trace = load("delta_chat");
+        let cfg = RunConfig::thread("chat");
+        for call in trace["calls"].as_array().unwrap() {
+            if call["thread"] != "chat" {
+                continue;
+            }
+            match call["kind"].as_str().unwrap() {
+                "invoke" => {
+                    let text = call["input"]["messages"][0].as_str().unwrap();
+                    let out = graph
+                        .invoke(ChatUpdate::default().messages(vec![text.to_owned()]), &cfg)
+                        .await
+                        .unwrap();
+                    let want: Vec<String> =
+                        serde_json::from_value(call["output"]["messages"].clone()).unwrap();
+                    assert_eq!(out.messages, want);
+                    assert_eq!(Some(out.turns), call["output"]["turns"].as_i64());
+                }
+                "update_state" => {
+                    graph
+                        .update_state(
+                            &cfg,
+                            ChatUpdate::default().messages(vec!["(edited)".to_owned()]),
+                            Some("bot"),
+                        )
+                        .await
+                        .unwrap();
+                }
+                other => panic!("unexpected call {other}"),
+            }
+        }
+        let history = graph
+            .get_state_history(&cfg, &Default::default())
+            .await
+            .unwrap();
+        assert_history(
+            "chat",
+            &history,
+            trace["history"]["chat"].as_array().unwrap(),
+        );
+    }
+}
