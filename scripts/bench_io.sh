@@ -15,6 +15,8 @@
 #   S7_WORKERS          S7 workers per process (default 1,2,4,8); 2 processes each
 #   S7_DURATION         S7 seconds per run (default 5)
 #   CPS                 savers for S4-S6 (default memory,sqlite,postgres)
+#   S4_VARIANTS         S4 variants: - (operator.add) and delta (S4′, DeltaChannel)
+#                       (default -,delta)
 # Output: target/bench-io/{rust.jsonl,python.jsonl,table.md,run.log}.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +28,7 @@ s5_invokes=${S5_INVOKES:-2}
 s7_workers=${S7_WORKERS:-1,2,4,8}
 s7_duration=${S7_DURATION:-5}
 cps=${CPS:-memory,sqlite,postgres}
+s4_variants=${S4_VARIANTS:--,delta}
 pg=${STATEGRAPH_BENCH_PG:-postgresql://postgres@127.0.0.1:5432/postgres}
 export STATEGRAPH_BENCH_PG=$pg
 # bench_langgraph.py reaches Postgres on 127.0.0.1:$PG_PORT as user postgres.
@@ -75,9 +78,13 @@ start=$SECONDS
 for (( rep = 0; rep < reps; rep++ )); do
   IFS=, read -ra cp_list <<<"$cps"
   for cp in "${cp_list[@]}"; do
-    echo "== rep $rep: S4+S6 ($turns turns), $cp" >&2
-    both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep" \
-      -- run --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep"
+    IFS=, read -ra s4_list <<<"$s4_variants"
+    for s4 in "${s4_list[@]}"; do
+      echo "== rep $rep: S4+S6 variant $s4 ($turns turns), $cp" >&2
+      both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --variant "$s4" \
+        --turns "$turns" --rep "$rep" \
+        -- run --scenario S4 --cp "$cp" --variant "$s4" --turns "$turns" --rep "$rep"
+    done
     for variant in str obj; do
       echo "== rep $rep: S5 $variant ($s5_invokes invokes), $cp" >&2
       both "$rep" worker "$out/bench_langgraph.py" --scenario S5 --cp "$cp" --variant "$variant" \
