@@ -110,7 +110,7 @@ pub fn big_step() -> PutArgs {
 /// The writes of one task of the small state: a message, the counter and a trigger.
 pub fn task_writes() -> Vec<(String, Value)> {
     vec![
-        ("messages".into(), Value::List(vec![message(1)])),
+        ("messages".into(), Value::list(vec![message(1)])),
         ("counter".into(), Value::Int(1)),
         ("branch:to:agent".into(), Value::Nil),
     ]

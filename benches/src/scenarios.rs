@@ -126,7 +126,7 @@ pub fn fanout() -> StateGraph<DynState> {
     });
     g.add_node("worker", |s: DynState| async move {
         let i = s.get("i").cloned().unwrap_or(Value::Nil);
-        update([("results", Value::List(vec![i]))])
+        update([("results", Value::list(vec![i]))])
     });
     g.add_edge(START, "fan").add_edge("worker", END);
     g

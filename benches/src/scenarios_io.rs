@@ -58,7 +58,7 @@ pub fn user_messages(pool: &[String], turns: usize) -> Vec<Value> {
 
 /// The input of one S4 turn: the user's message appended to `messages`.
 pub fn chat_input(message: &Value) -> Input {
-    update([("messages", Value::List(vec![message.clone()]))])
+    update([("messages", Value::list(vec![message.clone()]))])
 }
 
 /// S4 chat: `messages` is a list with an add reducer; `reply` appends the assistant's

@@ -214,7 +214,7 @@ impl Reader<'_> {
             .collect::<Result<Vec<_>>>()?;
         checkpoint
             .channel_values
-            .insert(TASKS.to_owned(), Value::List(sends));
+            .insert(TASKS.to_owned(), Value::List(sends.into()));
         let version = match checkpoint.channel_versions.values().max() {
             Some(v) => v.clone(),
             None => self.versions.next(None),

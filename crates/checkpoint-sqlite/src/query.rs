@@ -109,7 +109,7 @@ fn metadata_predicate(key: &str, value: &Value, params: &mut Vec<Sql>) -> String
             "type IN ('integer', 'real') AND atom = ?"
         }
         Value::Str(s) => {
-            params.push(Sql::Text(s.clone()));
+            params.push(Sql::Text(s.to_string()));
             "type = 'text' AND atom = ?"
         }
         Value::List(_) => "type = 'array'",

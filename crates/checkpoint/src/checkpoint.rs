@@ -79,7 +79,7 @@ impl Checkpoint {
         }
         m.push_unique("versions_seen", seen);
         if let Some(sends) = &self.pending_sends {
-            m.push_unique("pending_sends", Value::List(sends.clone()));
+            m.push_unique("pending_sends", Value::List(sends.clone().into()));
         }
         m.push_unique(
             "updated_channels",
@@ -135,12 +135,12 @@ impl Checkpoint {
                 "pending_sends" => {
                     cp.pending_sends = match v {
                         Value::Nil => None,
-                        Value::List(l) => Some(l),
+                        Value::List(l) => Some(l.to_vec()),
                         _ => return Err(bad("pending_sends")),
                     }
                 }
                 _ => {
-                    cp.extra.insert(key, v);
+                    cp.extra.insert(key.to_string(), v);
                 }
             }
         }
@@ -166,7 +166,7 @@ fn bad(field: &str) -> Error {
 
 fn into_string(v: Value, field: &str) -> Result<String> {
     match v {
-        Value::Str(s) => Ok(s),
+        Value::Str(s) => Ok(s.to_string()),
         _ => Err(bad(field)),
     }
 }

@@ -48,7 +48,7 @@ pub use saver::{
     starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, SaveOp,
     CONFIG_KEY_BRANCH,
 };
-pub use value::{Map, Value};
+pub use value::{Bytes, List, Map, Str, Value};
 pub use version::{ChannelVersion, ChannelVersions};
 
 /// The task id of writes that no task produced (client `Command`s).

@@ -133,12 +133,12 @@ impl CheckpointMetadata {
                 ("step", Value::Int(n)) => md.step = Some(n),
                 ("parents", v @ Value::Map(_)) => {
                     md.parents = Some(string_map(v, "parents", |id| match id {
-                        Value::Str(s) => Ok(s),
+                        Value::Str(s) => Ok(s.into_string()),
                         _ => Err(Error::InvalidData("parents value is not a string".into())),
                     })?)
                 }
                 (_, v) => {
-                    md.extra.insert(key, v);
+                    md.extra.insert(key.to_string(), v);
                 }
             }
         }
@@ -155,7 +155,9 @@ impl CheckpointMetadata {
         }
         for v in md.extra.values_mut() {
             if let Value::Str(s) = v {
-                strip_nul(s);
+                if s.contains('\0') {
+                    *s = s.replace('\0', "").into();
+                }
             }
         }
         let candidates = config.metadata.iter().chain(config.configurable.iter());
@@ -167,11 +169,8 @@ impl CheckpointMetadata {
                 continue;
             }
             let v = match v {
-                Value::Str(s) => {
-                    let mut s = s.clone();
-                    strip_nul(&mut s);
-                    Value::Str(s)
-                }
+                Value::Str(s) if s.contains('\0') => Value::from(s.replace('\0', "")),
+                Value::Str(_) => v.clone(),
                 Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Float(_) => v.clone(),
                 _ => continue,
             };

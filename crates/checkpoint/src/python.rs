@@ -38,14 +38,14 @@ fn no_extra() -> Vec<(&'static str, Value)> {
 }
 fn ai_extra() -> Vec<(&'static str, Value)> {
     vec![
-        ("tool_calls", Value::List(Vec::new())),
-        ("invalid_tool_calls", Value::List(Vec::new())),
+        ("tool_calls", Value::List(Vec::new().into())),
+        ("invalid_tool_calls", Value::List(Vec::new().into())),
         ("usage_metadata", Value::Nil),
     ]
 }
 fn ai_chunk_extra() -> Vec<(&'static str, Value)> {
     let mut fields = ai_extra();
-    fields.push(("tool_call_chunks", Value::List(Vec::new())));
+    fields.push(("tool_call_chunks", Value::List(Vec::new().into())));
     fields.push(("chunk_position", Value::Nil));
     fields
 }
@@ -170,7 +170,7 @@ impl Value {
             ObjectCode::ConstructorPosArgs,
             "datetime",
             "date",
-            Value::List(args),
+            Value::List(args.into()),
             None,
         )
     }

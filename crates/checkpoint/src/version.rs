@@ -43,14 +43,14 @@ impl ChannelVersion {
     pub fn to_value(&self) -> Value {
         match self {
             ChannelVersion::Int(n) => Value::Int(*n),
-            ChannelVersion::Str(s) => Value::Str(s.clone()),
+            ChannelVersion::Str(s) => Value::Str(s.clone().into()),
         }
     }
 
     /// Reads a version from a stored value (a string, an integer, or a whole float).
     pub fn from_value(v: &Value) -> Option<ChannelVersion> {
         match v {
-            Value::Str(s) => Some(ChannelVersion::Str(s.clone())),
+            Value::Str(s) => Some(ChannelVersion::Str(s.to_string())),
             Value::Int(n) => Some(ChannelVersion::Int(*n)),
             Value::Float(f) if f.fract() == 0.0 && f.is_finite() => {
                 Some(ChannelVersion::Int(*f as i64))

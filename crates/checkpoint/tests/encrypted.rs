@@ -53,7 +53,7 @@ fn expected(name: &str) -> Value {
         "none" => Value::Nil,
         "str" => "hi".into(),
         "map" => map! { "a" => 1 },
-        "bytes" => Value::Bytes(b"\x00\x01binary\xff".to_vec()),
+        "bytes" => Value::Bytes(b"\x00\x01binary\xff".to_vec().into()),
         "nested" => list![
             1,
             list![2.5, "x", Value::Nil],
@@ -149,7 +149,7 @@ fn samples() -> Vec<Value> {
         Value::Nil,
         "hi".into(),
         map! { "a" => 1, "b" => list![Value::UInt(u64::MAX), -1.5] },
-        Value::Bytes(vec![0, 1, 2, 255]),
+        Value::bytes(vec![0, 1, 2, 255]),
         list![uuid_value(), map! { "nested" => list![Value::Nil, true] }],
     ]
 }
@@ -259,7 +259,7 @@ struct Text;
 impl Serializer for Text {
     fn dumps_typed(&self, value: &Value) -> Result<Typed> {
         match value {
-            Value::Str(s) => Ok(Typed::new("text", s.clone().into_bytes())),
+            Value::Str(s) => Ok(Typed::new("text", s.as_bytes().to_vec())),
             _ => Err(Error::Encode("text only".into())),
         }
     }

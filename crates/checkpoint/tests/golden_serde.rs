@@ -434,7 +434,7 @@ fn smallest_encodings_at_every_boundary() {
         (65536, "db00010000"),
     ] {
         assert_bytes(
-            &Value::Str("x".repeat(n)),
+            &Value::Str("x".repeat(n).into()),
             &format!("{header}{}", "78".repeat(n)),
         );
     }
@@ -445,7 +445,7 @@ fn smallest_encodings_at_every_boundary() {
         (65536, "c600010000"),
     ] {
         assert_bytes(
-            &Value::Bytes(vec![7; n]),
+            &Value::bytes(vec![7; n]),
             &format!("{header}{}", "07".repeat(n)),
         );
     }
@@ -456,7 +456,7 @@ fn smallest_encodings_at_every_boundary() {
         (65536, "dd00010000"),
     ] {
         assert_bytes(
-            &Value::List(vec![Value::Nil; n]),
+            &Value::list(vec![Value::Nil; n]),
             &format!("{header}{}", "c0".repeat(n)),
         );
     }
@@ -509,9 +509,9 @@ fn extension_headers_are_minimal() {
     );
     let numpy = Value::from(Ext::NumpyArray(stategraph_checkpoint::list![
         "<i8",
-        Value::List(vec![1.into()]),
+        Value::list(vec![1.into()]),
         "C",
-        Value::Bytes(vec![1, 0, 0, 0, 0, 0, 0, 0])
+        Value::bytes(vec![1, 0, 0, 0, 0, 0, 0, 0])
     ]));
     assert_eq!(decode(&encode(&numpy).unwrap()).unwrap(), numpy);
     assert_eq!(encode(&numpy).unwrap()[..2], [0xc7, 0x13]);
@@ -610,7 +610,7 @@ impl Gen {
                     break Value::Float(x);
                 }
             },
-            5 => Value::Str(self.string()),
+            5 => Value::Str(self.string().into()),
             6 => Value::Bytes((0..self.len()).map(|_| self.next() as u8).collect()),
             7 | 8 => Value::List(
                 (0..self.count(depth))
@@ -623,7 +623,7 @@ impl Gen {
                         let key = if self.below(4) == 0 {
                             self.value(depth + 1)
                         } else {
-                            Value::Str(self.string())
+                            Value::Str(self.string().into())
                         };
                         (key, self.value(depth + 1))
                     })

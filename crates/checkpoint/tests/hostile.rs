@@ -137,7 +137,7 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 fn depth_limit_is_exact_and_shared_by_encoder_and_decoder() {
     let max = DecodeLimits::default().max_depth;
     assert_eq!(max, DecodeLimits::DEFAULT_MAX_DEPTH);
-    let nest = |n: usize| (0..n).fold(Value::Nil, |v, _| Value::List(vec![v]));
+    let nest = |n: usize| (0..n).fold(Value::Nil, |v, _| Value::list(vec![v]));
     let ok = nest(max);
     let bytes = encode(&ok).unwrap();
     assert_eq!(decode(&bytes).unwrap(), ok);

@@ -939,7 +939,7 @@ async fn dump_shows_values_as_python_reprs() {
         &[
             ("s", "it's".into(), 1),
             ("n", Value::Nil, 1),
-            ("b", Value::Bytes(vec![0, b'a']), 1),
+            ("b", Value::bytes(vec![0, b'a']), 1),
         ],
     );
     let stored = put(&saver, "t", "", None, &cp, md(0)).await;

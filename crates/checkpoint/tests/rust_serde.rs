@@ -138,7 +138,7 @@ fn rich_value() -> Value {
     let mut m = Map::new();
     m.insert("messages", list![message_ext(), message_ext()]);
     m.insert(uuid_ext(), "uuid as a key");
-    m.insert(7, Value::Bytes(vec![1, 2, 3]));
+    m.insert(7, Value::bytes(vec![1, 2, 3]));
     m.insert("when", datetime_ext());
     m.insert("set", set_ext());
     m.insert(
@@ -199,7 +199,7 @@ fn struct_becomes_map_in_declaration_order() {
     assert_eq!(value.get("letter"), Some(&Value::from("λ")));
     assert_eq!(value.get("nothing"), Some(&Value::Nil));
     assert_eq!(value.get("unit"), Some(&Value::Nil));
-    assert_eq!(value.get("blob"), Some(&Value::Bytes(vec![0, 159, 255])));
+    assert_eq!(value.get("blob"), Some(&Value::bytes(vec![0, 159, 255])));
     assert_eq!(value.get("tuple"), Some(&list![7, "seven", false]));
     assert_eq!(
         value.get("something"),
@@ -467,7 +467,7 @@ fn mismatched_types_are_typed_errors() {
     invalid(from_value::<Vec<i32>>(map! { "a" => 1 }).map(drop));
     invalid(from_value::<Vec<i32>>(list![1, "two"]).map(drop));
     invalid(from_value::<Inner>(map! { "label" => "l" }).map(drop));
-    invalid(from_value::<Inner>(Value::Bytes(vec![1])).map(drop));
+    invalid(from_value::<Inner>(Value::bytes(vec![1])).map(drop));
     invalid(from_value::<(i32, i32)>(list![1, 2, 3]).map(drop));
     invalid(from_value::<bool>(Value::Nil).map(drop));
     invalid(from_value::<char>("ab".into()).map(drop));

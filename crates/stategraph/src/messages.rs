@@ -182,7 +182,7 @@ impl Message {
     /// the `{"type": "text"}` blocks of a list, concatenated.
     pub fn text(&self) -> String {
         match &self.content {
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             Value::List(items) => items
                 .iter()
                 .filter_map(|item| match item {
@@ -219,7 +219,7 @@ impl Message {
                 m.insert("tool_calls", Value::List(calls));
                 m.insert(
                     "invalid_tool_calls",
-                    Value::List(self.invalid_tool_calls.clone()),
+                    Value::List(self.invalid_tool_calls.clone().into()),
                 );
                 m.insert("usage_metadata", self.usage_metadata.clone());
             }
@@ -335,7 +335,7 @@ fn required_str(m: &Map, key: &str, what: &str) -> Result<String> {
 fn optional_str(m: &Map, key: &str) -> Result<Option<String>> {
     match m.get(key) {
         None | Some(Value::Nil) => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(s.clone())),
+        Some(Value::Str(s)) => Ok(Some(s.to_string())),
         Some(other) => Err(invalid(format!(
             "message field {key:?} must be a string, got {other:?}"
         ))),

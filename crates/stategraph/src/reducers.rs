@@ -53,16 +53,12 @@ where
 pub fn add_values(left: Value, right: Value) -> Result<Value, ChannelError> {
     match (left, right) {
         (Value::List(mut a), Value::List(b)) => {
-            a.extend(b);
+            a.extend(b.iter().cloned());
             Ok(Value::List(a))
         }
-        (Value::Str(mut a), Value::Str(b)) => {
-            a.push_str(&b);
-            Ok(Value::Str(a))
-        }
-        (Value::Bytes(mut a), Value::Bytes(b)) => {
-            a.extend(b);
-            Ok(Value::Bytes(a))
+        (Value::Str(a), Value::Str(b)) => Ok(Value::from([a.as_str(), b.as_str()].concat())),
+        (Value::Bytes(a), Value::Bytes(b)) => {
+            Ok(Value::from([a.as_slice(), b.as_slice()].concat()))
         }
         (Value::Float(a), b) if as_int(&b).is_some() || matches!(b, Value::Float(_)) => {
             Ok(Value::Float(a + as_float(&b)))
@@ -115,7 +111,7 @@ pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelErr
         }
     }
     if let Some(i) = remove_all {
-        return Ok(Value::List(right.split_off(i + 1)));
+        return Ok(Value::List(right.split_off(i + 1).into()));
     }
 
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -150,13 +146,13 @@ pub fn add_message_values(left: Value, right: Value) -> Result<Value, ChannelErr
     if !to_remove.is_empty() {
         merged.retain(|m| !to_remove.contains(&message_id(m).unwrap_or_default()));
     }
-    Ok(Value::List(merged))
+    Ok(Value::List(merged.into()))
 }
 
 /// One side of `add_messages` as a list of message values.
 fn message_list(v: Value) -> Result<Vec<Value>, ChannelError> {
     let items = match v {
-        Value::List(items) => items,
+        Value::List(items) => items.into_vec(),
         other => vec![other],
     };
     items.into_iter().map(message_value).collect()
@@ -202,7 +198,7 @@ fn ensure_id(m: &mut Value) -> Option<String> {
     let Value::Ext(ext) = m else {
         return None;
     };
-    let stategraph_checkpoint::Ext::Object(obj) = ext.as_mut() else {
+    let stategraph_checkpoint::Ext::Object(obj) = std::sync::Arc::make_mut(ext) else {
         return None;
     };
     let Value::Map(fields) = &mut obj.data else {

@@ -26,7 +26,7 @@ impl Send {
             ObjectCode::ConstructorPosArgs,
             "langgraph.types",
             "Send",
-            Value::List(vec![Value::from(self.node.as_str()), self.arg.clone()]),
+            Value::list(vec![Value::from(self.node.as_str()), self.arg.clone()]),
             None,
         ))
     }
@@ -214,7 +214,7 @@ impl Command<Vec<(String, Value)>> {
         };
         let goto_of = |g: &Value| -> Option<Goto> {
             match g {
-                Value::Str(s) => Some(Goto::Node(s.clone())),
+                Value::Str(s) => Some(Goto::Node(s.to_string())),
                 other => Send::from_value(other).map(Goto::Send),
             }
         };

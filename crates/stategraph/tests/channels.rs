@@ -380,7 +380,7 @@ fn topic_round_trips_and_keeps_accumulate() {
 
 #[test]
 fn topic_reads_the_legacy_seen_values_pair() {
-    let legacy = Value::List(vec![py_set("set", &["x"]), list!["x", "y"]]);
+    let legacy = Value::list(vec![py_set("set", &["x"]), list!["x", "y"]]);
     let restored = Topic::new(true).from_checkpoint(Some(legacy)).unwrap();
     assert_eq!(restored.get(), Some(list!["x", "y"]));
 }
@@ -674,11 +674,11 @@ fn deferred_barrier_checkpoints_the_pair_seen_finished() {
     let mut c = deferred_join();
     assert_eq!(
         c.checkpoint(),
-        Some(Value::List(vec![py_set("set", &[]), Value::Bool(false)]))
+        Some(Value::list(vec![py_set("set", &[]), Value::Bool(false)]))
     );
     c.update(vec![s("left"), s("right")]).unwrap();
     c.finish();
-    let stored = Value::List(vec![py_set("set", &["left", "right"]), Value::Bool(true)]);
+    let stored = Value::list(vec![py_set("set", &["left", "right"]), Value::Bool(true)]);
     assert_eq!(c.checkpoint(), Some(stored.clone()));
     let restored = deferred_join().from_checkpoint(Some(stored)).unwrap();
     assert!(restored.is_available());

@@ -250,8 +250,12 @@ fn add_concatenates_lists_strings_and_bytes() {
         Value::from("abcd")
     );
     assert_eq!(
-        add_values(Value::Bytes(b"ab".to_vec()), Value::Bytes(b"c".to_vec())).unwrap(),
-        Value::Bytes(b"abc".to_vec())
+        add_values(
+            Value::Bytes(b"ab".to_vec().into()),
+            Value::Bytes(b"c".to_vec().into())
+        )
+        .unwrap(),
+        Value::Bytes(b"abc".to_vec().into())
     );
 }
 

@@ -37,7 +37,7 @@ pub(crate) async fn runs_in(
     Ok(tuples
         .iter()
         .filter_map(|t| match t.metadata.get("run_id") {
-            Some(Value::Str(s)) => Some(s),
+            Some(Value::Str(s)) => Some(s.to_string()),
             _ => None,
         })
         .collect())

@@ -79,7 +79,7 @@ pub async fn bytes_and_nil_values_roundtrip(saver: &dyn CheckpointSaver) -> Resu
         .checkpoint
         .channel_values;
     let want: IndexMap<String, Value> = [
-        ("bytes".to_owned(), Value::Bytes(vec![0, 159, 255])),
+        ("bytes".to_owned(), Value::bytes(vec![0, 159, 255])),
         ("nil".to_owned(), Value::Nil),
     ]
     .into();

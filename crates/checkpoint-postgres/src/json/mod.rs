@@ -138,7 +138,7 @@ fn float_text(x: f64) -> Result<String, NotJson> {
 /// A map key as `json.dumps` turns it into a JSON object key.
 fn key_text(key: &Value) -> Result<String, NotJson> {
     Ok(match key {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Int(n) => n.to_string(),
         Value::UInt(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
@@ -206,14 +206,14 @@ mod tests {
 
     #[test]
     fn values_without_a_json_form_are_refused() {
-        assert_eq!(to_text(&Value::Bytes(vec![1])), Err(NotJson::Bytes));
+        assert_eq!(to_text(&Value::bytes(vec![1])), Err(NotJson::Bytes));
         assert_eq!(to_text(&list!["a\0b"]), Err(NotJson::Nul));
         assert!(!is_inline(&Value::from("a\0b")));
         assert!(!is_inline(&Value::Float(f64::INFINITY)));
         assert!(is_inline(&Value::Float(1e300)));
         let mut deep = Value::Nil;
         for _ in 0..=MAX_DEPTH + 1 {
-            deep = Value::List(vec![deep]);
+            deep = Value::list(vec![deep]);
         }
         assert_eq!(to_text(&deep), Err(NotJson::TooDeep));
     }

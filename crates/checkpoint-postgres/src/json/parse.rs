@@ -100,17 +100,17 @@ impl Parser<'_> {
                 self.at += 1;
                 let mut items = Vec::new();
                 if self.eat(b']') {
-                    return Ok(Value::List(items));
+                    return Ok(Value::List(items.into()));
                 }
                 loop {
                     items.push(self.value(depth + 1)?);
                     if self.eat(b']') {
-                        return Ok(Value::List(items));
+                        return Ok(Value::List(items.into()));
                     }
                     self.expect(b',')?;
                 }
             }
-            Some(b'"') => Ok(Value::Str(self.string()?)),
+            Some(b'"') => Ok(Value::Str((self.string()?).into())),
             Some(b't') => self.literal("true", Value::Bool(true)),
             Some(b'f') => self.literal("false", Value::Bool(false)),
             Some(b'n') => self.literal("null", Value::Nil),

@@ -84,7 +84,7 @@ fn float_text(f: f64) -> String {
 /// A map key as a JSON object key: strings as they are, scalars as Python converts them.
 fn key_text(key: &Value) -> Result<String> {
     Ok(match key {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Float(f) => float_text(*f),
         Value::Bool(true) => "true".to_owned(),
         Value::Bool(false) => "false".to_owned(),

@@ -63,7 +63,7 @@ impl Reader<'_> {
         match self.peek() {
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
-            Some(b'"') => Ok(Value::Str(self.string()?)),
+            Some(b'"') => Ok(Value::Str((self.string()?).into())),
             _ if self.eat("null") => Ok(Value::Nil),
             _ if self.eat("true") => Ok(Value::Bool(true)),
             _ if self.eat("false") => Ok(Value::Bool(false)),
@@ -105,7 +105,7 @@ impl Reader<'_> {
         }
         let pairs = entries
             .into_iter()
-            .map(|(k, v)| (Value::Str(k), v))
+            .map(|(k, v)| (Value::Str(k.into()), v))
             .collect();
         Ok(Value::Map(Map::from_pairs(pairs)))
     }
@@ -115,7 +115,7 @@ impl Reader<'_> {
         let mut items = Vec::new();
         self.skip_ws();
         if self.eat("]") {
-            return Ok(Value::List(items));
+            return Ok(Value::List(items.into()));
         }
         loop {
             self.skip_ws();
@@ -128,7 +128,7 @@ impl Reader<'_> {
                 return Err(self.error("expected ',' or ']'"));
             }
         }
-        Ok(Value::List(items))
+        Ok(Value::List(items.into()))
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`: an integer without fraction or

@@ -213,7 +213,7 @@ async fn values_compare_by_type_as_the_trait_says() {
         .is_empty());
     assert!(ids(
         &*saver,
-        ListOptions::default().filter("x", Value::Bytes(vec![1]))
+        ListOptions::default().filter("x", Value::bytes(vec![1]))
     )
     .await
     .is_empty());

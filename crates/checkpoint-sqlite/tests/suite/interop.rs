@@ -121,7 +121,7 @@ async fn write_rich_thread(saver: &dyn CheckpointSaver, thread: &str) {
         ("float", Value::Float(1.0)),
         ("tiny", Value::Float(1e-7)),
         ("text", Value::from("é\n\"\u{0}😀")),
-        ("bytes", Value::Bytes(vec![0, 255, 10])),
+        ("bytes", Value::bytes(vec![0, 255, 10])),
         ("none", Value::Nil),
         ("flag", Value::Bool(true)),
         (
@@ -156,7 +156,7 @@ async fn write_rich_thread(saver: &dyn CheckpointSaver, thread: &str) {
         let writes = vec![
             ("a".to_owned(), Value::from(step)),
             ("__interrupt__".to_owned(), map! {"value" => "why?"}),
-            ("b".to_owned(), Value::Bytes(vec![1, 2])),
+            ("b".to_owned(), Value::bytes(vec![1, 2])),
         ];
         saver
             .put_writes(&stored, &writes, "task-b", "~__pregel_pull, b")

@@ -89,7 +89,7 @@ fn converts_scalar_keys_as_python_and_refuses_the_rest() {
 #[test]
 fn bytes_and_objects_are_not_json() {
     assert!(matches!(
-        to_json(&map! {"b" => Value::Bytes(vec![1])}),
+        to_json(&map! {"b" => Value::bytes(vec![1])}),
         Err(Error::Encode(_))
     ));
     let uuid = Ext::Object(Object {
@@ -100,7 +100,7 @@ fn bytes_and_objects_are_not_json() {
         method: None,
     });
     assert!(matches!(
-        to_json(&map! {"u" => Value::Ext(Box::new(uuid))}),
+        to_json(&map! {"u" => Value::ext(uuid)}),
         Err(Error::Encode(_))
     ));
 }

@@ -113,7 +113,7 @@ pub(super) fn prune(
 /// A run id as text: a string, or the string form of a UUID object.
 fn run_id_text(v: &Value) -> Option<String> {
     match v {
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::Ext(e) => {
             let o = e.as_object()?;
             (o.module == "uuid" && o.class == "UUID")

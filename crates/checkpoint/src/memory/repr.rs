@@ -213,16 +213,16 @@ mod tests {
         assert_eq!(repr(&Value::from("a\\b\n\t\u{1}")), "'a\\\\b\\n\\t\\x01'");
         assert_eq!(repr(&Value::from("é\u{a0}\u{200b}")), "'é\\xa0\\u200b'");
         assert_eq!(
-            repr(&Value::Bytes(b"a'\x00\xff".to_vec())),
+            repr(&Value::Bytes(b"a'\x00\xff".to_vec().into())),
             "b\"a'\\x00\\xff\""
         );
-        assert_eq!(repr(&Value::Bytes(Vec::new())), "b''");
+        assert_eq!(repr(&Value::Bytes(Vec::new().into())), "b''");
     }
 
     #[test]
     fn containers_and_objects_render_as_python() {
         let mut m = Map::new();
-        m.insert("k", Value::List(vec![Value::Int(1), Value::from("x")]));
+        m.insert("k", Value::list(vec![Value::Int(1), Value::from("x")]));
         m.insert(Value::Int(2), Value::Nil);
         assert_eq!(repr(&Value::Map(m)), "{'k': [1, 'x'], 2: None}");
         let uuid = Ext::object(
@@ -251,7 +251,7 @@ mod tests {
             ObjectCode::ConstructorPosArgs,
             "langgraph.types",
             "Send",
-            Value::List(vec![Value::from("worker"), Value::Int(1)]),
+            Value::list(vec![Value::from("worker"), Value::Int(1)]),
             None,
         );
         assert_eq!(

@@ -92,7 +92,7 @@ fn convert(json: serde_json::Value) -> Result<Value> {
             (None, None, Some(x)) => Value::Float(x),
             _ => return Err(Error::Decode(format!("unrepresentable JSON number {n}"))),
         },
-        J::String(s) => Value::Str(s),
+        J::String(s) => Value::Str(s.into()),
         J::Array(items) => Value::List(items.into_iter().map(convert).collect::<Result<_>>()?),
         J::Object(entries) => {
             let mut map = Map::with_capacity(entries.len());
@@ -154,7 +154,7 @@ fn revive_lc2(map: &Map, id: &[&str]) -> Result<Option<Value>> {
             [arg] => arg.clone(),
             _ => return Ok(Some(Value::Nil)),
         },
-        (Some(args), None) => Value::List(args.to_vec()),
+        (Some(args), None) => Value::List(args.to_vec().into()),
         (None, Some(kwargs)) if (module.as_str(), class) == ("langgraph.types", "Send") => {
             let node = kwargs
                 .get("node")

@@ -34,7 +34,7 @@ impl Serializer for JsonPlusSerializer {
     fn dumps_typed(&self, value: &Value) -> Result<Typed> {
         Ok(match value {
             Value::Nil => Typed::new(TAG_NULL, Vec::new()),
-            Value::Bytes(b) => Typed::new(TAG_BYTES, b.clone()),
+            Value::Bytes(b) => Typed::new(TAG_BYTES, b.to_vec()),
             other => Typed::new(TAG_MSGPACK, msgpack::encode(other)?),
         })
     }
@@ -50,7 +50,7 @@ impl Serializer for JsonPlusSerializer {
         match tag {
             TAG_MSGPACK => msgpack::decode(bytes),
             TAG_NULL => Ok(Value::Nil),
-            TAG_BYTES | TAG_BYTEARRAY => Ok(Value::Bytes(bytes.to_vec())),
+            TAG_BYTES | TAG_BYTEARRAY => Ok(Value::Bytes(bytes.to_vec().into())),
             TAG_JSON => json_legacy::loads(bytes),
             TAG_EMPTY => Err(Error::InvalidData(
                 "the \"empty\" sentinel has no value; savers must handle it before loads_typed"
@@ -72,7 +72,7 @@ mod tests {
             s.dumps_typed(&Value::Nil).unwrap(),
             Typed::new("null", vec![])
         );
-        let raw = Value::Bytes(vec![1, 2]);
+        let raw = Value::bytes(vec![1, 2]);
         assert_eq!(
             s.dumps_typed(&raw).unwrap(),
             Typed::new("bytes", vec![1, 2])
@@ -90,16 +90,16 @@ mod tests {
         assert_eq!(s.loads_typed("null", b"").unwrap(), Value::Nil);
         assert_eq!(
             s.loads_typed("bytes", b"ab").unwrap(),
-            Value::Bytes(b"ab".to_vec())
+            Value::Bytes(b"ab".to_vec().into())
         );
         assert_eq!(
             s.loads_typed("bytearray", b"ab").unwrap(),
-            Value::Bytes(b"ab".to_vec())
+            Value::Bytes(b"ab".to_vec().into())
         );
         assert_eq!(s.loads_typed("msgpack", &[0x05]).unwrap(), Value::Int(5));
         assert_eq!(
             s.loads_typed("json", b"[1]").unwrap(),
-            Value::List(vec![1.into()])
+            Value::list(vec![1.into()])
         );
         assert!(matches!(
             s.loads_typed("empty", b""),

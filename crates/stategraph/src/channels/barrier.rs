@@ -67,13 +67,14 @@ impl Barrier {
     fn restore(&self, stored: Value, kind: &str) -> Result<Barrier, ChannelError> {
         let items = match stored {
             Value::List(items) => items,
-            other => python_set_items(&other)
+            other => (python_set_items(&other)
                 .map(<[Value]>::to_vec)
                 .ok_or_else(|| {
                     ChannelError::InvalidCheckpoint(format!(
                         "{kind}: expected a set or a list, got {other:?}"
                     ))
-                })?,
+                })?)
+            .into(),
         };
         let mut seen: Vec<Value> = Vec::with_capacity(items.len());
         for item in items {
@@ -226,7 +227,7 @@ impl Channel for NamedBarrierValueAfterFinish {
     }
 
     fn checkpoint(&self) -> Option<Value> {
-        Some(Value::List(vec![
+        Some(Value::list(vec![
             self.barrier.seen_set(),
             Value::Bool(self.finished),
         ]))

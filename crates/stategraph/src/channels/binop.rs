@@ -116,9 +116,9 @@ impl Channel for BinaryOperatorAggregate {
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
         let value = match value {
             None => self.initial.clone(),
-            Some(Value::Ext(ext)) => match *ext {
-                Ext::DeltaSnapshot(inner) => Some(inner),
-                other => Some(Value::Ext(Box::new(other))),
+            Some(Value::Ext(ext)) => match &*ext {
+                Ext::DeltaSnapshot(inner) => Some(inner.clone()),
+                _ => Some(Value::Ext(ext)),
             },
             Some(other) => Some(other),
         };
@@ -171,7 +171,7 @@ pub(super) fn into_overwrite(value: Value) -> Result<Value, Value> {
             }
         }
         Value::Ext(mut ext) => {
-            if let Ext::Object(object) = ext.as_mut() {
+            if let Ext::Object(object) = std::sync::Arc::make_mut(&mut ext) {
                 if object.module == "langgraph.types" && object.class == "Overwrite" {
                     if let Value::Map(data) = &mut object.data {
                         if let Some(replacement) = data.remove("value") {

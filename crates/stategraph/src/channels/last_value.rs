@@ -138,7 +138,7 @@ impl Channel for LastValueAfterFinish {
 
     fn checkpoint(&self) -> Option<Value> {
         let value = self.value.clone()?;
-        Some(Value::List(vec![value, Value::Bool(self.finished)]))
+        Some(Value::list(vec![value, Value::Bool(self.finished)]))
     }
 
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {

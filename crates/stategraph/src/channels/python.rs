@@ -23,7 +23,7 @@ pub(crate) fn python_set(items: Vec<Value>) -> Value {
         ObjectCode::ConstructorSingleArg,
         "builtins",
         "set",
-        Value::List(items),
+        Value::List(items.into()),
         None,
     ))
 }
@@ -31,7 +31,7 @@ pub(crate) fn python_set(items: Vec<Value>) -> Value {
 /// Python's `str()` of a value, for error messages.
 pub(crate) fn python_str(value: &Value) -> String {
     match value {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         other => python_repr(other),
     }
 }

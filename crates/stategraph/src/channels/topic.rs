@@ -63,7 +63,7 @@ impl Channel for Topic {
         if self.values.is_empty() {
             None
         } else {
-            Some(Value::List(self.values.clone()))
+            Some(Value::List(self.values.clone().into()))
         }
     }
 
@@ -72,7 +72,7 @@ impl Channel for Topic {
     }
 
     fn checkpoint(&self) -> Option<Value> {
-        Some(Value::List(self.values.clone()))
+        Some(Value::List(self.values.clone().into()))
     }
 
     /// Accepts the stored list, or the legacy pair `(seen, values)` that topics wrote
@@ -82,16 +82,15 @@ impl Channel for Topic {
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
         let values = match value {
             None => Vec::new(),
-            Some(Value::List(mut items)) => {
-                if is_legacy_pair(&items) {
-                    match items.pop() {
-                        Some(Value::List(values)) => values,
-                        _ => Vec::new(),
-                    }
-                } else {
-                    items
+            Some(Value::List(mut items)) => (if is_legacy_pair(&items) {
+                match items.pop() {
+                    Some(Value::List(values)) => values,
+                    _ => Vec::new().into(),
                 }
-            }
+            } else {
+                items
+            })
+            .to_vec(),
             Some(other) => {
                 return Err(ChannelError::InvalidCheckpoint(format!(
                     "Topic: expected a list, got {other:?}"

@@ -287,7 +287,7 @@ fn map_pairs(input: Value) -> Vec<(String, Value)> {
         Value::Map(m) => m
             .into_iter()
             .filter_map(|(k, v)| match k {
-                Value::Str(k) => Some((k, v)),
+                Value::Str(k) => Some((k.into_string(), v)),
                 _ => None,
             })
             .collect(),

@@ -32,7 +32,7 @@ impl<U: IntoUpdate> IntoInput for U {
         let writes = self.into_writes()?;
         let map: Map = writes
             .into_iter()
-            .map(|(k, v)| (Value::Str(k), v))
+            .map(|(k, v)| (Value::Str(k.into()), v))
             .collect();
         Ok(RunInput::Values(Value::Map(map)))
     }

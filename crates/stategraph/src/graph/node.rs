@@ -335,7 +335,7 @@ impl NodeContext {
         let idx = pad.counter;
         pad.counter += 1;
         if idx < pad.resume.len() {
-            let answered = Value::List(pad.resume[..=idx].to_vec());
+            let answered = Value::list(pad.resume[..=idx].to_vec());
             self.inner
                 .body_writes
                 .lock()
@@ -344,7 +344,7 @@ impl NodeContext {
         }
         if let Some(v) = self.inner.null_resume.lock().take() {
             pad.resume.push(v.clone());
-            let all = Value::List(pad.resume.clone());
+            let all = Value::List(pad.resume.clone().into());
             self.inner
                 .body_writes
                 .lock()

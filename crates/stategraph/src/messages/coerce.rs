@@ -162,7 +162,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
             msg.artifact = additional.remove("artifact").unwrap_or_default();
             match additional.remove("status") {
                 None | Some(Value::Nil) => {}
-                Some(Value::Str(s)) if s == "success" || s == "error" => msg.status = s,
+                Some(Value::Str(s)) if s == "success" || s == "error" => msg.status = s.to_string(),
                 Some(other) => {
                     return Err(invalid(format!(
                         "a tool message status must be 'success' or 'error', got {other:?}"
@@ -170,7 +170,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
                 }
             }
             match tool_call_id.take() {
-                Some(Value::Str(s)) => msg.tool_call_id = Some(s),
+                Some(Value::Str(s)) => msg.tool_call_id = Some(s.to_string()),
                 _ => return Err(invalid("a tool message needs a 'tool_call_id'".to_owned())),
             }
         }
@@ -191,7 +191,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
     }
     if let Some(calls) = tool_calls {
         let calls = calls.iter().map(ToolCall::to_value).collect::<Vec<_>>();
-        msg.extra.insert("tool_calls", Value::List(calls));
+        msg.extra.insert("tool_calls", Value::List(calls.into()));
     }
     if let Some(v) = example {
         msg.extra.insert("example", v);
@@ -203,7 +203,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
 fn take_str(kw: &mut Map, key: &str) -> Result<Option<String>> {
     match kw.remove(key) {
         None | Some(Value::Nil) => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(s)),
+        Some(Value::Str(s)) => Ok(Some(s.to_string())),
         Some(other) => Err(invalid(format!(
             "message field {key:?} must be a string, got {other:?}"
         ))),

@@ -24,7 +24,7 @@ pub fn values_payload(values: IndexMap<String, Value>) -> Value {
     Value::Map(
         values
             .into_iter()
-            .map(|(k, v)| (Value::Str(k), v))
+            .map(|(k, v)| (Value::Str(k.into()), v))
             .collect(),
     )
 }
@@ -45,12 +45,12 @@ fn result_map(writes: &[(String, Value)], keys: &[String]) -> Map {
                     .to_vec();
                 list.push(v.clone());
                 let mut w = Map::new();
-                w.insert("$writes", Value::List(list));
+                w.insert("$writes", Value::List(list.into()));
                 out.insert(c.as_str(), w);
             }
             Some(prev) => {
                 let mut w = Map::new();
-                w.insert("$writes", Value::List(vec![prev, v.clone()]));
+                w.insert("$writes", Value::list(vec![prev, v.clone()]));
                 out.insert(c.as_str(), w);
             }
         }
@@ -173,7 +173,7 @@ pub fn task_result_payload(t: &Task, writes: &[(String, Value)], output_keys: &[
         .filter_map(crate::types::Interrupt::from_value)
         .map(|i| interrupt_dict(&i))
         .collect();
-    m.insert("interrupts", Value::List(interrupts));
+    m.insert("interrupts", Value::List(interrupts.into()));
     Value::Map(m)
 }
 
@@ -226,6 +226,6 @@ pub fn updates_payload(
 pub fn interrupt_update(writes: &[(String, Value)]) -> Value {
     let items: Vec<Value> = interrupt_items(writes).cloned().collect();
     let mut m = Map::new();
-    m.insert("__interrupt__", Value::List(items));
+    m.insert("__interrupt__", Value::List(items.into()));
     Value::Map(m)
 }

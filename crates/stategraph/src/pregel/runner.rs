@@ -178,7 +178,7 @@ pub(crate) async fn run_tasks(
             .iter()
             .filter(|(t, c, _)| *t == task.id && c == "__resume__")
             .flat_map(|(_, _, v)| match v {
-                Value::List(l) => l.clone(),
+                Value::List(l) => l.to_vec(),
                 other => vec![other.clone()],
             })
             .collect();
@@ -319,7 +319,7 @@ async fn commit(
             }
             NodeErrorKind::Failed { repr, .. } => {
                 let mut writes: Vec<(String, Value)> = body;
-                writes.push(("__error__".to_owned(), Value::Str(repr.clone())));
+                writes.push(("__error__".to_owned(), Value::Str(repr.clone().into())));
                 lp.put_writes(&task_id, writes).await?;
                 outcome.error = Some(Error::Node {
                     node: name,

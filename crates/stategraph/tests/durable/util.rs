@@ -75,7 +75,7 @@ pub(crate) fn logs(
 /// An input of `log` values.
 pub(crate) fn log_input(items: &[&str]) -> Vec<(String, Value)> {
     let items: Vec<Value> = items.iter().map(|s| Value::from(*s)).collect();
-    vec![("log".to_owned(), Value::List(items))]
+    vec![("log".to_owned(), Value::List(items.into()))]
 }
 
 /// The strings of a list value.

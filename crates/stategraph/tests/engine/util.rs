@@ -44,7 +44,7 @@ pub(crate) fn strings(v: Option<&Value>) -> Vec<String> {
 /// An input of `log` values.
 pub(crate) fn log_input(items: &[&str]) -> Vec<(String, Value)> {
     let items: Vec<Value> = items.iter().map(|s| Value::from(*s)).collect();
-    vec![("log".to_owned(), Value::List(items))]
+    vec![("log".to_owned(), Value::List(items.into()))]
 }
 
 /// A fresh saver.

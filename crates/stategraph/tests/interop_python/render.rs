@@ -178,7 +178,7 @@ pub(crate) fn value(v: &Value) -> J {
         Value::Float(f) => {
             serde_json::Number::from_f64(*f).map_or_else(|| J::String(format!("{f:?}")), J::Number)
         }
-        Value::Str(s) => J::String(s.clone()),
+        Value::Str(s) => J::String(s.to_string()),
         Value::Bytes(b) => json!({ "$bytes": hex::encode(b) }),
         Value::List(l) => J::Array(l.iter().map(value).collect()),
         Value::Map(m) if m.iter().all(|(k, _)| k.as_str().is_some()) => J::Object(

@@ -27,7 +27,7 @@ pub(crate) fn profile() -> Value {
             "none" => Value::Nil,
         }},
     );
-    m.insert("raw", Value::Bytes(vec![0x00, 0x01, 0xfe, 0xff]));
+    m.insert("raw", Value::bytes(vec![0x00, 0x01, 0xfe, 0xff]));
     m.insert("pair", list![1, "one"]);
     m.insert(
         "when",

@@ -230,14 +230,14 @@ pub fn to_json(v: &Value) -> J {
         Value::Int(i) => J::from(*i),
         Value::UInt(u) => J::from(*u),
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::Str(s) => J::String(s.clone()),
+        Value::Str(s) => J::String(s.to_string()),
         Value::Bytes(b) => J::String(hex::encode(b)),
         Value::List(l) => J::Array(l.iter().map(to_json).collect()),
         Value::Map(m) => J::Object(
             m.iter()
                 .map(|(k, v)| {
                     let key = match k {
-                        Value::Str(s) => s.clone(),
+                        Value::Str(s) => s.to_string(),
                         other => format!("{other:?}"),
                     };
                     (key, to_json(v))

@@ -130,7 +130,7 @@ impl<'a> Decoder<'a> {
         };
         self.depth -= frame.weight();
         Ok(match frame {
-            Frame::List { items, .. } => Value::List(items),
+            Frame::List { items, .. } => Value::List(items.into()),
             Frame::Map { pairs, .. } => Value::Map(Map::from_pairs(pairs)),
             Frame::Wrapped { code, outer_limit } => {
                 self.end_payload(outer_limit)?;
@@ -139,7 +139,7 @@ impl<'a> Decoder<'a> {
                 } else {
                     Ext::DeltaSnapshot(last)
                 };
-                Value::Ext(Box::new(ext))
+                Value::ext(ext)
             }
             Frame::Object {
                 code,
@@ -154,7 +154,7 @@ impl<'a> Decoder<'a> {
                     None
                 };
                 self.end_payload(outer_limit)?;
-                Value::Ext(Box::new(Ext::Object(Object {
+                Value::Ext(std::sync::Arc::new(Ext::Object(Object {
                     code,
                     module,
                     class,
@@ -266,7 +266,7 @@ impl<'a> Decoder<'a> {
     fn open_list(&mut self, n: usize) -> Result<Option<Value>> {
         self.enter(1)?;
         if n == 0 {
-            return Ok(Some(Value::List(Vec::new())));
+            return Ok(Some(Value::List(Vec::new().into())));
         }
         // Every item takes at least one byte.
         self.need(n)?;
@@ -357,11 +357,11 @@ impl<'a> Decoder<'a> {
     }
 
     fn bin(&mut self, n: usize) -> Result<Value> {
-        Ok(Value::Bytes(self.take(n)?.to_vec()))
+        Ok(Value::Bytes(self.take(n)?.into()))
     }
 
     fn str(&mut self, n: usize) -> Result<Value> {
-        Ok(Value::Str(self.text(n)?.to_owned()))
+        Ok(Value::Str(self.text(n)?.into()))
     }
 
     /// Reads `n` bytes of UTF-8.

@@ -63,7 +63,9 @@ impl<'de> Src<'de> {
         loop {
             src = match src {
                 Src::Ref(Value::Ext(e)) => Src::Ref(ext_data(e)),
-                Src::Own(Value::Ext(e)) => Src::Own(into_ext_data(*e)),
+                Src::Own(Value::Ext(e)) => {
+                    Src::Own(into_ext_data(std::sync::Arc::unwrap_or_clone(e)))
+                }
                 other => return other,
             };
         }
@@ -140,8 +142,8 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer<'de> {
                 scalar => visit_scalar(scalar, visitor),
             },
             Src::Own(v) => match v {
-                Value::Str(s) => visitor.visit_string(s),
-                Value::Bytes(b) => visitor.visit_byte_buf(b),
+                Value::Str(s) => visitor.visit_string(s.to_string()),
+                Value::Bytes(b) => visitor.visit_byte_buf(b.to_vec()),
                 Value::List(l) => {
                     let len = l.len();
                     visit_seq(l.into_iter().map(Src::Own), len, visitor)
@@ -213,7 +215,9 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer<'de> {
         // A `Value` is the target: extension values are handed over whole.
         match self.0 {
             Src::Ref(Value::Ext(e)) => visitor.visit_enum(ExtAccess(ext_rendering((**e).clone()))),
-            Src::Own(Value::Ext(e)) => visitor.visit_enum(ExtAccess(ext_rendering(*e))),
+            Src::Own(Value::Ext(e)) => {
+                visitor.visit_enum(ExtAccess(ext_rendering(std::sync::Arc::unwrap_or_clone(e))))
+            }
             src => ValueDeserializer(src).deserialize_any(visitor),
         }
     }

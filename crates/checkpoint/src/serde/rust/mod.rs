@@ -125,11 +125,11 @@ fn ext_rendering(ext: Ext) -> Value {
     let mut pairs = vec![(Value::from("$ext"), code)];
     match ext {
         Ext::Object(o) => {
-            pairs.push(("module".into(), Value::Str(o.module)));
-            pairs.push(("class".into(), Value::Str(o.class)));
+            pairs.push(("module".into(), Value::Str(o.module.into())));
+            pairs.push(("class".into(), Value::Str(o.class.into())));
             pairs.push(("data".into(), o.data));
             if let Some(method) = o.method {
-                pairs.push(("method".into(), Value::Str(method)));
+                pairs.push(("method".into(), Value::Str(method.into())));
             }
         }
         Ext::NumpyArray(data) | Ext::DeltaSnapshot(data) => pairs.push(("data".into(), data)),
@@ -163,11 +163,11 @@ fn ext_from_rendering(value: Value) -> Option<Ext> {
     match ObjectCode::from_code(code) {
         Some(code) => Some(Ext::Object(Object {
             code,
-            module: string(module?)?,
-            class: string(class?)?,
+            module: string(module?)?.to_string(),
+            class: string(class?)?.to_string(),
             data,
             method: match method {
-                Some(m) => Some(string(m)?),
+                Some(m) => Some((string(m)?).to_string()),
                 None => None,
             },
         })),

@@ -79,13 +79,13 @@ impl ser::Serializer for ValueSerializer {
         Ok(Value::Float(v))
     }
     fn serialize_char(self, v: char) -> Result<Value> {
-        Ok(Value::Str(v.to_string()))
+        Ok(Value::Str(v.to_string().into()))
     }
     fn serialize_str(self, v: &str) -> Result<Value> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(v.into()))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Value> {
-        Ok(Value::Bytes(v.to_vec()))
+        Ok(Value::Bytes(v.into()))
     }
     fn serialize_none(self) -> Result<Value> {
         Ok(Value::Nil)
@@ -105,7 +105,7 @@ impl ser::Serializer for ValueSerializer {
         _index: u32,
         variant: &'static str,
     ) -> Result<Value> {
-        Ok(Value::Str(variant.to_owned()))
+        Ok(Value::Str(variant.into()))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -116,7 +116,7 @@ impl ser::Serializer for ValueSerializer {
         if name == MAGIC_EXT {
             let ext = ext_from_rendering(inner)
                 .ok_or_else(|| encode_error("malformed extension value".to_owned()))?;
-            return Ok(Value::Ext(Box::new(ext)));
+            return Ok(Value::ext(ext));
         }
         Ok(inner)
     }
@@ -175,7 +175,7 @@ impl ser::Serializer for ValueSerializer {
 
 /// `{name: value}`: the externally tagged form of an enum variant with data.
 fn single_entry(name: &str, value: Value) -> Value {
-    Value::Map(Map::from_pairs(vec![(Value::Str(name.to_owned()), value)]))
+    Value::Map(Map::from_pairs(vec![(Value::Str(name.into()), value)]))
 }
 
 /// Collects sequence and tuple elements into a [`Value::List`].
@@ -195,7 +195,7 @@ impl ser::SerializeSeq for SerializeList {
         self.push(value)
     }
     fn end(self) -> Result<Value> {
-        Ok(Value::List(self.0))
+        Ok(Value::List(self.0.into()))
     }
 }
 
@@ -206,7 +206,7 @@ impl ser::SerializeTuple for SerializeList {
         self.push(value)
     }
     fn end(self) -> Result<Value> {
-        Ok(Value::List(self.0))
+        Ok(Value::List(self.0.into()))
     }
 }
 
@@ -217,7 +217,7 @@ impl ser::SerializeTupleStruct for SerializeList {
         self.push(value)
     }
     fn end(self) -> Result<Value> {
-        Ok(Value::List(self.0))
+        Ok(Value::List(self.0.into()))
     }
 }
 
@@ -258,10 +258,8 @@ impl ser::SerializeStruct for SerializeStruct {
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        self.0.push((
-            Value::Str(key.to_owned()),
-            value.serialize(ValueSerializer)?,
-        ));
+        self.0
+            .push((Value::Str(key.into()), value.serialize(ValueSerializer)?));
         Ok(())
     }
     fn end(self) -> Result<Value> {
@@ -282,7 +280,7 @@ impl ser::SerializeTupleVariant for Variant<SerializeList> {
         self.inner.push(value)
     }
     fn end(self) -> Result<Value> {
-        Ok(single_entry(self.name, Value::List(self.inner.0)))
+        Ok(single_entry(self.name, Value::List(self.inner.0.into())))
     }
 }
 

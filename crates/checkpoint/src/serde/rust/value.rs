@@ -100,16 +100,16 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
         Ok(Value::Float(v))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(v.into()))
     }
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
+        Ok(Value::Str(v.into()))
     }
     fn visit_bytes<E>(self, v: &[u8]) -> Result<Value, E> {
-        Ok(Value::Bytes(v.to_vec()))
+        Ok(Value::Bytes(v.into()))
     }
     fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Value, E> {
-        Ok(Value::Bytes(v))
+        Ok(Value::Bytes(v.into()))
     }
     fn visit_none<E>(self) -> Result<Value, E> {
         Ok(Value::Nil)
@@ -130,7 +130,7 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
         while let Some(v) = seq.next_element::<Value>()? {
             list.push(v);
         }
-        Ok(Value::List(list))
+        Ok(Value::List(list.into()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
@@ -146,12 +146,12 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
         let payload = variant.newtype_variant::<Value>()?;
         if name == MAGIC_EXT {
             return match ext_from_rendering(payload) {
-                Some(ext) => Ok(Value::Ext(Box::new(ext))),
+                Some(ext) => Ok(Value::ext(ext)),
                 None => Err(de::Error::custom("malformed extension value")),
             };
         }
         Ok(Value::Map(Map::from_pairs(vec![(
-            Value::Str(name),
+            Value::Str(name.into()),
             payload,
         )])))
     }

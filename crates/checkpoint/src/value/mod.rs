@@ -5,10 +5,24 @@
 //! strings, bytes, lists, maps whose keys may be any value (kept in insertion order, as a
 //! Python dict is), and the extension types LangGraph uses for Python objects ([`Ext`]).
 //! Extension values are plain data: decoding one never constructs or runs anything.
+//!
+//! # Sharing
+//!
+//! Every payload (string, bytes, list, map, extension) is reference counted, so cloning a
+//! [`Value`] is O(1) whatever its size: a value written once is never deep-copied again,
+//! whether it is read by a node, held by a channel, put in a checkpoint or queued for a
+//! save. Mutation is copy-on-write (see [`List`] and [`Map`]).
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::ext::Ext;
+
+mod map;
+mod shared;
+
+pub use map::{Map, INDEX_THRESHOLD};
+pub use shared::{Bytes, List, Str};
 
 /// A value stored in a checkpoint, a write or a blob.
 ///
@@ -28,19 +42,40 @@ pub enum Value {
     UInt(u64),
     /// A float64 (msgpack always writes Python floats as float64).
     Float(f64),
-    /// A UTF-8 string.
-    Str(String),
-    /// Raw bytes (Python `bytes`, `bytearray` and `memoryview` inside a value).
-    Bytes(Vec<u8>),
-    /// A list; Python tuples are written as lists and read back as lists.
-    List(Vec<Value>),
+    /// A UTF-8 string (shared).
+    Str(Str),
+    /// Raw bytes (Python `bytes`, `bytearray` and `memoryview` inside a value; shared).
+    Bytes(Bytes),
+    /// A list; Python tuples are written as lists and read back as lists (shared).
+    List(List),
     /// A map with keys of any type, in insertion order.
     Map(Map),
-    /// A msgpack extension value (a Python object such as a UUID, datetime or message).
-    Ext(Box<Ext>),
+    /// A msgpack extension value (a Python object such as a UUID, datetime or message;
+    /// shared).
+    Ext(Arc<Ext>),
 }
 
 impl Value {
+    /// Builds a string value.
+    pub fn str(s: impl Into<Str>) -> Value {
+        Value::Str(s.into())
+    }
+
+    /// Builds a bytes value.
+    pub fn bytes(b: impl Into<Bytes>) -> Value {
+        Value::Bytes(b.into())
+    }
+
+    /// Builds a list value.
+    pub fn list(l: impl Into<List>) -> Value {
+        Value::List(l.into())
+    }
+
+    /// Builds an extension value.
+    pub fn ext(e: Ext) -> Value {
+        Value::Ext(Arc::new(e))
+    }
+
     /// Builds an integer value from a `u64`, canonically.
     pub fn from_u64(n: u64) -> Value {
         match i64::try_from(n) {
@@ -85,6 +120,22 @@ impl Value {
     pub fn as_map(&self) -> Option<&Map> {
         match self {
             Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The map, mutably (copy-on-write), if this is a [`Value::Map`].
+    pub fn as_map_mut(&mut self) -> Option<&mut Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The list, mutably (copy-on-write), if this is a [`Value::List`].
+    pub fn as_list_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Value::List(l) => Some(l.make_mut()),
             _ => None,
         }
     }
@@ -134,123 +185,10 @@ impl fmt::Debug for Value {
             Value::Float(x) => write!(f, "{x:?}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Bytes(b) => write!(f, "b{:?}", String::from_utf8_lossy(b)),
-            Value::List(l) => f.debug_list().entries(l).finish(),
+            Value::List(l) => f.debug_list().entries(l.iter()).finish(),
             Value::Map(m) => fmt::Debug::fmt(m, f),
             Value::Ext(e) => fmt::Debug::fmt(e, f),
         }
-    }
-}
-
-/// An insertion-ordered map whose keys may be any [`Value`], as a Python dict.
-///
-/// Backed by a vector of pairs: checkpoint values are small maps written and read whole,
-/// where a vector is faster than a hash map and keeps msgpack's order for free.
-#[derive(Clone, PartialEq, Default)]
-pub struct Map(Vec<(Value, Value)>);
-
-impl Map {
-    /// An empty map.
-    pub fn new() -> Map {
-        Map(Vec::new())
-    }
-
-    /// An empty map with room for `n` entries.
-    pub fn with_capacity(n: usize) -> Map {
-        Map(Vec::with_capacity(n))
-    }
-
-    /// Builds a map from pairs, keeping duplicates as given (as msgpack bytes may).
-    pub fn from_pairs(pairs: Vec<(Value, Value)>) -> Map {
-        Map(pairs)
-    }
-
-    /// The value under a string key.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
-    }
-
-    /// The value under any key.
-    pub fn get_value(&self, key: &Value) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    /// Sets `key` to `value`: replaces in place if present (keeping its position, as a
-    /// Python dict does), appends otherwise. Returns the old value.
-    pub fn insert(&mut self, key: impl Into<Value>, value: impl Into<Value>) -> Option<Value> {
-        let key = key.into();
-        let value = value.into();
-        match self.0.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => Some(std::mem::replace(v, value)),
-            None => {
-                self.0.push((key, value));
-                None
-            }
-        }
-    }
-
-    /// Appends an entry without looking for an existing one: the caller guarantees the
-    /// key is new (e.g. when converting a map whose keys are already unique). Linear
-    /// `insert` would make such conversions quadratic.
-    pub fn push_unique(&mut self, key: impl Into<Value>, value: impl Into<Value>) {
-        self.0.push((key.into(), value.into()));
-    }
-
-    /// Removes a string key, keeping the order of the rest.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let pos = self.0.iter().position(|(k, _)| k.as_str() == Some(key))?;
-        Some(self.0.remove(pos).1)
-    }
-
-    /// The number of entries.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// True when there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The entries in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
-        self.0.iter().map(|(k, v)| (k, v))
-    }
-
-    /// The entries, as a slice of pairs.
-    pub fn as_slice(&self) -> &[(Value, Value)] {
-        &self.0
-    }
-
-    /// Consumes the map into its pairs.
-    pub fn into_pairs(self) -> Vec<(Value, Value)> {
-        self.0
-    }
-}
-
-impl fmt::Debug for Map {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
-    }
-}
-
-impl<K: Into<Value>, V: Into<Value>> FromIterator<(K, V)> for Map {
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Map {
-        let mut m = Map::new();
-        for (k, v) in iter {
-            m.insert(k, v);
-        }
-        m
-    }
-}
-
-impl IntoIterator for Map {
-    type Item = (Value, Value);
-    type IntoIter = std::vec::IntoIter<(Value, Value)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
     }
 }
 
@@ -285,27 +223,47 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
-        Value::Str(s.to_owned())
+        Value::Str(s.into())
     }
 }
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::Str(s)
+        Value::Str(s.into())
     }
 }
 impl From<&String> for Value {
     fn from(s: &String) -> Value {
-        Value::Str(s.clone())
+        Value::Str(s.into())
+    }
+}
+impl From<Str> for Value {
+    fn from(s: Str) -> Value {
+        Value::Str(s)
     }
 }
 impl From<Vec<u8>> for Value {
     fn from(b: Vec<u8>) -> Value {
+        Value::Bytes(b.into())
+    }
+}
+impl From<Bytes> for Value {
+    fn from(b: Bytes) -> Value {
         Value::Bytes(b)
     }
 }
 impl From<Vec<Value>> for Value {
     fn from(l: Vec<Value>) -> Value {
+        Value::List(l.into())
+    }
+}
+impl From<List> for Value {
+    fn from(l: List) -> Value {
         Value::List(l)
+    }
+}
+impl From<Arc<Ext>> for Value {
+    fn from(e: Arc<Ext>) -> Value {
+        Value::Ext(e)
     }
 }
 impl From<Map> for Value {
@@ -315,7 +273,7 @@ impl From<Map> for Value {
 }
 impl From<Ext> for Value {
     fn from(e: Ext) -> Value {
-        Value::Ext(Box::new(e))
+        Value::Ext(Arc::new(e))
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -338,5 +296,5 @@ macro_rules! map {
 /// Builds a [`Value::List`]: `list![1, "a"]`.
 #[macro_export]
 macro_rules! list {
-    ($($v:expr),* $(,)?) => { $crate::Value::List(vec![$($crate::Value::from($v)),*]) };
+    ($($v:expr),* $(,)?) => { $crate::Value::list(vec![$($crate::Value::from($v)),*]) };
 }
