@@ -115,7 +115,7 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
                     ::stategraph::channels::DeltaChannel::from_pairwise(#reducer, #freq)
                         .with_initial(
                             ::stategraph::derive_support::initial::<#ty>()
-                                .unwrap_or_else(|| ::stategraph::checkpoint::Value::List(::std::vec::Vec::new())),
+                                .unwrap_or_else(|| ::stategraph::checkpoint::Value::list(::std::vec::Vec::new())),
                         )
                 }
             }

@@ -37,7 +37,7 @@ fn chat_graph(frequency: u64) -> StateGraph<DynState> {
         update([
             (
                 "messages",
-                Value::List(vec![Value::from(format!("echo:{last}"))]),
+                Value::list(vec![Value::from(format!("echo:{last}"))]),
             ),
             ("turns", Value::Int(turns + 1)),
         ])
@@ -47,7 +47,7 @@ fn chat_graph(frequency: u64) -> StateGraph<DynState> {
 }
 
 fn said(text: &str) -> Vec<(String, Value)> {
-    vec![("messages".to_owned(), Value::List(vec![Value::from(text)]))]
+    vec![("messages".to_owned(), Value::list(vec![Value::from(text)]))]
 }
 
 fn values_json(values: &indexmap::IndexMap<String, Value>) -> J {
@@ -211,9 +211,9 @@ async fn delta_chat_is_reproduced(on: On) {
 /// `langgraph.types.Overwrite([text])`, as Python stores it.
 fn overwrite(text: &str) -> Value {
     let mut data = stategraph::checkpoint::Map::new();
-    data.insert("value", Value::List(vec![Value::from(text)]));
+    data.insert("value", Value::list(vec![Value::from(text)]));
     data.insert("type", "__overwrite__");
-    Value::Ext(Box::new(stategraph::checkpoint::Ext::Object(
+    Value::ext(stategraph::checkpoint::Ext::Object(
         stategraph::checkpoint::Object {
             code: stategraph::checkpoint::ObjectCode::ConstructorKwArgs,
             module: "langgraph.types".into(),
@@ -221,7 +221,7 @@ fn overwrite(text: &str) -> Value {
             data: Value::Map(data),
             method: None,
         },
-    )))
+    ))
 }
 
 /// A history (newest first) equal to the trace's: ids, values, metadata, next.

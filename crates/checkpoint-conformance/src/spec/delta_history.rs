@@ -14,11 +14,11 @@ use crate::fixtures::{loop_step, root, uuid4, write, NewCheckpoint};
 use crate::Failure;
 
 fn snapshot(items: &[&str]) -> Value {
-    Value::Ext(Box::new(Ext::DeltaSnapshot(list(items))))
+    Value::ext(Ext::DeltaSnapshot(list(items)))
 }
 
 fn list(items: &[&str]) -> Value {
-    Value::List(items.iter().map(|s| Value::from(*s)).collect())
+    Value::list(items.iter().map(|s| Value::from(*s)).collect::<Vec<_>>())
 }
 
 /// `(task_id, value)` of each write, for messages.

@@ -54,7 +54,7 @@ impl DeltaChannel {
         DeltaChannel {
             reducer,
             snapshot_frequency: snapshot_frequency.max(1),
-            initial: Value::List(Vec::new()),
+            initial: Value::list(Vec::new()),
             value: None,
         }
     }
@@ -180,9 +180,9 @@ impl Channel for DeltaChannel {
     /// became a DeltaChannel), or nothing (`T()`; the caller then replays the history).
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
         let value = match value {
-            Some(Value::Ext(ext)) => match *ext {
-                Ext::DeltaSnapshot(inner) => Some(inner),
-                other => Some(Value::Ext(Box::new(other))),
+            Some(Value::Ext(ext)) => match &*ext {
+                Ext::DeltaSnapshot(inner) => Some(inner.clone()),
+                _ => Some(Value::Ext(ext)),
             },
             other => other,
         };
@@ -202,7 +202,7 @@ impl Channel for DeltaChannel {
     fn snapshot(&self) -> Option<Value> {
         self.value
             .clone()
-            .map(|v| Value::Ext(Box::new(Ext::DeltaSnapshot(v))))
+            .map(|v| Value::ext(Ext::DeltaSnapshot(v)))
     }
 
     fn from_history(
@@ -227,7 +227,7 @@ mod tests {
     }
 
     fn list(xs: &[i64]) -> Value {
-        Value::List(xs.iter().map(|x| Value::Int(*x)).collect())
+        Value::list(xs.iter().map(|x| Value::Int(*x)).collect::<Vec<_>>())
     }
 
     fn overwrite(v: Value) -> Value {
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn history_replays_over_the_seed_from_the_last_overwrite() {
-        let seed = Value::Ext(Box::new(Ext::DeltaSnapshot(list(&[1]))));
+        let seed = Value::ext(Ext::DeltaSnapshot(list(&[1])));
         let live = ch(3)
             .from_history(Some(seed.clone()), vec![list(&[2]), list(&[3])])
             .unwrap();

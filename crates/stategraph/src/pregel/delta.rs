@@ -173,7 +173,7 @@ pub fn write_counters(
     let mut map = stategraph_checkpoint::Map::new();
     for (k, (u, s)) in counters {
         if (u, s) != (0, 0) {
-            map.insert(k.as_str(), Value::List(vec![Value::Int(u), Value::Int(s)]));
+            map.insert(k.as_str(), Value::list(vec![Value::Int(u), Value::Int(s)]));
         }
     }
     if map.is_empty() {
