@@ -161,8 +161,9 @@ def chat(graph) -> list[dict]:
 def plain(v: Any) -> Any:
     if isinstance(v, _DeltaSnapshot):
         return {"$delta_snapshot": plain(v.value)}
-    if isinstance(v, Overwrite):
-        return {"$overwrite": plain(v.value)}
+    if isinstance(v, Overwrite):  # a dataclass, rendered as the other traces render them
+        return {"$type": "langgraph.types.Overwrite", "value": plain(v.value),
+                "type": "__overwrite__"}
     if isinstance(v, dict):
         return {str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):

@@ -12,7 +12,7 @@
 //! snapshot, whatever the thread's length.
 
 use indexmap::IndexMap;
-use rusqlite::{params_from_iter, types::Value as Sql, Connection};
+use rusqlite::{params_from_iter, types::Value as Sql, Connection, OptionalExtension};
 use stategraph_checkpoint::delta::{Collector, DeltaChannelHistory};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{Checkpoint, CheckpointConfig, Error, PendingWrite, Result, Value};
@@ -114,5 +114,89 @@ pub(crate) fn history(
         collector.visit(writes, |c| values.swap_remove(c));
     }
     collector.finish(&mut out);
+    Ok(out)
+}
+
+/// The ancestors that `prune` must keep for the DeltaChannels of each namespace's latest
+/// checkpoint of `thread` (spec §13): for each channel its metadata counts updates for
+/// (`counters_since_delta_snapshot`) that has a version and no stored value there, the
+/// parent chain up to the checkpoint that stores its value. `(namespace, id)` pairs; empty
+/// for a thread without DeltaChannels.
+pub(crate) fn chain_needed(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    thread: &str,
+) -> Result<Vec<(String, String)>> {
+    let mut latest = conn
+        .prepare(
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, \
+             c.checkpoint, c.metadata FROM checkpoints AS c WHERE c.thread_id = ?1 \
+             AND c.checkpoint_id = (SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
+             WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)",
+        )
+        .backend()?;
+    let heads = latest
+        .query_map([thread], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                bytes(r.get_ref(4)?).unwrap_or_default(),
+                bytes(r.get_ref(5)?),
+            ))
+        })
+        .backend()?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .backend()?;
+    let mut parent_of = conn
+        .prepare(
+            "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+        )
+        .backend()?;
+    let mut out = Vec::new();
+    for (ns, parent, tag, checkpoint, metadata) in heads {
+        let Some(metadata) = metadata else { continue };
+        let metadata = stategraph_checkpoint::CheckpointMetadata::from_value(
+            crate::json::from_json(&metadata)?,
+        )?;
+        let Some(Value::Map(counters)) = metadata.extra.get("counters_since_delta_snapshot") else {
+            continue;
+        };
+        let decode = |tag: Option<String>, data: &[u8]| -> Result<Checkpoint> {
+            let tag = tag.ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
+            Checkpoint::from_value(serde.loads_typed(&tag, data)?)
+        };
+        let head = decode(tag, &checkpoint)?;
+        let mut active: Vec<String> = counters
+            .keys()
+            .filter_map(|k| k.as_str())
+            .filter(|k| {
+                head.channel_versions.contains_key(*k) && !head.channel_values.contains_key(*k)
+            })
+            .map(str::to_owned)
+            .collect();
+        let mut cursor = parent;
+        while let Some(id) = cursor.filter(|p| !p.is_empty()) {
+            if active.is_empty() || out.contains(&(ns.clone(), id.clone())) {
+                break;
+            }
+            let row = parent_of
+                .query_row(rusqlite::params![thread, ns, id], |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        bytes(r.get_ref(2)?).unwrap_or_default(),
+                    ))
+                })
+                .optional()
+                .backend()?;
+            let Some((next, tag, data)) = row else { break };
+            let cp = decode(tag, &data)?;
+            active.retain(|c| !cp.channel_values.contains_key(c));
+            out.push((ns.clone(), id));
+            cursor = next;
+        }
+    }
     Ok(out)
 }

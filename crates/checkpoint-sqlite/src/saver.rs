@@ -248,12 +248,13 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     /// `KeepLatest` keeps, per namespace of each listed thread, the newest checkpoint with
-    /// its writes and removes every other checkpoint and write (the kept checkpoint's
+    /// its writes (with, on a thread with DeltaChannels, the ancestors they are rebuilt
+    /// from) and removes every other checkpoint and write (the kept checkpoint's
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
-        let thread_ids = thread_ids.to_vec();
+        let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
         blocking(&self.pool, move |pool| {
-            pool.write(|tx| maintenance::prune(tx, &thread_ids, strategy))
+            pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &thread_ids, strategy))
         })
         .await
     }

@@ -405,3 +405,76 @@ pub async fn latest_and_unknown_targets(saver: &dyn CheckpointSaver) -> Result<(
     );
     Ok(())
 }
+
+/// `prune(KeepLatest)` never loses a DeltaChannel's value: a saver either keeps the
+/// ancestors the latest checkpoint's delta channels are rebuilt from (their seed and the
+/// writes after it), removing the checkpoints older than those, or refuses the thread with
+/// an error and leaves it as it was (LangGraph's Postgres saver refuses).
+pub async fn prune_keeps_what_the_chain_needs(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
+    let thread = uuid4();
+    let old = child(
+        saver,
+        &thread,
+        None,
+        NewCheckpoint::new().value("m", snapshot(&["x"]), 1),
+        0,
+    )
+    .await?;
+    saver
+        .put_writes(&old, &[write("m", list(&["a"]))], "t0", "")
+        .await?;
+    let seed = child(
+        saver,
+        &thread,
+        Some(&old),
+        NewCheckpoint::new().value("m", snapshot(&["a"]), 2),
+        1,
+    )
+    .await?;
+    saver
+        .put_writes(&seed, &[write("m", list(&["b"]))], "t1", "")
+        .await?;
+    let mid = child(
+        saver,
+        &thread,
+        Some(&seed),
+        NewCheckpoint::new().unstored("m", 3),
+        2,
+    )
+    .await?;
+    saver
+        .put_writes(&mid, &[write("m", list(&["c"]))], "t2", "")
+        .await?;
+    let mut md = loop_step(3);
+    md.extra.insert(
+        "counters_since_delta_snapshot".into(),
+        stategraph_checkpoint::map! { "m" => Value::list(vec![Value::Int(2), Value::Int(2)]) },
+    );
+    let mut cfg = root(&thread);
+    cfg.checkpoint_id = mid.checkpoint_id.clone();
+    let latest = NewCheckpoint::new()
+        .unstored("m", 4)
+        .put(saver, &cfg, &md)
+        .await?;
+    let before = history(saver, &latest, &["m"]).await?;
+    ensure_eq!(
+        before.get("m").map(shown).unwrap_or_default().len(),
+        2,
+        "the history before pruning"
+    );
+    let pruned = saver
+        .prune(
+            &[thread.clone()],
+            stategraph_checkpoint::PruneStrategy::KeepLatest,
+        )
+        .await;
+    let after = history(saver, &root(&thread), &["m"]).await?;
+    ensure_eq!(after, before, "the delta history after prune ({pruned:?})");
+    if pruned.is_ok() {
+        ensure!(
+            saver.get_tuple(&old).await?.is_none(),
+            "the checkpoint older than the seed is pruned"
+        );
+    }
+    Ok(())
+}

@@ -129,6 +129,7 @@ macro_rules! __with_behaviours {
                 each_channel_stops_at_its_seed: GetTuple,
                 writes_in_task_path_order: GetTuple,
                 latest_and_unknown_targets: GetTuple,
+                prune_keeps_what_the_chain_needs: Prune,
             }
             tightened {
                 int_float_bool_values_stay_distinct: Put,

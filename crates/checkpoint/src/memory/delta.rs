@@ -70,3 +70,54 @@ pub(super) fn history(
     collector.finish(&mut out);
     Ok(out)
 }
+
+/// The ancestors of `latest` that its DeltaChannels are rebuilt from (spec §13): for each
+/// channel its metadata counts updates for (`counters_since_delta_snapshot`) that has a
+/// version and no stored value at `latest`, the parent chain up to the checkpoint that
+/// stores its value. Empty for a thread without DeltaChannels. What `prune` must keep.
+pub(super) fn chain_needed(
+    namespace: &super::store::Namespace,
+    serde: &dyn Serializer,
+    latest: &str,
+) -> Result<Vec<String>> {
+    let Some(entry) = namespace.checkpoints.get(latest) else {
+        return Ok(Vec::new());
+    };
+    let metadata = crate::metadata::CheckpointMetadata::from_value(load(serde, &entry.metadata)?)?;
+    let Some(crate::value::Value::Map(counters)) =
+        metadata.extra.get("counters_since_delta_snapshot")
+    else {
+        return Ok(Vec::new());
+    };
+    let checkpoint = Checkpoint::from_value(load(serde, &entry.checkpoint)?)?;
+    let unresolved = |cp: &Checkpoint, channel: &str| {
+        cp.channel_versions
+            .get(channel)
+            .is_some_and(|v| namespace.blob(channel, v).is_none())
+    };
+    let mut active: Vec<String> = counters
+        .keys()
+        .filter_map(|k| k.as_str())
+        .filter(|k| unresolved(&checkpoint, k))
+        .map(str::to_owned)
+        .collect();
+    let mut out = Vec::new();
+    let mut cursor = entry.parent.clone();
+    while let Some(id) = cursor.filter(|p| !p.is_empty()) {
+        if active.is_empty() || out.contains(&id) {
+            break;
+        }
+        let Some(entry) = namespace.checkpoints.get(&id) else {
+            break;
+        };
+        let cp = Checkpoint::from_value(load(serde, &entry.checkpoint)?)?;
+        active.retain(|c| {
+            !cp.channel_versions
+                .get(c)
+                .is_some_and(|v| namespace.blob(c, v).is_some())
+        });
+        out.push(id);
+        cursor = entry.parent.clone();
+    }
+    Ok(out)
+}
