@@ -464,7 +464,7 @@ pub async fn prune_keeps_what_the_chain_needs(saver: &dyn CheckpointSaver) -> Re
     );
     let pruned = saver
         .prune(
-            &[thread.clone()],
+            std::slice::from_ref(&thread),
             stategraph_checkpoint::PruneStrategy::KeepLatest,
         )
         .await;

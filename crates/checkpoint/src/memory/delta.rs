@@ -112,9 +112,9 @@ pub(super) fn chain_needed(
         };
         let cp = Checkpoint::from_value(load(serde, &entry.checkpoint)?)?;
         active.retain(|c| {
-            !cp.channel_versions
+            cp.channel_versions
                 .get(c)
-                .is_some_and(|v| namespace.blob(c, v).is_some())
+                .is_none_or(|v| namespace.blob(c, v).is_none())
         });
         out.push(id);
         cursor = entry.parent.clone();
