@@ -337,3 +337,116 @@ pub fn overwritten<'a>(
         .map(|(c, _)| c.to_owned())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channels::{Channel, DeltaChannel, LastValue};
+
+    fn v(n: i64) -> ChannelVersion {
+        ChannelVersion::Int(n)
+    }
+
+    fn channels(freq: u64) -> Channels {
+        let mut c: Channels = IndexMap::new();
+        let delta = DeltaChannel::from_pairwise(crate::reducers::add(), freq);
+        c.insert("m".into(), delta.from_checkpoint(None).unwrap());
+        c.insert("x".into(), Box::new(LastValue::new()) as Box<dyn Channel>);
+        c
+    }
+
+    #[test]
+    fn counters_round_trip_through_metadata_and_drop_zero_pairs() {
+        let mut md = CheckpointMetadata::default();
+        let counters: Counters = [("m".to_owned(), (2, 3)), ("n".to_owned(), (0, 0))]
+            .into_iter()
+            .collect();
+        write_counters(&mut md, counters, &BTreeSet::new());
+        let back = read_counters(&md);
+        assert_eq!(back.get("m"), Some(&(2, 3)));
+        assert_eq!(back.get("n"), None, "zero pairs are not stored");
+        let snapped: BTreeSet<String> = ["m".to_owned()].into_iter().collect();
+        write_counters(&mut md, back, &snapped);
+        assert!(
+            md.extra.get(COUNTERS_KEY).is_none(),
+            "nothing left: key removed"
+        );
+    }
+
+    #[test]
+    fn snapshots_are_due_by_updates_or_by_the_superstep_bound() {
+        let ch = channels(3);
+        let versions: ChannelVersions = [("m".to_owned(), v(1))].into_iter().collect();
+        let due = |u, s| {
+            let counters: Counters = [("m".to_owned(), (u, s))].into_iter().collect();
+            due_by_counters(&ch, &counters, &versions)
+        };
+        assert!(due(2, 2).is_empty());
+        assert_eq!(due(3, 3).len(), 1, "snapshot_frequency updates");
+        let bound = i64::try_from(max_supersteps_since_snapshot()).unwrap();
+        assert_eq!(due(0, bound).len(), 1, "the superstep bound");
+        let counters: Counters = [("m".to_owned(), (9, 9))].into_iter().collect();
+        assert!(
+            due_by_counters(&ch, &counters, &ChannelVersions::new()).is_empty(),
+            "a channel never written has nothing to store"
+        );
+    }
+
+    #[test]
+    fn a_bump_advances_readers_and_can_be_undone() {
+        let mut seen: IndexMap<String, ChannelVersions> = IndexMap::new();
+        seen.insert("a".into(), [("m".to_owned(), v(2))].into_iter().collect());
+        seen.insert("b".into(), [("m".to_owned(), v(1))].into_iter().collect());
+        let original = seen.clone();
+        mark_bumps_seen(
+            &mut seen,
+            &[("m".into(), Some(v(2)), v(3))],
+            &IndexMap::new(),
+        );
+        assert_eq!(
+            seen["a"]["m"],
+            v(3),
+            "the reader of the old version is advanced"
+        );
+        assert_eq!(seen["b"]["m"], v(1), "an older reader is not");
+        let marks = &seen[SNAPSHOT_BUMPS];
+        assert_eq!(marks.get("a|m"), Some(&v(3)));
+        assert_eq!(marks.get("a:m"), Some(&v(2)));
+        assert_eq!(versions_seen_without_bumps(&seen), original);
+    }
+
+    #[test]
+    fn applying_a_snapshot_bumps_an_unmoved_version_and_keeps_channel_order() {
+        let mut ch = channels(3);
+        ch.get_mut("m")
+            .unwrap()
+            .update(vec![Value::list(vec![Value::Int(1)])])
+            .unwrap();
+        let mut cp = Checkpoint::empty("id", "ts");
+        cp.channel_versions.insert("m".into(), v(2));
+        cp.channel_versions.insert("x".into(), v(2));
+        cp.channel_values.insert("x".into(), Value::Int(7));
+        let stored: ChannelVersions = cp.channel_versions.clone();
+        let next = |c: Option<&ChannelVersion>| {
+            v(c.map_or(0, |c| {
+                if let ChannelVersion::Int(n) = c {
+                    *n
+                } else {
+                    0
+                }
+            }) + 1)
+        };
+        let to: BTreeSet<String> = ["m".to_owned()].into_iter().collect();
+        apply_snapshots(&mut cp, &ch, &to, &stored, &next, &IndexMap::new());
+        assert_eq!(
+            cp.channel_versions["m"],
+            v(3),
+            "bumped: the saver stores new versions only"
+        );
+        let keys: Vec<&String> = cp.channel_values.keys().collect();
+        assert_eq!(keys, ["m", "x"], "channel order");
+        assert!(
+            matches!(&cp.channel_values["m"], Value::Ext(e) if matches!(**e, stategraph_checkpoint::Ext::DeltaSnapshot(_)))
+        );
+    }
+}
