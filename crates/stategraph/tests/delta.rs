@@ -796,3 +796,62 @@ mod typed {
         );
     }
 }
+
+/// Durability `exit` saves one checkpoint per run: the delta channels the run wrote are
+/// snapshotted there, so the thread reads back whole on every saver (Python stores the
+/// run's writes under synthetic task ids instead; both read the other's, see design.md).
+mod exit_durability {
+    use stategraph::checkpoint::CheckpointSaver;
+    use stategraph::{CompileOptions, Durability, RunConfig};
+
+    use super::{chat_graph, said, values_json};
+
+    async fn three_turns_read_back(saver: std::sync::Arc<dyn CheckpointSaver>) {
+        let graph = chat_graph(5)
+            .compile_with(CompileOptions::new().checkpointer(saver))
+            .unwrap();
+        let cfg = RunConfig::thread("exit").durability(Durability::Exit);
+        for text in ["a", "b", "c"] {
+            graph.invoke_outcome(said(text), &cfg).await.unwrap();
+        }
+        let want = serde_json::json!({
+            "messages": ["a", "echo:a", "b", "echo:b", "c", "echo:c"],
+            "turns": 3,
+        });
+        let state = graph.get_state(&RunConfig::thread("exit")).await.unwrap();
+        assert_eq!(values_json(&state.values), want);
+        let history = graph
+            .get_state_history(&RunConfig::thread("exit"), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(history.len(), 3, "one checkpoint per run");
+        assert_eq!(
+            values_json(&history[1].values)["messages"],
+            serde_json::json!(["a", "echo:a", "b", "echo:b"])
+        );
+        // A later turn in the default mode continues from the exit checkpoints.
+        let out = graph
+            .invoke_outcome(said("d"), &RunConfig::thread("exit"))
+            .await
+            .unwrap();
+        assert_eq!(
+            values_json(&out.values)["messages"]
+                .as_array()
+                .map(Vec::len),
+            Some(8)
+        );
+    }
+
+    #[tokio::test]
+    async fn memory() {
+        three_turns_read_back(super::saver()).await;
+    }
+
+    #[tokio::test]
+    async fn sqlite() {
+        three_turns_read_back(std::sync::Arc::new(
+            stategraph::sqlite::SqliteSaver::in_memory().unwrap(),
+        ))
+        .await;
+    }
+}
