@@ -9,6 +9,11 @@
 //! `true`, so the blob wins). The walk stops below the row where `rem` becomes empty, so
 //! it reads as many rows as the distance to the farthest seed. The outer query returns
 //! each channel's seed (kind 0) and its writes on the chain (kind 1), oldest first.
+//!
+//! Every lookup is a `LATERAL` or scalar subquery on a full primary key, fenced with
+//! `LIMIT`/`OFFSET 0` so that the planner cannot flatten it into a join: the chain stays
+//! the outer loop whatever the statistics say (a fresh table has none, and with plain
+//! joins the plan scanned the whole thread at every step).
 
 use deadpool_postgres::Client;
 use indexmap::IndexMap;
@@ -37,31 +42,40 @@ const HISTORY: &str = "WITH RECURSIVE chain AS ( \
         SELECT CASE WHEN chain.depth = 0 THEN chain.rem ELSE ARRAY( \
             SELECT k FROM unnest(chain.rem) AS k \
              WHERE NOT (chain.checkpoint -> 'channel_values' ? k) \
-               AND NOT EXISTS ( \
-                   SELECT 1 FROM checkpoint_blobs b \
+               AND ( \
+                   SELECT b.type FROM checkpoint_blobs b \
                     WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k \
                       AND b.version = chain.checkpoint -> 'channel_versions' ->> k \
-                      AND b.type <> 'empty')) END AS rem \
+                      AND b.type <> 'empty' LIMIT 1) IS NULL) END AS rem \
      ) next \
-      JOIN checkpoints p \
-        ON p.thread_id = $1 AND p.checkpoint_ns = $2 \
-       AND p.checkpoint_id = chain.parent_checkpoint_id \
+     CROSS JOIN LATERAL ( \
+        SELECT pc.checkpoint_id, pc.parent_checkpoint_id, pc.checkpoint FROM checkpoints pc \
+         WHERE pc.thread_id = $1 AND pc.checkpoint_ns = $2 \
+           AND pc.checkpoint_id = chain.parent_checkpoint_id LIMIT 1 \
+     ) p \
      WHERE cardinality(next.rem) > 0 AND NOT p.checkpoint_id = ANY(chain.path) \
 ) \
 SELECT 0 AS kind, chain.depth, s.k, b.type, b.blob, \
        (chain.checkpoint -> 'channel_values' -> s.k)::text, \
        NULL::text, NULL::text, NULL::integer \
   FROM chain CROSS JOIN LATERAL unnest(chain.rem) AS s(k) \
-  LEFT JOIN checkpoint_blobs b \
-    ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = s.k \
-   AND b.version = chain.checkpoint -> 'channel_versions' ->> s.k AND b.type <> 'empty' \
+  LEFT JOIN LATERAL ( \
+        SELECT bl.channel, bl.type, bl.blob FROM checkpoint_blobs bl \
+         WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = s.k \
+           AND bl.version = chain.checkpoint -> 'channel_versions' ->> s.k \
+           AND bl.type <> 'empty' LIMIT 1 \
+  ) b ON true \
  WHERE chain.depth > 0 \
    AND (b.channel IS NOT NULL OR chain.checkpoint -> 'channel_values' ? s.k) \
 UNION ALL \
 SELECT 1, chain.depth, w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx \
-  FROM chain JOIN checkpoint_writes w \
-    ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = chain.checkpoint_id \
-   AND w.channel = ANY(chain.rem) \
+  FROM chain CROSS JOIN LATERAL ( \
+        SELECT cw.channel, cw.type, cw.blob, cw.task_id, cw.task_path, cw.idx \
+          FROM checkpoint_writes cw \
+         WHERE cw.thread_id = $1 AND cw.checkpoint_ns = $2 \
+           AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.rem) \
+         OFFSET 0 \
+  ) w \
  WHERE chain.depth > 0 \
  ORDER BY 1, 2 DESC, 8, 7, 9";
 
