@@ -25,6 +25,17 @@ if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
 fi
 pg_isready -h 127.0.0.1 -p 5432
 export STATEGRAPH_REQUIRE_POSTGRES=1
+# The fault tests start private clusters (initdb + pg_ctl on a free port, as the `postgres`
+# user when run as root): tell them where the server binaries are.
+if [ -z "${STATEGRAPH_PG_BIN:-}" ]; then
+  for dir in "$(pg_config --bindir 2>/dev/null || true)" $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      export STATEGRAPH_PG_BIN="$dir"
+      break
+    fi
+  done
+fi
+echo "private clusters use ${STATEGRAPH_PG_BIN:?no initdb/pg_ctl found: install the Postgres server}"
 
 echo "== python langgraph (interop)"
 if [ -f "$shared/reference/setup-langgraph.sh" ]; then

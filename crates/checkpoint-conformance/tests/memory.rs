@@ -161,7 +161,7 @@ mod harness {
         let count = |c: Capability| upstream.iter().filter(|b| b.capability == c).count();
         let counts: Vec<usize> = Capability::ALL.iter().map(|c| count(*c)).collect();
         assert_eq!(counts, [17, 10, 10, 16, 5, 7, 8, 8]);
-        assert_eq!(all.len() - upstream.len(), 19 + 7);
+        assert_eq!(all.len() - upstream.len(), 20 + 7);
         let mut names: Vec<_> = all.iter().map(|b| b.name).collect();
         names.sort_unstable();
         names.dedup();
@@ -177,7 +177,7 @@ mod harness {
         assert_eq!(report.level(), Level::Full);
         assert_eq!(
             (report.passed(), report.failed(), report.skipped()),
-            (107, 0, 0)
+            (108, 0, 0)
         );
     }
 

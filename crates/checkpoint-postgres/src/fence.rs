@@ -22,9 +22,38 @@
 //! Anything else is a conflict, in particular a put with no parent into a namespace that
 //! already has checkpoints, and a put whose parent was deleted meanwhile.
 //!
+//! # Task writes
+//!
+//! A put is not all a run stores: between two puts its tasks store their writes against
+//! the checkpoint they ran on, and a resumed run reuses the writes it finds instead of
+//! running the task again. Two runs resuming the same checkpoint `C` run the same tasks;
+//! without a fence the first write of a task stays (a repeated normal index is ignored)
+//! while the other run may win the put, and the thread then holds a child made from one
+//! run's result beside the other run's write for the same task. So `put_writes` against
+//! `C` into `(thread, namespace)` is refused with
+//! [`stategraph_checkpoint::Error::Conflict`], storing nothing of that call, when
+//!
+//! * another checkpoint of `(thread, namespace)` already has `C` as its parent (a run
+//!   moved past `C`), unless the config marks a deliberate branch; or
+//! * a normal write (index ≥ 0) of the call meets a stored write of the same task and
+//!   index with another channel, type or bytes: another run stored this task's result
+//!   first. An identical repeat stays silently idempotent, and a reserved index
+//!   (negative: errors, interrupts, resumes) is still replaced, last wins.
+//!
+//! The check and the insert are one statement behind the same advisory lock as the
+//! fenced put, in the same pipelined transaction shape, so a write and a put of one
+//! thread are serialized against each other.
+//!
+//! # What `Conflict` promises
+//!
+//! The refused call stored nothing. Whatever the losing run stored before its first
+//! refused call is either identical to what the winner stored (idempotent writes) or on
+//! checkpoints nobody descends from. The winner's rows are untouched.
+//!
 //! # How
 //!
-//! The put is one pipelined transaction, sent in one round trip:
+//! The put (and likewise the fenced `put_writes`) is one pipelined transaction, sent in
+//! one round trip:
 //!
 //! ```text
 //! BEGIN ISOLATION LEVEL READ COMMITTED
@@ -98,6 +127,65 @@ pub(crate) const FENCED_PUT: &str = concat!(
 ) \
 SELECT ok, head FROM fence"
 );
+
+/// The fenced writes of one task. Parameters as [`crate::write::PUT_WRITES`]; returns
+/// whether the fence let them through, the child of the checkpoint that another run
+/// stored (if any) and the first index whose stored write differs (if any).
+///
+/// A child is looked for among the greater ids only (a child is minted after its parent,
+/// which `get_tuple`'s "latest is the greatest id" relies on too), so that the check is
+/// one range probe of the primary key however long the thread.
+pub(crate) const FENCED_WRITES: &str = "WITH w AS ( \
+    SELECT * FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w(idx, channel, type, blob) \
+), moved AS ( \
+    SELECT min(checkpoint_id) AS child FROM checkpoints \
+    WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+      AND checkpoint_id > $3::text AND parent_checkpoint_id = $3::text \
+), clash AS ( \
+    SELECT min(e.idx) AS idx FROM checkpoint_writes e JOIN w ON e.idx = w.idx \
+    WHERE e.thread_id = $1::text AND e.checkpoint_ns = $2::text AND e.checkpoint_id = $3::text \
+      AND e.task_id = $4::text AND e.idx >= 0 \
+      AND (e.channel IS DISTINCT FROM w.channel OR e.type IS DISTINCT FROM w.type \
+           OR e.blob IS DISTINCT FROM w.blob) \
+), fence AS ( \
+    SELECT moved.child, clash.idx, moved.child IS NULL AND clash.idx IS NULL AS ok \
+    FROM moved, clash \
+), saved AS ( \
+    INSERT INTO checkpoint_writes \
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, w.idx, w.channel, w.type, w.blob \
+    FROM w, fence WHERE fence.ok \
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) \
+    DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob \
+    WHERE EXCLUDED.idx < 0 \
+) \
+SELECT ok, child, idx FROM fence";
+
+/// The error of task writes the fence refused: another run stored `child` after the
+/// checkpoint, or a different write at index `idx` of the task.
+pub(crate) fn writes_conflict(
+    thread: &str,
+    ns: &str,
+    checkpoint: &str,
+    task: &str,
+    child: Option<&str>,
+    idx: Option<i32>,
+) -> stategraph_checkpoint::Error {
+    let why = match (child, idx) {
+        (Some(child), _) => {
+            format!("checkpoint {child} already continues from it; another run moved the thread on")
+        }
+        (None, Some(idx)) => format!(
+            "a different write of that task at index {idx} is stored; another run stored \
+             this task's result first"
+        ),
+        (None, None) => "of another writer".to_owned(),
+    };
+    stategraph_checkpoint::Error::Conflict(format!(
+        "thread {thread:?}, namespace {ns:?}: the writes of task {task} against checkpoint \
+         {checkpoint} were refused because {why}"
+    ))
+}
 
 /// The error of a put the fence refused.
 pub(crate) fn conflict(

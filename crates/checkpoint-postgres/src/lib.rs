@@ -43,13 +43,34 @@
 //! inserts the blob rows from arrays and the outer statement upserts the checkpoint, so
 //! both commit together. A fenced put is that statement behind an advisory lock in a
 //! transaction whose four messages are sent before any reply is read. `put_writes` is one
-//! statement too.
+//! statement too, fenced the same way.
 //!
-//! **The fence** ([`fence`]), on by default: several processes may drive one thread, and a
-//! put whose parent is no longer the thread's head fails with
-//! [`stategraph_checkpoint::Error::Conflict`] and stores nothing, instead of silently
-//! forking the thread. Deliberate forks (time travel, updates of older checkpoints) are
-//! refused as well; [`PostgresSaver::with_fencing`]`(false)` stores them as Python does.
+//! **The fence** ([`fence`]), on by default: several processes may drive one thread, and
+//! one writer per thread wins. A put whose parent is no longer the thread's head, and
+//! task writes against a checkpoint another run has moved past or that contradict a write
+//! another run stored for the same task, fail with
+//! [`stategraph_checkpoint::Error::Conflict`] and store nothing, instead of silently
+//! forking the thread or mixing two runs' results. Deliberate branches (time travel,
+//! `update_state` of an older checkpoint), which the engine marks with
+//! [`stategraph_checkpoint::CONFIG_KEY_BRANCH`], are admitted;
+//! [`PostgresSaver::with_fencing`]`(false)` stores everything as Python does.
+//!
+//! **What `Conflict` promises.** The refused call stored nothing. What the losing run
+//! stored before its first refused call is either identical to what the winner stored
+//! (a task write both runs made alike, which stays once) or on checkpoints nobody
+//! descends from. The loser can reload the head and decide what to do.
+//!
+//! **No wait without end** ([`options`]): opening a connection, waiting for a pooled
+//! one and the statements of every call are bounded ([`PostgresOptions`], with defaults;
+//! `connect_timeout` in the URL is honoured) and TCP keepalive is on. A server that stops
+//! answering gives [`stategraph_checkpoint::Error::Timeout`]; other failures are
+//! [`stategraph_checkpoint::Error::Backend`] holding a [`PgError`] whose text names the
+//! call, the server's `host:port`, and the SQLSTATE and message the server sent.
+//!
+//! **Keys.** Thread ids, namespaces, checkpoint ids and task ids longer than
+//! [`stategraph_checkpoint::MAX_KEY_BYTES`] or holding a NUL character are refused with
+//! [`stategraph_checkpoint::Error::InvalidConfig`] before any statement, as every
+//! stategraph saver refuses them.
 //!
 //! **Safe filters** ([`filter`]): `list`'s metadata filter is one bound JSON parameter to
 //! `metadata @> $n::jsonb`; keys and values never become SQL or JSON-path text.
@@ -57,6 +78,8 @@
 //! # Where this saver differs from Python's, deliberately
 //!
 //! * The fence (above). Python has none.
+//! * Keys Postgres cannot index or hold (above) are refused with a typed error; Python
+//!   passes them to the server, which refuses them.
 //! * A string longer than [`INLINE_STRING_MAX`] (1 KiB) is stored once per version in
 //!   `checkpoint_blobs`, not inline in every checkpoint row: a 1 MiB value that never
 //!   changes costs 1 MiB once, not 1 MiB per step. Python's reader merges blobs over inline
@@ -79,6 +102,7 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+mod conn;
 mod delta;
 pub mod error;
 pub mod fence;
@@ -86,15 +110,17 @@ pub mod filter;
 mod json;
 mod layout;
 mod maintenance;
+pub mod options;
 pub mod prune;
 mod read;
 mod saver;
 pub mod schema;
 mod write;
 
-pub use error::db_error;
+pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
-pub use saver::{PostgresSaver, DEFAULT_POOL_SIZE};
+pub use options::{PostgresOptions, DEFAULT_POOL_SIZE};
+pub use saver::PostgresSaver;
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 
 /// The pool type [`PostgresSaver::from_pool`] takes, re-exported with its driver.

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -14,12 +15,10 @@ use stategraph_checkpoint::{
 };
 use tokio_postgres::NoTls;
 
-use crate::error::pool;
+use crate::conn::{describe, Connections};
+use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
 use crate::read::Reader;
 use crate::{maintenance, prune, schema, write};
-
-/// Connections a pool made by [`PostgresSaver::connect`] opens at most.
-pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// A checkpoint saver on Postgres, with LangGraph's `PostgresSaver` tables and rows.
 ///
@@ -31,24 +30,47 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 /// # Ok(()) }
 /// ```
 ///
-/// Puts are fenced by default (see [`crate::fence`]): a put whose parent is no longer
-/// the head of its thread fails with [`Error::Conflict`]. [`PostgresSaver::with_fencing`]
-/// turns that off.
+/// Puts and task writes are fenced by default (see [`crate::fence`]): a put whose parent
+/// is no longer the head of its thread, or a task write that contradicts what another run
+/// stored, fails with [`Error::Conflict`]. [`PostgresSaver::with_fencing`] turns that off.
+/// Every wait is bounded (see [`crate::options`]).
 pub struct PostgresSaver {
-    pool: Pool,
+    conn: Connections,
     serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
     fencing: bool,
 }
 
 impl PostgresSaver {
-    /// Connects to `url` (a libpq URL or key=value string, without TLS) through a pool of
-    /// at most [`DEFAULT_POOL_SIZE`] connections, and checks that one connection opens.
-    /// Does not create the tables: call [`PostgresSaver::setup`] once, as with Python.
+    /// Connects to `url` (a libpq URL or key=value string, without TLS) with the default
+    /// [`PostgresOptions`]: a pool of at most [`crate::DEFAULT_POOL_SIZE`] connections and
+    /// the default timeouts. Checks that one connection opens. Does not create the tables:
+    /// call [`PostgresSaver::setup`] once, as with Python.
     pub async fn connect(url: &str) -> Result<PostgresSaver> {
-        let config: tokio_postgres::Config = url
+        PostgresSaver::connect_with(url, &PostgresOptions::default()).await
+    }
+
+    /// Connects to `url` as [`PostgresSaver::connect`] does, with `options`. A
+    /// `connect_timeout` or `keepalives*` parameter of the URL wins over the options.
+    pub async fn connect_with(url: &str, options: &PostgresOptions) -> Result<PostgresSaver> {
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| Error::InvalidConfig(format!("postgres url: {e}")))?;
+        let connect_timeout = config
+            .get_connect_timeout()
+            .copied()
+            .or(options.connect_timeout);
+        if let Some(limit) = connect_timeout {
+            config.connect_timeout(limit);
+        }
+        if let (Some(idle), false) = (options.keepalive_idle, url.contains("keepalives")) {
+            config
+                .keepalives(true)
+                .keepalives_idle(idle)
+                .keepalives_interval(KEEPALIVE_INTERVAL)
+                .keepalives_retries(KEEPALIVE_RETRIES);
+        }
+        let address = describe(&config);
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -57,22 +79,58 @@ impl PostgresSaver {
             },
         );
         let pool = Pool::builder(manager)
-            .max_size(DEFAULT_POOL_SIZE)
+            .max_size(options.pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .timeouts(Timeouts {
+                wait: options.pool_wait_timeout,
+                create: connect_timeout,
+                recycle: connect_timeout,
+            })
             .build()
             .map_err(|e| Error::InvalidConfig(format!("postgres pool: {e}")))?;
-        drop(pool.get().await.map_err(crate::error::pool)?);
-        Ok(PostgresSaver::from_pool(pool))
+        let options = PostgresOptions {
+            connect_timeout,
+            ..options.clone()
+        };
+        let saver = PostgresSaver::from_pool_with(pool, &options).at(address);
+        drop(saver.conn.get("connect").await?);
+        Ok(saver)
     }
 
-    /// A saver over an existing pool (for TLS, other sizes, timeouts or hooks).
-    #[allow(clippy::default_constructed_unit_structs)] // the serializer may grow options
+    /// A saver over an existing pool (for TLS, hooks or other pool settings), with the
+    /// default timeouts for its calls.
     pub fn from_pool(pool: Pool) -> PostgresSaver {
+        PostgresSaver::from_pool_with(pool, &PostgresOptions::default())
+    }
+
+    /// A saver over an existing pool whose calls use the timeouts of `options` (the pool
+    /// keeps its own size and timeouts; `connect_timeout` plus `pool_wait_timeout` bounds
+    /// the wait for a connection in any case).
+    #[allow(clippy::default_constructed_unit_structs)] // the serializer may grow options
+    pub fn from_pool_with(pool: Pool, options: &PostgresOptions) -> PostgresSaver {
         PostgresSaver {
-            pool,
+            conn: Connections {
+                pool,
+                address: None,
+                connect_timeout: options.connect_timeout,
+                pool_wait_timeout: options.pool_wait_timeout,
+                statement_timeout: options.statement_timeout,
+            },
             serde: Arc::new(JsonPlusSerializer::default()),
             versions: VersionGenerator::default(),
             fencing: true,
         }
+    }
+
+    /// Names the server in error messages (`host:port`), for a saver made from a pool.
+    pub fn with_address(self, address: impl Into<String>) -> PostgresSaver {
+        let address: String = address.into();
+        self.at(Some(Arc::from(address)))
+    }
+
+    fn at(mut self, address: Option<Arc<str>>) -> PostgresSaver {
+        self.conn.address = address;
+        self
     }
 
     /// Uses another serializer, e.g. an `EncryptedSerializer` (builder style). Blobs and
@@ -88,21 +146,26 @@ impl PostgresSaver {
         self
     }
 
-    /// Turns the fence of [`crate::fence`] on (the default) or off (builder style). Off,
-    /// a put stores what Python's saver stores whatever the thread's head is.
+    /// Turns the fences of [`crate::fence`] on (the default) or off (builder style). Off,
+    /// a put or a task write stores what Python's saver stores whatever other runs did.
     pub fn with_fencing(mut self, fencing: bool) -> PostgresSaver {
         self.fencing = fencing;
         self
     }
 
-    /// Whether puts are fenced.
+    /// Whether puts and task writes are fenced.
     pub fn fencing(&self) -> bool {
         self.fencing
     }
 
     /// The connection pool.
     pub fn pool(&self) -> &Pool {
-        &self.pool
+        &self.conn.pool
+    }
+
+    /// The server's `host:port` as error messages name it, when known.
+    pub fn address(&self) -> Option<&str> {
+        self.conn.address.as_deref()
     }
 
     /// The serializer values are stored with.
@@ -112,24 +175,30 @@ impl PostgresSaver {
 
     /// Creates the tables and indexes, or brings an older schema up to date, with
     /// LangGraph's numbered migrations ([`crate::schema::MIGRATIONS`]). Idempotent.
+    ///
+    /// Not bounded by the statement timeout: a migration that builds an index on a large
+    /// table may take long, and one cut short leaves an invalid index behind. Getting the
+    /// connection is bounded as usual.
     pub async fn setup(&self) -> Result<()> {
-        schema::setup(&self.client().await?).await
+        let client = self.conn.get("setup").await?;
+        let done = Some(schema::setup(&client).await);
+        self.conn.finish("setup", client, done)
     }
 
     /// The latest migration version recorded in the database (`-1` before `setup`).
     pub async fn schema_version(&self) -> Result<i32> {
-        schema::applied_version(&self.client().await?).await
-    }
-
-    async fn client(&self) -> Result<Object> {
-        self.pool.get().await.map_err(pool)
+        let client = self.conn.get("schema_version").await?;
+        let done = self.conn.within(schema::applied_version(&client)).await;
+        self.conn.finish("schema_version", client, done)
     }
 }
 
 impl fmt::Debug for PostgresSaver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresSaver")
-            .field("pool", &self.pool.status())
+            .field("pool", &self.conn.pool.status())
+            .field("address", &self.conn.address)
+            .field("statement_timeout", &self.conn.statement_timeout)
             .field("serde", &self.serde)
             .field("fencing", &self.fencing)
             .finish_non_exhaustive()
@@ -141,13 +210,15 @@ impl CheckpointSaver for PostgresSaver {
     /// The addressed checkpoint, or the greatest id of `(thread, ns or "")`, with its
     /// values, metadata, parent and writes, in one query.
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        let client = self.client().await?;
+        validate_config(config)?;
+        let client = self.conn.get("get_tuple").await?;
         let reader = Reader {
             client: &client,
             serde: self.serde.as_ref(),
             versions: &self.versions,
         };
-        reader.get_tuple(config).await
+        let done = self.conn.within(reader.get_tuple(config)).await;
+        self.conn.finish("get_tuple", client, done)
     }
 
     /// Reads the parent chain, the seeds and the writes in one statement (a recursive CTE
@@ -157,8 +228,18 @@ impl CheckpointSaver for PostgresSaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
-        let client = self.client().await?;
-        crate::delta::history(&client, self.serde.as_ref(), config, channels).await
+        validate_config(config)?;
+        let client = self.conn.get("get_delta_channel_history").await?;
+        let done = self
+            .conn
+            .within(crate::delta::history(
+                &client,
+                self.serde.as_ref(),
+                config,
+                channels,
+            ))
+            .await;
+        self.conn.finish("get_delta_channel_history", client, done)
     }
 
     /// Checkpoints by id descending (across namespaces and threads too, unlike the
@@ -168,13 +249,15 @@ impl CheckpointSaver for PostgresSaver {
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
-        let client = self.client().await?;
+        config.map_or(Ok(()), validate_config)?;
+        let client = self.conn.get("list").await?;
         let reader = Reader {
             client: &client,
             serde: self.serde.as_ref(),
             versions: &self.versions,
         };
-        reader.list(config, options).await
+        let done = self.conn.within(reader.list(config, options)).await;
+        self.conn.finish("list", client, done)
     }
 
     /// Stores the checkpoint row (primitives inline) and the blobs of its new
@@ -186,19 +269,21 @@ impl CheckpointSaver for PostgresSaver {
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        let client = self.client().await?;
+        validate_config(config).and(validate_key("checkpoint id", &checkpoint.id))?;
+        let client = self.conn.get("put").await?;
         // A deliberate branch (a replay, an update of an older checkpoint) is not a race.
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
-        write::put(
-            client,
+        let put = write::put(
+            &client,
             self.serde.as_ref(),
             fenced,
             config,
             checkpoint,
             metadata,
             new_versions,
-        )
-        .await
+        );
+        let done = self.conn.within(put).await;
+        self.conn.finish("put", client, done)
     }
 
     /// Stores the writes of one task in one statement: a repeated reserved index is
@@ -210,20 +295,30 @@ impl CheckpointSaver for PostgresSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        let client = self.client().await?;
-        write::put_writes(
+        validate_config(config).and(validate_key("task id", task_id))?;
+        let client = self.conn.get("put_writes").await?;
+        let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
+        let put = write::put_writes(
             &client,
             self.serde.as_ref(),
+            fenced,
             config,
             writes,
             task_id,
             task_path,
-        )
-        .await
+        );
+        let done = self.conn.within(put).await;
+        self.conn.finish("put_writes", client, done)
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        maintenance::delete_thread(&self.client().await?, thread_id).await
+        validate_key("thread id", thread_id)?;
+        let client = self.conn.get("delete_thread").await?;
+        let done = self
+            .conn
+            .within(maintenance::delete_thread(&client, thread_id))
+            .await;
+        self.conn.finish("delete_thread", client, done)
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
@@ -237,16 +332,33 @@ impl CheckpointSaver for PostgresSaver {
     /// Deletes the checkpoints whose metadata `run_id` (a string) is listed, in every
     /// thread, with their writes and the blobs only they referenced, in one transaction.
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
-        maintenance::delete_for_runs(&mut self.client().await?, run_ids).await
+        let mut client = self.conn.get("delete_for_runs").await?;
+        let done = self
+            .conn
+            .within(maintenance::delete_for_runs(&mut client, run_ids))
+            .await;
+        self.conn.finish("delete_for_runs", client, done)
     }
 
     /// Copies every checkpoint, blob and write of `source` to `target` in one statement.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
-        maintenance::copy_thread(&self.client().await?, source, target).await
+        validate_thread_ids([source, target])?;
+        let client = self.conn.get("copy_thread").await?;
+        let done = self
+            .conn
+            .within(maintenance::copy_thread(&client, source, target))
+            .await;
+        self.conn.finish("copy_thread", client, done)
     }
 
     /// Python's `prune` (spec §12.6); see [`crate::prune`].
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
-        prune::prune(&mut self.client().await?, thread_ids, strategy).await
+        validate_thread_ids(thread_ids.iter().map(String::as_str))?;
+        let mut client = self.conn.get("prune").await?;
+        let done = self
+            .conn
+            .within(prune::prune(&mut client, thread_ids, strategy))
+            .await;
+        self.conn.finish("prune", client, done)
     }
 }

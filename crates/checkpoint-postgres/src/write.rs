@@ -20,7 +20,7 @@
 //! in-memory ones, keeps the last. Within one batch the last write of a reserved index is
 //! the one sent (Postgres refuses to update one row twice in a statement).
 
-use deadpool_postgres::{Client, Object};
+use deadpool_postgres::Client;
 use indexmap::IndexMap;
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{
@@ -111,7 +111,7 @@ pub(crate) fn metadata_json(
 
 /// Stores a checkpoint; with `fencing`, only if its parent is still the head.
 pub(crate) async fn put(
-    client: Object,
+    client: &Client,
     serde: &dyn Serializer,
     fencing: bool,
     config: &CheckpointConfig,
@@ -155,15 +155,9 @@ pub(crate) async fn put(
             client.query_one(&stmt, &params),
             client.batch_execute(fence::COMMIT),
         );
-        let (_, _, row, _) = match result {
-            Ok(done) => done,
-            Err(e) => {
-                // The transaction may still be open if a statement failed before it was
-                // sent: drop the connection instead of returning it to the pool.
-                drop(Object::take(client));
-                return Err(pg(e));
-            }
-        };
+        // After an error the transaction may still be open (a statement failed before
+        // it was sent): the saver closes the connection after any driver error.
+        let (_, _, row, _) = result.map_err(pg)?;
         let ok: bool = crate::read::col(&row, 0)?;
         if !ok {
             let head: Option<String> = crate::read::col(&row, 1)?;
@@ -176,10 +170,12 @@ pub(crate) async fn put(
     Ok(CheckpointConfig::for_checkpoint(thread, ns, id))
 }
 
-/// Stores the writes of one task against `config.checkpoint_id`.
+/// Stores the writes of one task against `config.checkpoint_id`; with `fencing`, only if
+/// no other run moved past that checkpoint or stored a different write of the task.
 pub(crate) async fn put_writes(
     client: &Client,
     serde: &dyn Serializer,
+    fencing: bool,
     config: &CheckpointConfig,
     writes: &[(String, Value)],
     task_id: &str,
@@ -203,24 +199,49 @@ pub(crate) async fn put_writes(
     let channels: Vec<&str> = rows.values().map(|(c, _)| *c).collect();
     let tags: Vec<&str> = rows.values().map(|(_, t)| t.tag.as_ref()).collect();
     let blobs: Vec<&[u8]> = rows.values().map(|(_, t)| t.bytes.as_slice()).collect();
-    let ns = config.ns();
-    let stmt = client.prepare_cached(PUT_WRITES).await.map_err(pg)?;
-    client
-        .execute(
-            &stmt,
-            &[
-                &config.thread_id,
-                &ns,
-                &checkpoint_id,
-                &task_id,
-                &task_path,
-                &idxs,
-                &channels,
-                &tags,
-                &blobs,
-            ],
+    let (thread, ns) = (config.thread_id.as_str(), config.ns());
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        &thread,
+        &ns,
+        &checkpoint_id,
+        &task_id,
+        &task_path,
+        &idxs,
+        &channels,
+        &tags,
+        &blobs,
+    ];
+    if fencing {
+        let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
+        let stmt = client
+            .prepare_cached(fence::FENCED_WRITES)
+            .await
+            .map_err(pg)?;
+        let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
+        // One round trip, as the fenced put.
+        let (_, _, row, _) = futures::try_join!(
+            client.batch_execute(fence::BEGIN),
+            client.execute(&lock, &lock_params),
+            client.query_one(&stmt, &params),
+            client.batch_execute(fence::COMMIT),
         )
-        .await
         .map_err(pg)?;
+        let ok: bool = crate::read::col(&row, 0)?;
+        if !ok {
+            let child: Option<String> = crate::read::col(&row, 1)?;
+            let idx: Option<i32> = crate::read::col(&row, 2)?;
+            return Err(fence::writes_conflict(
+                thread,
+                ns,
+                checkpoint_id,
+                task_id,
+                child.as_deref(),
+                idx,
+            ));
+        }
+    } else {
+        let stmt = client.prepare_cached(PUT_WRITES).await.map_err(pg)?;
+        client.execute(&stmt, &params).await.map_err(pg)?;
+    }
     Ok(())
 }

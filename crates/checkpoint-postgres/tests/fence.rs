@@ -407,3 +407,243 @@ async fn an_unfenced_saver_stores_a_fork_the_fenced_one_refuses() {
         .unwrap();
     assert_eq!(listed.len(), 3);
 }
+
+/// Rounds of the two-process write race (each round a fresh thread).
+const WRITE_ROUNDS: usize = 100;
+
+/// The task both racers run on the head checkpoint: the same id in both processes, as
+/// LangGraph derives task ids from the checkpoint and the node.
+const RACED_TASK: &str = "0b6f1f5e-3c52-5d2b-9f62-7c1d2a4e9b10";
+
+/// The environment variable that switches this test binary into a write racer.
+const WRITER_URL: &str = "STATEGRAPH_PG_WRITER_URL";
+
+/// Not a test of its own: the entry point of the child processes of
+/// `two_processes_resuming_one_checkpoint_store_only_the_winners_task_writes`, which run
+/// this binary with `STATEGRAPH_PG_WRITER_URL` set. For each line `ROUND <thread> <who>`
+/// on stdin it loads the head `H` of the thread, prints `RACER LOADED <H>`, waits for
+/// `GO`, then does what a resumed run does: stores its task's write against `H`, then
+/// puts a child of `H`. It prints `RACER WON <child id>`, or `RACER CONFLICT <step>` for
+/// the first step refused with `Error::Conflict`, or `RACER ERROR <text>`. Without the
+/// variable it returns at once.
+#[tokio::test]
+async fn write_racer_process_entry() {
+    let Ok(url) = std::env::var(WRITER_URL) else {
+        return;
+    };
+    let saver = PostgresSaver::connect(&url).await.expect("racer connect");
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if std::io::stdin().read_line(&mut line).expect("racer stdin") == 0 {
+            return;
+        }
+        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        let [_, thread, who] = &words[..] else {
+            return;
+        };
+        let (thread, who) = (thread.as_str(), who.as_str());
+        let head = saver
+            .get_tuple(&CheckpointConfig::thread(thread))
+            .await
+            .expect("racer load")
+            .expect("racer head");
+        say(&format!("LOADED {}", head.checkpoint.id));
+        line.clear();
+        std::io::stdin().read_line(&mut line).expect("racer stdin");
+        assert_eq!(line.trim(), "GO");
+        let outcome = resume_once(&saver, &head.config, &head.checkpoint, who).await;
+        say(&outcome);
+    }
+}
+
+/// One resumed step: the task's write against the loaded head, then the child.
+async fn resume_once(
+    saver: &PostgresSaver,
+    head_config: &CheckpointConfig,
+    head: &Checkpoint,
+    who: &str,
+) -> String {
+    let writes = [("who".to_owned(), Value::from(who))];
+    match saver
+        .put_writes(head_config, &writes, RACED_TASK, "~__pregel_pull, node")
+        .await
+    {
+        Ok(()) => {}
+        Err(Error::Conflict(_)) => return "CONFLICT writes".to_owned(),
+        Err(e) => return format!("ERROR {e}"),
+    }
+    let version = saver.get_next_version(head.channel_versions.get("who"));
+    let (cp, versions) = checkpoint(who, &version);
+    let md = CheckpointMetadata::new(CheckpointSource::Loop, 0);
+    match saver.put(head_config, &cp, &md, &versions).await {
+        Ok(_) => format!("WON {}", cp.id),
+        Err(Error::Conflict(_)) => "CONFLICT put".to_owned(),
+        Err(e) => format!("ERROR {e}"),
+    }
+}
+
+/// A write racer child process, serving many rounds.
+fn spawn_writer(url: &str) -> Racer {
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "fence::write_racer_process_entry",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(WRITER_URL, url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn a write racer");
+    let stdout = child.stdout.take().expect("racer stdout");
+    Racer {
+        child,
+        lines: BufReader::new(stdout).lines(),
+    }
+}
+
+impl Racer {
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().expect("racer stdin");
+        writeln!(stdin, "{line}").expect("send to the racer");
+        stdin.flush().expect("flush");
+    }
+}
+
+/// The task writes stored against `checkpoint`: `(task, channel, value)`.
+async fn stored_writes(db: &TestDb, thread: &str, checkpoint: &str) -> Vec<(String, Value)> {
+    let tuple = db
+        .get_tuple(&CheckpointConfig::for_checkpoint(thread, "", checkpoint))
+        .await
+        .expect("get")
+        .expect("the head");
+    tuple
+        .pending_writes
+        .into_iter()
+        .map(|w| (w.task_id, w.value))
+        .collect()
+}
+
+/// Hole 3 of issue 9: two processes resume the same checkpoint `H` and run the same task.
+/// Exactly one gets through both its task write and its child checkpoint; the other is
+/// refused (at whichever step it reaches second) and stores nothing of that step, so the
+/// write stored for the task against `H` is the winner's.
+#[tokio::test]
+async fn two_processes_resuming_one_checkpoint_store_only_the_winners_task_writes() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let mut racers = [spawn_writer(&db.url), spawn_writer(&db.url)];
+    let names = ["a", "b"];
+    for round in 0..WRITE_ROUNDS {
+        let (thread, head) = start_thread(&db).await;
+        for (racer, who) in racers.iter_mut().zip(names) {
+            racer.send(&format!("ROUND {thread} {who}"));
+        }
+        for racer in &mut racers {
+            assert_eq!(racer.next(), ["LOADED", head.as_str()]);
+        }
+        for racer in &mut racers {
+            racer.send("GO");
+        }
+        let outcomes: Vec<Vec<String>> = racers.iter_mut().map(Racer::next).collect();
+        let won: Vec<usize> = (0..2).filter(|&i| outcomes[i][0] == "WON").collect();
+        let lost: Vec<usize> = (0..2).filter(|&i| outcomes[i][0] == "CONFLICT").collect();
+        assert_eq!(
+            (won.len(), lost.len()),
+            (1, 1),
+            "round {round}: one winner, one conflict: {outcomes:?}"
+        );
+        let who = names[won[0]];
+        let winner_id = &outcomes[won[0]][1];
+        let tip = db
+            .get_tuple(&CheckpointConfig::thread(thread.as_str()))
+            .await
+            .expect("get")
+            .expect("a head");
+        assert_eq!(&tip.checkpoint.id, winner_id, "round {round}");
+        assert_eq!(
+            stored_writes(&db, &thread, &head).await,
+            [(RACED_TASK.to_owned(), Value::from(who))],
+            "round {round}: the task's stored write is the winner's ({outcomes:?})"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_task_write_against_a_checkpoint_with_a_child_is_a_conflict_unless_it_branches() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let (thread, head) = start_thread(&db).await;
+    let at_head = CheckpointConfig::for_checkpoint(thread.as_str(), "", head.as_str());
+    let w = |v: &str| [("who".to_owned(), Value::from(v))];
+    db.put_writes(&at_head, &w("first"), "t1", "")
+        .await
+        .expect("a write on the head");
+    // Repeating the same write is idempotent, a different one for the same task is not.
+    db.put_writes(&at_head, &w("first"), "t1", "")
+        .await
+        .expect("an identical repeat");
+    let err = db
+        .put_writes(&at_head, &w("second"), "t1", "")
+        .await
+        .expect_err("a different write of the same task");
+    assert!(
+        matches!(&err, Error::Conflict(m) if m.contains("index 0")),
+        "{err}"
+    );
+    // Reserved indexes keep "last wins".
+    db.put_writes(
+        &at_head,
+        &w("x").map(|(_, v)| ("__error__".to_owned(), v)),
+        "t1",
+        "",
+    )
+    .await
+    .expect("a reserved write");
+    db.put_writes(
+        &at_head,
+        &w("y").map(|(_, v)| ("__error__".to_owned(), v)),
+        "t1",
+        "",
+    )
+    .await
+    .expect("a reserved write again");
+    let (cp, versions) = checkpoint("next", &db.get_next_version(None));
+    let md = CheckpointMetadata::new(CheckpointSource::Loop, 0);
+    db.put(&at_head, &cp, &md, &versions).await.expect("child");
+    let err = db
+        .put_writes(&at_head, &w("late"), "t2", "")
+        .await
+        .expect_err("a write after the thread moved on");
+    assert!(
+        matches!(&err, Error::Conflict(m) if m.contains(&cp.id)),
+        "{err}"
+    );
+    // Nothing of the refused calls was stored.
+    let mut stored = stored_writes(&db, &thread, &head).await;
+    stored.sort_by_key(|w| format!("{w:?}"));
+    assert_eq!(
+        stored,
+        [
+            ("t1".to_owned(), Value::from("first")),
+            ("t1".to_owned(), Value::from("y")),
+        ],
+        "the refused calls stored nothing"
+    );
+    // A deliberate branch is admitted, and an unfenced saver stores as Python does.
+    let branch = at_head
+        .clone()
+        .with_configurable(stategraph_checkpoint::CONFIG_KEY_BRANCH, true);
+    db.put_writes(&branch, &w("branch"), "t3", "")
+        .await
+        .expect("a branching write");
+    let unfenced = db.another_saver(false).await;
+    unfenced
+        .put_writes(&at_head, &w("python"), "t4", "")
+        .await
+        .expect("an unfenced write");
+}

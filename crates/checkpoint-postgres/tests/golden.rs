@@ -185,7 +185,21 @@ fn replay_plan(inmemory: &J) -> (Vec<Put>, Vec<Batch>) {
 /// Puts the trace into `saver`; returns the error of the first refused put, if any.
 async fn replay(saver: &dyn CheckpointSaver, inmemory: &J) -> Result<(), Error> {
     let (puts, batches) = replay_plan(inmemory);
+    // The writes of a checkpoint go in before its child, as in the run (the write fence
+    // refuses writes against a checkpoint that already has a child).
+    let mut pending: Vec<_> = batches.iter().collect();
     for p in &puts {
+        let at = |c: &CheckpointConfig| {
+            let id = c.checkpoint_id.clone();
+            (c.thread_id.clone(), c.ns().to_owned(), id)
+        };
+        let parent = at(&p.config);
+        let (now, later): (Vec<_>, Vec<_>) =
+            pending.into_iter().partition(|(c, ..)| at(c) == parent);
+        pending = later;
+        for (config, task_id, task_path, batch) in now {
+            saver.put_writes(config, batch, task_id, task_path).await?;
+        }
         let stored = saver
             .put(&p.config, &p.checkpoint, &p.metadata, &p.new_versions)
             .await?;
@@ -194,7 +208,7 @@ async fn replay(saver: &dyn CheckpointSaver, inmemory: &J) -> Result<(), Error> 
             Some(p.checkpoint.id.as_str())
         );
     }
-    for (config, task_id, task_path, batch) in &batches {
+    for (config, task_id, task_path, batch) in pending {
         saver.put_writes(config, batch, task_id, task_path).await?;
     }
     Ok(())

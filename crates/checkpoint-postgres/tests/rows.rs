@@ -273,7 +273,7 @@ async fn metadata_is_stored_as_pythons_get_checkpoint_metadata_makes_it() {
 
 #[tokio::test]
 async fn a_repeated_reserved_write_keeps_the_last_value_even_in_a_mixed_batch() {
-    let Some(db) = TestDb::create().await else {
+    let Some(db) = TestDb::unfenced().await else {
         return;
     };
     let thread = new_thread();
@@ -324,7 +324,7 @@ async fn a_repeated_reserved_write_keeps_the_last_value_even_in_a_mixed_batch() 
 
 #[tokio::test]
 async fn delete_for_runs_keeps_the_blobs_survivors_use() {
-    let Some(db) = TestDb::create().await else {
+    let Some(db) = TestDb::unfenced().await else {
         return;
     };
     let thread = new_thread();

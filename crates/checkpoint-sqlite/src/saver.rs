@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -51,7 +52,7 @@ impl SqliteSaver {
     }
 
     #[allow(clippy::default_constructed_unit_structs)] // the serializer may grow options
-    fn with_pool(pool: Pool) -> SqliteSaver {
+    pub(crate) fn with_pool(pool: Pool) -> SqliteSaver {
         SqliteSaver {
             pool: Arc::new(pool),
             serde: Arc::new(JsonPlusSerializer::default()),
@@ -102,6 +103,7 @@ impl fmt::Debug for SqliteSaver {
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        validate_config(config)?;
         let (serde, config) = (Arc::clone(&self.serde), config.clone());
         blocking(&self.pool, move |pool| {
             pool.read(|conn| read::get_tuple(conn, serde.as_ref(), &config))
@@ -114,6 +116,7 @@ impl CheckpointSaver for SqliteSaver {
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
+        config.map_or(Ok(()), validate_config)?;
         let serde = Arc::clone(&self.serde);
         let (config, options) = (config.cloned(), options.clone());
         blocking(&self.pool, move |pool| {
@@ -133,6 +136,7 @@ impl CheckpointSaver for SqliteSaver {
         metadata: &CheckpointMetadata,
         _new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
+        validate_config(config).and(validate_key("checkpoint id", &checkpoint.id))?;
         let ns = config.ns();
         let row = NewCheckpoint {
             thread_id: config.thread_id.clone(),
@@ -168,6 +172,7 @@ impl CheckpointSaver for SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
+        validate_config(config).and(validate_key("task id", task_id))?;
         let checkpoint_id = config
             .checkpoint_id
             .clone()
@@ -197,6 +202,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        validate_key("thread id", thread_id)?;
         let thread_id = thread_id.to_owned();
         blocking(&self.pool, move |pool| {
             pool.write(|tx| write::delete_thread(tx, &thread_id))
@@ -240,6 +246,7 @@ impl CheckpointSaver for SqliteSaver {
     /// Copies the checkpoints and writes of every namespace of `source` to `target`,
     /// keeping ids. An unknown source copies nothing.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
+        validate_thread_ids([source, target])?;
         let (source, target) = (source.to_owned(), target.to_owned());
         blocking(&self.pool, move |pool| {
             pool.write(|tx| maintenance::copy_thread(tx, &source, &target))
@@ -252,6 +259,7 @@ impl CheckpointSaver for SqliteSaver {
     /// from) and removes every other checkpoint and write (the kept checkpoint's
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
         blocking(&self.pool, move |pool| {
             pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &thread_ids, strategy))

@@ -31,9 +31,18 @@ pub enum Error {
     /// Another writer moved the thread on since this writer's parent checkpoint.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A backend that did not answer within the time it was given (a connection that
+    /// could not be opened, a pool with no free connection, a statement without reply).
+    /// Nothing is known about the outcome of a write that timed out: read before retrying.
+    #[error("timeout: {0}")]
+    Timeout(String),
     /// A failure inside a backend (database driver, I/O).
+    ///
+    /// The backend's error is part of this one's `Display` and is therefore not also
+    /// returned by `source()` (which would print its text twice in a report of the
+    /// chain); match the variant to reach it, e.g. to downcast it.
     #[error("backend error: {0}")]
-    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Backend(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The result type of this crate.

@@ -38,7 +38,7 @@ pub mod version_gen;
 pub use checkpoint::{
     write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,
 };
-pub use config::CheckpointConfig;
+pub use config::{validate_config, CheckpointConfig, MAX_KEY_BYTES};
 pub use delta::DeltaChannelHistory;
 pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};

@@ -151,6 +151,7 @@ macro_rules! __with_behaviours {
                 prune_keep_latest_removes_write_rows: Prune,
                 prune_delete_removes_write_rows: Prune,
                 prune_survivor_has_no_parent: Prune,
+                unstorable_keys_are_refused: PutWrites,
             }
         }
     };

@@ -441,3 +441,76 @@ pub async fn prune_survivor_has_no_parent(saver: &dyn CheckpointSaver) -> Result
     );
     Ok(())
 }
+
+/// Keys no saver can store everywhere (a NUL character, more than
+/// [`stategraph_checkpoint::MAX_KEY_BYTES`] bytes) as a thread id, namespace, checkpoint id
+/// or task id are refused with `InvalidConfig` by `get_tuple`, `list`, `put` and
+/// `put_writes`, before anything is stored; keys at the limit are stored and read back.
+pub async fn unstorable_keys_are_refused(saver: &dyn CheckpointSaver) -> Result<(), Failure> {
+    use stategraph_checkpoint::{ChannelVersions, Error, MAX_KEY_BYTES};
+    let refused = |r: Result<(), Error>| matches!(r, Err(Error::InvalidConfig(_)));
+    let long = "k".repeat(MAX_KEY_BYTES + 1);
+    let cp = NewCheckpoint::new();
+    let md = loop_metadata(0);
+    let none = ChannelVersions::new();
+    let writes = [write("a", 1)];
+    for bad in ["nul\0inside", long.as_str()] {
+        let label = &bad[..bad.len().min(12)];
+        let thread = uuid4();
+        let configs = [
+            root(bad),
+            in_ns(&thread, bad),
+            CheckpointConfig::for_checkpoint(thread.as_str(), "", bad),
+        ];
+        for (what, config) in ["thread id", "namespace", "checkpoint id"]
+            .iter()
+            .zip(&configs)
+        {
+            let get = saver.get_tuple(config).await.map(|_| ());
+            ensure!(
+                refused(get),
+                "get_tuple with a {what} {label:?}… was not refused"
+            );
+            let listed = saver.list(Some(config), &ListOptions::default()).await;
+            ensure!(
+                refused(listed.map(|_| ())),
+                "list with a {what} {label:?}… was not refused"
+            );
+            let put = saver.put(config, cp.checkpoint(), &md, &none).await;
+            ensure!(
+                refused(put.map(|_| ())),
+                "put with a {what} {label:?}… was not refused"
+            );
+            let with_id = config.clone().with_checkpoint_id(
+                config
+                    .checkpoint_id
+                    .clone()
+                    .unwrap_or_else(|| cp.id().to_owned()),
+            );
+            let wrote = saver.put_writes(&with_id, &writes, "task", "").await;
+            ensure!(
+                refused(wrote),
+                "put_writes with a {what} {label:?}… was not refused"
+            );
+        }
+        let at = CheckpointConfig::for_checkpoint(thread.as_str(), "", cp.id());
+        let wrote = saver.put_writes(&at, &writes, bad, "").await;
+        ensure!(
+            refused(wrote),
+            "put_writes with a task id {label:?}… was not refused"
+        );
+        ensure!(
+            list(saver, &root(&thread), &ListOptions::default())
+                .await?
+                .is_empty(),
+            "a refused call stored something"
+        );
+    }
+    let at_limit = "é".repeat(MAX_KEY_BYTES / 2);
+    let config = in_ns(&at_limit, &at_limit);
+    let stored = cp.put(saver, &config, &md).await?;
+    let got = get_existing(saver, &stored).await?;
+    ensure_eq!(got.config.thread_id, at_limit, "thread id at the limit");
+    ensure_eq!(got.config.ns(), at_limit.as_str(), "namespace at the limit");
+    Ok(())
+}

@@ -4,6 +4,8 @@
 //! Without a reachable server a test prints a note and returns, unless
 //! `STATEGRAPH_REQUIRE_POSTGRES` is set (to anything but `0`), which makes it fail.
 
+pub(crate) mod cluster;
+
 use std::ops::Deref;
 
 use stategraph_checkpoint_postgres::PostgresSaver;

@@ -28,7 +28,7 @@ use async_trait::async_trait;
 use parking_lot::RwLock;
 
 use crate::checkpoint::{write_index, Checkpoint, CheckpointTuple};
-use crate::config::CheckpointConfig;
+use crate::config::{validate_config, validate_key, validate_thread_ids, CheckpointConfig};
 use crate::error::{Error, Result};
 use crate::metadata::CheckpointMetadata;
 use crate::saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
@@ -114,6 +114,7 @@ impl fmt::Debug for MemorySaver {
 #[async_trait]
 impl CheckpointSaver for MemorySaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        validate_config(config)?;
         read::get_tuple(&self.store.read(), self.serde.as_ref(), config)
     }
 
@@ -122,6 +123,9 @@ impl CheckpointSaver for MemorySaver {
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
+        if let Some(config) = config {
+            validate_config(config)?;
+        }
         read::list(&self.store.read(), self.serde.as_ref(), config, options)
     }
 
@@ -137,6 +141,8 @@ impl CheckpointSaver for MemorySaver {
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
+        validate_config(config)?;
+        validate_key("checkpoint id", &checkpoint.id)?;
         let serde = self.serde.as_ref();
         let mut blobs = Vec::with_capacity(new_versions.len());
         for (channel, version) in new_versions {
@@ -176,6 +182,8 @@ impl CheckpointSaver for MemorySaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
+        validate_config(config)?;
+        validate_key("task id", task_id)?;
         let checkpoint_id = config
             .checkpoint_id
             .as_deref()
@@ -204,6 +212,7 @@ impl CheckpointSaver for MemorySaver {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        validate_key("thread id", thread_id)?;
         self.store.write().delete_thread(thread_id);
         Ok(())
     }
@@ -239,6 +248,7 @@ impl CheckpointSaver for MemorySaver {
     /// Copies the checkpoints, writes and blobs of every namespace of `source` to
     /// `target`, keeping ids. An unknown source copies nothing.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
+        validate_thread_ids([source, target])?;
         self.store.write().copy_thread(source, target);
         Ok(())
     }
@@ -248,6 +258,7 @@ impl CheckpointSaver for MemorySaver {
     /// and blob (the kept checkpoint's parent link is cleared when its parent was removed);
     /// `Delete` removes the threads entirely.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         maintenance::prune(
             &mut self.store.write(),
             self.serde.as_ref(),

@@ -378,6 +378,7 @@ fn subgraph_runner(
                 resuming: Some(scope.resuming),
                 null_resume: Some(ctx.inner.null_resume.clone()),
                 cache: sub_options.cache.clone(),
+                lease: scope.lease.clone(),
             };
             let run = async move {
                 Loop::start(params, RunInput::Values(input))

@@ -1,0 +1,189 @@
+//! The saver's connections: the pool, the server's address, and the bounded waits of
+//! [`crate::options`] around every call.
+//!
+//! Each saver call takes a connection with [`Connections::get`] (bounded by the pool's
+//! wait and create timeouts), runs its statements through [`Connections::within`]
+//! (bounded by the statement timeout) and hands the outcome to [`Connections::finish`],
+//! which names the operation and the server in an error and decides the connection's
+//! fate: back to the pool after success or a refusal of this crate's own (a fence
+//! conflict, a validation error), closed after a driver error or a timeout, since it may
+//! be in the middle of a transaction or a reply.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Object, Pool, PoolError, TimeoutType};
+use stategraph_checkpoint::{Error, Result};
+use tokio_postgres::config::Host;
+use tokio_postgres::NoTls;
+
+use crate::error::{locate, other, pg};
+
+/// A pool with its address and the timeouts of the calls that use it.
+pub(crate) struct Connections {
+    pub(crate) pool: Pool,
+    /// `host:port` of the server, when known.
+    pub(crate) address: Option<Arc<str>>,
+    /// The resolved time a new connection may take (for messages and the cancel request).
+    pub(crate) connect_timeout: Option<Duration>,
+    /// The pool's wait for a free connection.
+    pub(crate) pool_wait_timeout: Option<Duration>,
+    /// The time the statements of one call may take.
+    pub(crate) statement_timeout: Option<Duration>,
+}
+
+impl Connections {
+    /// A connection for `operation`, within the pool's timeouts, plus a guard of ours
+    /// (the pool may be the caller's, built without timeouts).
+    pub(crate) async fn get(&self, operation: &'static str) -> Result<Object> {
+        let get = self.pool.get();
+        let guard = match (self.pool_wait_timeout, self.connect_timeout) {
+            (Some(wait), Some(connect)) => Some(wait + connect),
+            _ => None,
+        };
+        let got = match guard {
+            Some(limit) => match tokio::time::timeout(limit, get).await {
+                Ok(got) => got,
+                Err(_) => {
+                    return Err(self.timeout(
+                        operation,
+                        format!("no connection within {limit:?} (pool wait + connect timeout)"),
+                    ))
+                }
+            },
+            None => get.await,
+        };
+        got.map_err(|e| self.pool_error(operation, e))
+    }
+
+    /// Runs `work` within the statement timeout; `None` when it ran out.
+    pub(crate) async fn within<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        match self.statement_timeout {
+            Some(limit) => tokio::time::timeout(limit, work).await.ok(),
+            None => Some(work.await),
+        }
+    }
+
+    /// The outcome of `operation` on `client`: names operation and server in a backend
+    /// error, and closes the connection after a driver error or a timeout.
+    pub(crate) fn finish<T>(
+        &self,
+        operation: &'static str,
+        client: Object,
+        done: Option<Result<T>>,
+    ) -> Result<T> {
+        match done {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(error)) => {
+                if matches!(error, Error::Backend(_)) {
+                    drop(Object::take(client));
+                }
+                Err(locate(error, operation, self.address.as_ref()))
+            }
+            None => {
+                self.abandon(client);
+                let limit = self.statement_timeout.unwrap_or_default();
+                let reads = ["get_tuple", "list", "schema_version"].contains(&operation);
+                let outcome = if reads {
+                    ""
+                } else {
+                    "; whether it was stored is unknown: read before retrying"
+                };
+                Err(self.timeout(
+                    operation,
+                    format!(
+                        "no reply within {limit:?} (statement timeout); the connection was \
+                         closed{outcome}"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Closes a connection whose call timed out, and asks the server (in the background,
+    /// within the connect timeout) to cancel what it may still be running.
+    fn abandon(&self, client: Object) {
+        let token = client.cancel_token();
+        drop(Object::take(client));
+        let limit = self.connect_timeout.unwrap_or(Duration::from_secs(10));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(limit, token.cancel_query(NoTls)).await;
+            });
+        }
+    }
+
+    fn timeout(&self, operation: &str, what: String) -> Error {
+        let at = self.address.as_deref().unwrap_or("(address unknown)");
+        Error::Timeout(format!("postgres {at}, {operation}: {what}"))
+    }
+
+    /// A pool failure: timeouts are [`Error::Timeout`], a failed connect keeps the
+    /// driver's error (with its SQLSTATE, if the server refused), the rest in words.
+    fn pool_error(&self, operation: &'static str, error: PoolError) -> Error {
+        let address = self.address.as_ref();
+        match error {
+            PoolError::Timeout(TimeoutType::Wait) => self.timeout(
+                operation,
+                format!(
+                    "no free connection in the pool within {:?} (pool wait timeout)",
+                    self.pool_wait_timeout.unwrap_or_default()
+                ),
+            ),
+            PoolError::Timeout(TimeoutType::Create) => self.timeout(
+                operation,
+                format!(
+                    "could not open a connection within {:?} (connect timeout)",
+                    self.connect_timeout.unwrap_or_default()
+                ),
+            ),
+            PoolError::Timeout(TimeoutType::Recycle) => self.timeout(
+                operation,
+                "checking a pooled connection took too long".to_owned(),
+            ),
+            PoolError::Backend(e) => locate(pg(e), operation, address),
+            PoolError::Closed => other(operation, address, "the connection pool is closed"),
+            PoolError::NoRuntimeSpecified => other(
+                operation,
+                address,
+                "the connection pool has timeouts but no runtime to keep them",
+            ),
+            PoolError::PostCreateHook(hook) => match hook {
+                deadpool_postgres::HookError::Backend(e) => locate(pg(e), operation, address),
+                deadpool_postgres::HookError::Message(m) => other(
+                    operation,
+                    address,
+                    format!("the pool's post-create hook failed: {m}"),
+                ),
+            },
+        }
+    }
+}
+
+/// `host:port` of every host of `config`, comma separated (a socket directory for a
+/// Unix-socket host).
+pub(crate) fn describe(config: &tokio_postgres::Config) -> Option<Arc<str>> {
+    let hosts = config.get_hosts();
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let mut parts: Vec<String> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) if name.contains(':') => format!("[{name}]:{}", port(i)),
+            Host::Tcp(name) => format!("{name}:{}", port(i)),
+            #[cfg(unix)]
+            Host::Unix(path) => format!("{}:{}", path.display(), port(i)),
+        })
+        .collect();
+    if parts.is_empty() {
+        parts = config
+            .get_hostaddrs()
+            .iter()
+            .enumerate()
+            .map(|(i, ip)| format!("{ip}:{}", port(i)))
+            .collect();
+    }
+    (!parts.is_empty()).then(|| Arc::from(parts.join(",")))
+}
