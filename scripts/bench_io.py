@@ -38,12 +38,14 @@ def reset_peak_rss():
         return False
 
 
-def chat_and_history(bl, G, cp, turns):
-    """S4 for `turns` turns on one thread, then S6 on it (figures named as io_bench's)."""
-    g = G["chat"].compile(checkpointer=cp.saver)
+def chat_and_history(bl, G, cp, turns, variant="-"):
+    """S4 for `turns` turns on one thread, then S6 on it (figures named as io_bench's);
+    variant `delta` is S4', the driver's chat on a DeltaChannel (`chat_delta`)."""
+    g = G["chat_delta" if variant == "delta" else "chat"].compile(checkpointer=cp.saver)
     pool = G["msg_pool"]
     rnd = random.Random(7)
-    users = [{"role": "user", "content": pool[rnd.randrange(len(pool))]} for _ in range(turns)]
+    key = "author" if variant == "delta" else "role"  # as the driver's s4_chat_s6_history
+    users = [{key: "user", "content": pool[rnd.randrange(len(pool))]} for _ in range(turns)]
     rss0 = bl.rss_mb()
     c = bl.cfg("chat")
     lat, growth = [], []
@@ -61,7 +63,7 @@ def chat_and_history(bl, G, cp, turns):
     first, last = bl.median(lat[:head]) * 1e3, bl.median(lat[-head:]) * 1e3
     st, n = cp.storage()["total"], cp.n_checkpoints()
     res = {
-        "scenario": "S4", "variant": "-", "cp": cp.kind, "turns": turns,
+        "scenario": "S4", "variant": variant, "cp": cp.kind, "turns": turns,
         "total_s": sum(lat), "turn_first100_ms": first, "turn_last100_ms": last,
         "growth_x": last / first, "rss_before_mb": rss0, "rss_after_s4_mb": bl.rss_mb(),
         "storage_bytes": st, "n_checkpoints": n, "bytes_per_ckpt": st / max(n, 1),
@@ -103,7 +105,7 @@ def cmd_worker(bl, a):
     cp = bl.CP(a.cp, f"io_{a.scenario}_{a.variant}_{a.rep}", dsn)
     try:
         if a.scenario == "S4":
-            res = chat_and_history(bl, G, cp, a.turns)
+            res = chat_and_history(bl, G, cp, a.turns, a.variant)
         else:
             res = bl.s5_big(G, cp, a.variant, k=a.invokes)
             res.update({"scenario": "S5", "variant": a.variant, "cp": a.cp,

@@ -16,6 +16,8 @@
 #   S7_DURATION         S7 seconds per run (default 5)
 #   CPS                 savers for S4-S6 (default memory,sqlite,postgres)
 #   SCENARIOS           which of S4 (with S6), S5, S7 to run (default S4,S5,S7)
+#   S4_VARIANTS         S4 variants: - (operator.add) and delta (S4′, DeltaChannel)
+#                       (default -,delta)
 # Output: target/bench-io/{rust.jsonl,python.jsonl,table.md,run.log}.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +30,7 @@ s7_workers=${S7_WORKERS:-1,2,4,8}
 s7_duration=${S7_DURATION:-5}
 cps=${CPS:-memory,sqlite,postgres}
 scenarios=",${SCENARIOS:-S4,S5,S7},"
+s4_variants=${S4_VARIANTS:--,delta}
 pg=${STATEGRAPH_BENCH_PG:-postgresql://postgres@127.0.0.1:5432/postgres}
 export STATEGRAPH_BENCH_PG=$pg
 # bench_langgraph.py reaches Postgres on 127.0.0.1:$PG_PORT as user postgres.
@@ -78,9 +81,13 @@ for (( rep = 0; rep < reps; rep++ )); do
   IFS=, read -ra cp_list <<<"$cps"
   for cp in "${cp_list[@]}"; do
     if [[ $scenarios == *,S4,* ]]; then
-      echo "== rep $rep: S4+S6 ($turns turns), $cp" >&2
-      both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep" \
-        -- run --scenario S4 --cp "$cp" --turns "$turns" --rep "$rep"
+      IFS=, read -ra s4_list <<<"$s4_variants"
+      for s4 in "${s4_list[@]}"; do
+        echo "== rep $rep: S4+S6 variant $s4 ($turns turns), $cp" >&2
+        both "$rep" worker "$out/bench_langgraph.py" --scenario S4 --cp "$cp" --variant "$s4" \
+          --turns "$turns" --rep "$rep" \
+          -- run --scenario S4 --cp "$cp" --variant "$s4" --turns "$turns" --rep "$rep"
+      done
     fi
     [[ $scenarios == *,S5,* ]] || continue
     for variant in str obj; do

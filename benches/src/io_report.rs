@@ -123,6 +123,38 @@ const TIME_ROWS: &[Row] = &[
         Better::Lower,
     ),
     row(
+        "S4′ delta chat, first 100 turns",
+        "S4",
+        "delta",
+        "turn_first100_ms",
+        "ms/turn (median)",
+        Better::Lower,
+    ),
+    row(
+        "S4′ delta chat, last 100 turns",
+        "S4",
+        "delta",
+        "turn_last100_ms",
+        "ms/turn (median)",
+        Better::Lower,
+    ),
+    row(
+        "S4′ delta chat, all turns",
+        "S4",
+        "delta",
+        "total_s",
+        "s",
+        Better::Lower,
+    ),
+    row(
+        "S6′ delta get_state, latest",
+        "S4",
+        "delta",
+        "s6_get_state_latest_ms",
+        "ms",
+        Better::Lower,
+    ),
+    row(
         "S5 bigstate, 1 MiB str",
         "S5",
         "str",
@@ -247,6 +279,14 @@ const STORAGE_ROWS: &[Row] = &[
         Better::Lower,
     ),
     row(
+        "S4′ delta chat, end of the thread",
+        "S4",
+        "delta",
+        "bytes_per_ckpt",
+        "bytes/checkpoint",
+        Better::Lower,
+    ),
+    row(
         "S5 bigstate, 1 MiB str",
         "S5",
         "str",
@@ -309,9 +349,9 @@ fn table(rows: &[Row], rust: &Runs, python: &Runs, cps: &[&str], out: &mut Strin
 
 /// Bytes per checkpoint at each storage sample of S4 (the `growth` list of a run), median
 /// over runs, by turn.
-fn growth(runs: &Runs, cp: &str) -> BTreeMap<u64, Spread> {
+fn growth(runs: &Runs, cp: &str, variant: &str) -> BTreeMap<u64, Spread> {
     let mut by_turn: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    let key = ("S4".to_owned(), "-".to_owned(), cp.to_owned());
+    let key = ("S4".to_owned(), variant.to_owned(), cp.to_owned());
     for run in runs.get(&key).into_iter().flatten() {
         for point in run
             .get("growth")
@@ -344,8 +384,16 @@ pub fn tables(rust: &Runs, python: &Runs, cps: &[&str]) -> String {
         "\nS4 storage per checkpoint as the thread grows (bytes/checkpoint, median over runs):\n\n",
     );
     out.push_str("| saver | after turn | Rust | Python | Python / Rust |\n|---|---|---|---|---|\n");
-    for &cp in cps {
-        let (r, p) = (growth(rust, cp), growth(python, cp));
+    for (variant, cp) in ["-", "delta"]
+        .iter()
+        .flat_map(|v| cps.iter().map(move |cp| (*v, *cp)))
+    {
+        let (r, p) = (growth(rust, cp, variant), growth(python, cp, variant));
+        let cp = if variant == "delta" {
+            format!("{cp} (S4′ delta)")
+        } else {
+            cp.to_owned()
+        };
         let turns: std::collections::BTreeSet<u64> = r.keys().chain(p.keys()).copied().collect();
         for turn in turns {
             let (r, p) = (r.get(&turn).copied(), p.get(&turn).copied());

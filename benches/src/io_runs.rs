@@ -59,11 +59,22 @@ pub fn reset_peak_rss() -> bool {
 /// How many storage samples S4 takes as the thread grows (after turns N/4, N/2, 3N/4, N).
 const GROWTH_POINTS: usize = 4;
 
-/// S4 chat for `turns` turns on one thread, then S6 history on that thread.
-pub async fn chat_and_history(store: &IoSaver, cp: &str, turns: usize) -> IoResult<J> {
+/// S4 chat for `turns` turns on one thread, then S6 history on that thread; variant
+/// `delta` is S4′, the chat on a DeltaChannel.
+pub async fn chat_and_history(
+    store: &IoSaver,
+    cp: &str,
+    variant: &str,
+    turns: usize,
+) -> IoResult<J> {
     let pool = message_pool();
-    let users = user_messages(&pool, turns);
-    let graph = compile(&chat(pool), Some(store.saver()))?;
+    let (users, graph) = if variant == "delta" {
+        let users = crate::scenarios_io::delta_user_messages(&pool, turns);
+        (users, crate::scenarios_io::chat_delta(pool))
+    } else {
+        (user_messages(&pool, turns), chat(pool))
+    };
+    let graph = compile(&graph, Some(store.saver()))?;
     let config = RunConfig::thread("chat");
     let rss0 = proc_mib("VmRSS");
     let mut lat = Vec::with_capacity(turns);
@@ -97,7 +108,7 @@ pub async fn chat_and_history(store: &IoSaver, cp: &str, turns: usize) -> IoResu
     let last = median(&lat[lat.len() - head..]) * 1e3;
     let (bytes, n) = store.measure().await?;
     let mut res = json!({
-        "scenario": "S4", "variant": "-", "cp": cp, "turns": turns,
+        "scenario": "S4", "variant": variant, "cp": cp, "turns": turns,
         "total_s": total, "turn_first100_ms": first, "turn_last100_ms": last,
         "growth_x": last / first, "rss_before_mb": rss0, "rss_after_s4_mb": proc_mib("VmRSS"),
         "storage_bytes": bytes, "n_checkpoints": n, "bytes_per_ckpt": bytes as f64 / n.max(1) as f64,

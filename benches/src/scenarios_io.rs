@@ -87,6 +87,44 @@ pub fn chat(pool: Vec<String>) -> StateGraph<DynState> {
     g
 }
 
+/// S4′: the chat of [`chat`] with `messages` a DeltaChannel (snapshot every 100 updates,
+/// LangGraph's default) as the Python driver's `chat_delta`; its messages use the key
+/// `author` instead of `role` (the driver's, so that LangGraph keeps them plain dicts).
+pub fn chat_delta(pool: Vec<String>) -> StateGraph<DynState> {
+    let mut g = StateGraph::<DynState>::with_channels(vec![(
+        "messages".into(),
+        Box::new(stategraph::channels::DeltaChannel::from_pairwise(
+            reducers::add(),
+            100,
+        )) as _,
+    )]);
+    let pool = std::sync::Arc::new(pool);
+    g.add_node("reply", move |s: DynState| {
+        let pool = pool.clone();
+        async move {
+            let n = s
+                .get("messages")
+                .and_then(Value::as_list)
+                .map_or(0, <[Value]>::len);
+            let content = pool[n % pool.len()].as_str();
+            update([(
+                "messages",
+                list![map! { "author" => "assistant", "content" => content }],
+            )])
+        }
+    });
+    g.add_edge(START, "reply").add_edge("reply", END);
+    g
+}
+
+/// The user messages of S4′: those of [`user_messages`] under the key `author`.
+pub fn delta_user_messages(pool: &[String], turns: usize) -> Vec<Value> {
+    let mut rng = Lcg(7);
+    (0..turns)
+        .map(|_| map! { "author" => "user", "content" => pool[rng.below(pool.len())].as_str() })
+        .collect()
+}
+
 /// The 1 MiB ASCII payload of S5: random letters and digits, which TOAST cannot compress
 /// much (as Python's).
 pub fn big_string() -> String {

@@ -59,7 +59,7 @@ async fn run(args: &Args) -> IoResult<J> {
     let variant = args.str("variant", if scenario == "S5" { "str" } else { "-" });
     let store = IoSaver::open(&cp, &format!("{scenario}_{variant}_{cp}")).await?;
     let result = match scenario.as_str() {
-        "S4" => io_runs::chat_and_history(&store, &cp, args.num("turns", 1000)?).await,
+        "S4" => io_runs::chat_and_history(&store, &cp, &variant, args.num("turns", 1000)?).await,
         "S5" => io_runs::bigstate(&store, &cp, &variant, args.num("invokes", 3)?).await,
         other => Err(format!("unknown scenario {other:?}").into()),
     };

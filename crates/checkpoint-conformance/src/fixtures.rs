@@ -94,6 +94,18 @@ impl NewCheckpoint {
         self
     }
 
+    /// A channel written in this checkpoint whose value is not stored (a DeltaChannel
+    /// between snapshots): in `channel_versions` and `new_versions`, not in
+    /// `channel_values`.
+    pub fn unstored(mut self, channel: &str, version: i64) -> Self {
+        self.checkpoint
+            .channel_versions
+            .insert(channel.to_owned(), ChannelVersion::Int(version));
+        self.new_versions
+            .insert(channel.to_owned(), ChannelVersion::Int(version));
+        self
+    }
+
     /// Records in `versions_seen` that `node` last saw these channel versions.
     pub fn seen(mut self, node: &str, versions: &[(&str, i64)]) -> Self {
         let seen = versions

@@ -156,7 +156,11 @@ mod harness {
         let all = behaviours();
         let upstream: Vec<_> = all
             .iter()
-            .filter(|b| !b.name.starts_with("tightened::") && !b.name.starts_with("fence::"))
+            .filter(|b| {
+                !b.name.starts_with("tightened::")
+                    && !b.name.starts_with("fence::")
+                    && !b.name.starts_with("delta_history::")
+            })
             .collect();
         assert_eq!(upstream.len(), 81);
         let count = |c: Capability| upstream.iter().filter(|b| b.capability == c).count();
@@ -165,7 +169,7 @@ mod harness {
         let fence = all.iter().filter(|b| b.capability == Capability::Fence);
         assert!(fence.clone().all(|b| b.name.starts_with("fence::")));
         assert_eq!(fence.count(), 8);
-        assert_eq!(all.len() - upstream.len(), 20 + 8);
+        assert_eq!(all.len() - upstream.len(), 20 + 8 + 7);
         let mut names: Vec<_> = all.iter().map(|b| b.name).collect();
         names.sort_unstable();
         names.dedup();
@@ -181,7 +185,7 @@ mod harness {
         assert_eq!(report.level(), Level::Full);
         assert_eq!(
             (report.passed(), report.failed(), report.skipped()),
-            (101, 0, 8),
+            (108, 0, 8),
             "the fence group is skipped on an unfenced saver"
         );
     }
@@ -250,6 +254,14 @@ mod harness {
         let cases = [
             (Bug::ReverseWrites, "tightened::task_path_orders_writes"),
             (Bug::ReverseWrites, "tightened::reserved_writes_come_first"),
+            (
+                Bug::ReverseWrites,
+                "delta_history::writes_in_task_path_order",
+            ),
+            (
+                Bug::DropWrites,
+                "delta_history::seed_and_writes_oldest_first",
+            ),
             (
                 Bug::IntsAsFloats,
                 "tightened::int_float_bool_values_stay_distinct",

@@ -103,6 +103,7 @@
 //!   namespace (Python's `list` looks in the first row's thread only).
 
 mod conn;
+mod delta;
 pub mod error;
 pub mod fence;
 pub mod filter;

@@ -234,6 +234,27 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("get_tuple", client, done)
     }
 
+    /// Reads the parent chain, the seeds and the writes in one statement (a recursive CTE
+    /// that stops at the farthest seed).
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        validate_config(config)?;
+        let client = self.conn.get("get_delta_channel_history").await?;
+        let done = self
+            .conn
+            .within(crate::delta::history(
+                &client,
+                self.serde.as_ref(),
+                config,
+                channels,
+            ))
+            .await;
+        self.conn.finish("get_delta_channel_history", client, done)
+    }
+
     /// Checkpoints by id descending (across namespaces and threads too, unlike the
     /// in-memory saver's grouping), filtered by JSONB containment, in one query.
     async fn list(

@@ -99,6 +99,7 @@
 //! * Fenced, the calls of a lost race fail with `Conflict` (see above), where Python's
 //!   saver stores a fork.
 
+mod delta;
 mod dump;
 mod error;
 mod fence;

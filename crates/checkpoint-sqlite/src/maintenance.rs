@@ -111,16 +111,23 @@ const LATEST_OF_NS: &str = "(SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
      WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)";
 
 /// Thins the listed threads: `KeepLatest` keeps, per namespace, the newest checkpoint with
-/// its writes (and drops writes whose checkpoint is not stored); `Delete` removes the
+/// its writes (and, on a thread with DeltaChannels, the ancestors its delta channels are
+/// rebuilt from, see [`prune_keeping`]) (and drops writes whose checkpoint is not stored); `Delete` removes the
 /// threads.
 pub(crate) fn prune(
     tx: &Transaction<'_>,
+    serde: &dyn stategraph_checkpoint::serde::Serializer,
     thread_ids: &[String],
     strategy: PruneStrategy,
 ) -> Result<()> {
     for thread in thread_ids {
         if strategy == PruneStrategy::Delete {
             delete_thread(tx, thread)?;
+            continue;
+        }
+        let chain = crate::delta::chain_needed(tx, serde, thread)?;
+        if !chain.is_empty() {
+            prune_keeping(tx, thread, &chain)?;
             continue;
         }
         // First unlink each kept checkpoint from a parent that is about to go.
@@ -152,5 +159,46 @@ pub(crate) fn prune(
         )
         .backend()?;
     }
+    Ok(())
+}
+
+/// `KeepLatest` on a thread whose latest checkpoints need ancestors (`chain`, as
+/// `(namespace, id)`) for their DeltaChannels: every other checkpoint goes, with its writes;
+/// a kept checkpoint whose parent went loses its parent link.
+fn prune_keeping(tx: &Transaction<'_>, thread: &str, chain: &[(String, String)]) -> Result<()> {
+    let keys: Vec<String> = chain
+        .iter()
+        .map(|(ns, id)| format!("{ns}\u{0}{id}"))
+        .collect();
+    let list = (0..keys.len())
+        .map(|i| format!("?{}", i + 2))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut params: Vec<String> = vec![thread.to_owned()];
+    params.extend(keys);
+    tx.execute(
+        &format!(
+            "DELETE FROM checkpoints AS c \
+             WHERE c.thread_id = ?1 AND c.checkpoint_id < {LATEST_OF_NS} \
+             AND (c.checkpoint_ns || char(0) || c.checkpoint_id) NOT IN ({list})"
+        ),
+        rusqlite::params_from_iter(params.iter()),
+    )
+    .backend()?;
+    tx.execute(
+        "UPDATE checkpoints AS c SET parent_checkpoint_id = NULL WHERE c.thread_id = ?1 \
+         AND c.parent_checkpoint_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM checkpoints AS p \
+         WHERE p.thread_id = ?1 AND p.checkpoint_ns = c.checkpoint_ns \
+         AND p.checkpoint_id = c.parent_checkpoint_id)",
+        [thread],
+    )
+    .backend()?;
+    tx.execute(
+        "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints \
+         AS k WHERE k.thread_id = ?1 AND k.checkpoint_ns = writes.checkpoint_ns \
+         AND k.checkpoint_id = writes.checkpoint_id)",
+        [thread],
+    )
+    .backend()?;
     Ok(())
 }

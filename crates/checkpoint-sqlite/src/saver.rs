@@ -364,6 +364,21 @@ impl CheckpointSaver for SqliteSaver {
         .await
     }
 
+    /// Reads the parent chain and the channels' writes in one statement (a recursive CTE
+    /// stepped only until every channel found its seed).
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        let (serde, config, channels) =
+            (Arc::clone(&self.serde), config.clone(), channels.to_vec());
+        blocking(&self.pool, move |pool| {
+            pool.read(|conn| crate::delta::history(conn, serde.as_ref(), &config, &channels))
+        })
+        .await
+    }
+
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.versions.next(current)
     }
@@ -397,13 +412,14 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     /// `KeepLatest` keeps, per namespace of each listed thread, the newest checkpoint with
-    /// its writes and removes every other checkpoint and write (the kept checkpoint's
+    /// its writes (with, on a thread with DeltaChannels, the ancestors they are rebuilt
+    /// from) and removes every other checkpoint and write (the kept checkpoint's
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
-        let thread_ids = thread_ids.to_vec();
+        let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
         blocking(&self.pool, move |pool| {
-            pool.write(|tx| maintenance::prune(tx, &thread_ids, strategy))
+            pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &thread_ids, strategy))
         })
         .await
     }

@@ -248,6 +248,19 @@ pub trait CheckpointSaver: Send + Sync {
         Ok(())
     }
 
+    /// The histories of the DeltaChannels `channels` at the checkpoint `config` addresses
+    /// (spec §13): for each, the value stored by its nearest ancestor (the seed) and the
+    /// channel's writes since then, oldest first. Provided: walks `get_tuple` and
+    /// `parent_config` ([`crate::delta::history_by_walk`]); savers with direct storage
+    /// access read the chain in one query.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, crate::delta::DeltaChannelHistory>> {
+        crate::delta::history_by_walk(self, config, channels).await
+    }
+
     /// The checkpoint addressed by `config`, without its tuple. Provided.
     async fn get(&self, config: &CheckpointConfig) -> Result<Option<Checkpoint>> {
         Ok(self.get_tuple(config).await?.map(|t| t.checkpoint))

@@ -111,6 +111,9 @@ fn render(v: &Value) -> Json {
 }
 
 fn render_ext(v: &Value, e: &Ext) -> Json {
+    if let Ext::DeltaSnapshot(inner) = e {
+        return json!({ "$delta_snapshot": render(inner) });
+    }
     if let Some(items) = v.as_set() {
         return json!({ "$set": items.iter().map(render).collect::<Vec<_>>() });
     }

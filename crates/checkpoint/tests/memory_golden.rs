@@ -17,9 +17,10 @@ use stategraph_checkpoint::{
     CheckpointSaver, MemorySaver, Value,
 };
 
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: [&str; 8] = [
     "chain3",
     "conditional",
+    "delta_chat",
     "interrupt_resume",
     "join",
     "send_fanout",
@@ -371,6 +372,11 @@ async fn chain3_is_stored_byte_for_byte() {
 #[tokio::test]
 async fn conditional_is_stored_byte_for_byte() {
     check("conditional").await;
+}
+
+#[tokio::test]
+async fn delta_chat_is_stored_byte_for_byte() {
+    check("delta_chat").await;
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Parsing of the `#[state(...)]` field attributes.
 
 use proc_macro2::Span;
-use syn::{Attribute, Expr, ExprLit, ExprPath, Lit, LitStr, Path};
+use syn::{Attribute, Expr, ExprLit, ExprPath, Lit, LitInt, LitStr, Path};
 
 /// The reducers the derive knows by name.
 const KEYWORDS: &str = "add, append, merge, add_messages";
@@ -23,6 +23,16 @@ pub(crate) struct FieldAttrs {
     pub(crate) rename: Option<LitStr>,
     /// `skip`: the field is not a channel.
     pub(crate) skip: Option<Span>,
+    /// `delta(reducer = ..., snapshot_frequency = N)`: the channel is a `DeltaChannel`.
+    pub(crate) delta: Option<Delta>,
+}
+
+/// The arguments of `delta(...)`.
+pub(crate) struct Delta {
+    /// How writes are folded (applied to each write of a batch in turn).
+    pub(crate) reducer: Reducer,
+    /// Updates between two snapshots (LangGraph's default: 100).
+    pub(crate) snapshot_frequency: Option<LitInt>,
 }
 
 impl FieldAttrs {
@@ -48,18 +58,63 @@ impl FieldAttrs {
                     }
                     out.rename = Some(name);
                     Ok(())
+                } else if meta.path.is_ident("delta") {
+                    if out.delta.is_some() {
+                        return Err(meta.error("duplicate `delta`"));
+                    }
+                    let mut reducer = None;
+                    let mut snapshot_frequency: Option<LitInt> = None;
+                    meta.parse_nested_meta(|inner| {
+                        if inner.path.is_ident("reducer") {
+                            let expr: Expr = inner.value()?.parse()?;
+                            reducer = Some(reducer_of(&expr)?);
+                            Ok(())
+                        } else if inner.path.is_ident("snapshot_frequency") {
+                            let n: LitInt = inner.value()?.parse()?;
+                            if n.base10_parse::<u64>()? == 0 {
+                                return Err(syn::Error::new(
+                                    n.span(),
+                                    "snapshot_frequency must be a positive integer",
+                                ));
+                            }
+                            snapshot_frequency = Some(n);
+                            Ok(())
+                        } else {
+                            Err(inner.error(
+                                "unknown delta argument; expected `reducer = ...` or `snapshot_frequency = N`",
+                            ))
+                        }
+                    })?;
+                    let Some(reducer) = reducer else {
+                        return Err(meta.error("`delta(...)` needs `reducer = ...`"));
+                    };
+                    out.delta = Some(Delta {
+                        reducer,
+                        snapshot_frequency,
+                    });
+                    Ok(())
                 } else if meta.path.is_ident("skip") {
                     out.skip = Some(meta.path.segments[0].ident.span());
                     Ok(())
                 } else {
                     Err(meta.error(
-                        "unknown state attribute; expected `reducer = ...`, `rename = \"...\"` or `skip`",
+                        "unknown state attribute; expected `reducer = ...`, `delta(...)`, `rename = \"...\"` or `skip`",
                     ))
                 }
             })?;
         }
+        if let (Some(_), Some(delta)) = (&out.reducer, &out.delta) {
+            let span = match &delta.reducer {
+                Reducer::Builtin(_, span) => *span,
+                Reducer::Func(path) => path.segments[0].ident.span(),
+            };
+            return Err(syn::Error::new(
+                span,
+                "`delta(...)` has its own reducer; remove the field's `reducer = ...`",
+            ));
+        }
         if let Some(span) = out.skip {
-            if out.reducer.is_some() || out.rename.is_some() {
+            if out.reducer.is_some() || out.rename.is_some() || out.delta.is_some() {
                 return Err(syn::Error::new(
                     span,
                     "`skip` cannot be combined with `reducer` or `rename`",

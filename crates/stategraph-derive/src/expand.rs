@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
-use crate::attrs::{FieldAttrs, Reducer};
+use crate::attrs::{Delta, FieldAttrs, Reducer};
 
 /// One field of the state struct.
 struct Field<'a> {
@@ -14,6 +14,7 @@ struct Field<'a> {
     /// The channel name; `None` for a skipped field.
     channel: Option<String>,
     reducer: Option<Reducer>,
+    delta: Option<Delta>,
 }
 
 /// Expands `#[derive(State)]` on `input`.
@@ -76,6 +77,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ty: &f.ty,
             channel,
             reducer: attrs.reducer,
+            delta: attrs.delta,
         });
     }
 
@@ -93,18 +95,33 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
     let channels = fields.iter().filter_map(|f| {
         let ch = f.channel.as_ref()?;
         let ty = f.ty;
-        let channel = match &f.reducer {
-            None => quote! { ::stategraph::channels::LastValue::new() },
-            Some(r) => {
-                let reducer = match r {
-                    Reducer::Builtin(func, span) => {
-                        let func = Ident::new(func, *span);
-                        quote_spanned! {*span=> ::stategraph::reducers::#func() }
-                    }
-                    Reducer::Func(path) => {
-                        quote! { ::stategraph::reducers::from_fn::<#ty>(#path) }
-                    }
+        let reducer_tokens = |r: &Reducer| match r {
+            Reducer::Builtin(func, span) => {
+                let func = Ident::new(func, *span);
+                quote_spanned! {*span=> ::stategraph::reducers::#func() }
+            }
+            Reducer::Func(path) => {
+                quote! { ::stategraph::reducers::from_fn::<#ty>(#path) }
+            }
+        };
+        let channel = match (&f.reducer, &f.delta) {
+            (_, Some(delta)) => {
+                let reducer = reducer_tokens(&delta.reducer);
+                let freq = match &delta.snapshot_frequency {
+                    Some(n) => quote! { #n },
+                    None => quote! { 100 },
                 };
+                quote! {
+                    ::stategraph::channels::DeltaChannel::from_pairwise(#reducer, #freq)
+                        .with_initial(
+                            ::stategraph::derive_support::initial::<#ty>()
+                                .unwrap_or_else(|| ::stategraph::checkpoint::Value::list(::std::vec::Vec::new())),
+                        )
+                }
+            }
+            (None, None) => quote! { ::stategraph::channels::LastValue::new() },
+            (Some(r), None) => {
+                let reducer = reducer_tokens(r);
                 quote! {
                     ::stategraph::channels::BinaryOperatorAggregate::new(
                         #reducer,

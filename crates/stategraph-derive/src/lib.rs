@@ -14,6 +14,10 @@
 //!   `add_messages`, or `reducer = path::to::func` for a typed `fn(T, T) -> T`; a
 //!   keyword may also be given as a string (`reducer = "add"`); a function that has the
 //!   name of a keyword is reached by a longer path (`self::add`);
+//! * `delta(reducer = add_messages, snapshot_frequency = 50)`: the channel is a
+//!   `DeltaChannel` (LangGraph's, spec §13): its checkpoints store only the writes, with a
+//!   full snapshot every `snapshot_frequency` updates (default 100); the reducer is named
+//!   as for `reducer = ...` and applied to each write of a batch in turn;
 //! * `rename = "name"`: the channel name (the field name by default);
 //! * `skip`: not a channel; the field takes its default when the state is read.
 //!

@@ -80,3 +80,44 @@ fn keywords_and_paths_pick_their_reducer() {
         "{code}"
     );
 }
+
+#[test]
+fn delta_fields_become_delta_channels() {
+    let input: DeriveInput = parse_quote! {
+        struct S {
+            #[state(delta(reducer = add_messages, snapshot_frequency = 7))] m: Vec<i64>,
+            #[state(delta(reducer = my::concat))] n: Vec<i64>,
+        }
+    };
+    let code = expand(&input).unwrap().to_string().replace(' ', "");
+    assert!(
+        code.contains("DeltaChannel::from_pairwise(::stategraph::reducers::add_messages(),7)"),
+        "{code}"
+    );
+    assert!(
+        code.contains("from_pairwise(::stategraph::reducers::from_fn::<Vec<i64>>(my::concat),100)"),
+        "{code}"
+    );
+}
+
+#[test]
+fn bad_delta_attributes_are_rejected() {
+    let err =
+        error_of(parse_quote! { struct S { #[state(delta(snapshot_frequency = 2))] a: Vec<i64> } });
+    assert!(err.contains("needs `reducer"), "{err}");
+    let err = error_of(
+        parse_quote! { struct S { #[state(delta(reducer = add, snapshot_frequency = 0))] a: Vec<i64> } },
+    );
+    assert!(err.contains("positive"), "{err}");
+    let err = error_of(
+        parse_quote! { struct S { #[state(reducer = add, delta(reducer = add))] a: Vec<i64> } },
+    );
+    assert!(err.contains("its own reducer"), "{err}");
+    let err = error_of(
+        parse_quote! { struct S { #[state(delta(reducer = add, every = 2))] a: Vec<i64> } },
+    );
+    assert!(err.contains("unknown delta argument"), "{err}");
+    let err =
+        error_of(parse_quote! { struct S { #[state(skip, delta(reducer = add))] a: Vec<i64> } });
+    assert!(err.contains("cannot be combined"), "{err}");
+}

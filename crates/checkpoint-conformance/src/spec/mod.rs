@@ -9,6 +9,7 @@
 pub mod copy_thread;
 pub mod delete_for_runs;
 pub mod delete_thread;
+pub mod delta_history;
 pub mod fence;
 pub mod get_tuple;
 pub mod list;
@@ -122,6 +123,15 @@ macro_rules! __with_behaviours {
                 preserves_other_threads: Prune,
                 empty_list_noop: Prune,
                 nonexistent_noop: Prune,
+            }
+            delta_history {
+                seed_and_writes_oldest_first: GetTuple,
+                no_seed_walks_to_the_root: GetTuple,
+                follows_the_parent_chain: GetTuple,
+                each_channel_stops_at_its_seed: GetTuple,
+                writes_in_task_path_order: GetTuple,
+                latest_and_unknown_targets: GetTuple,
+                prune_keeps_what_the_chain_needs: Prune,
             }
             tightened {
                 int_float_bool_values_stay_distinct: Put,

@@ -70,7 +70,8 @@ pub(super) fn delete_for_runs(
 }
 
 /// Thins the listed threads: `KeepLatest` keeps, per namespace, the newest checkpoint
-/// with its writes and the blobs it references; `Delete` removes the threads.
+/// with its writes and the blobs it references, and the ancestors (with their writes) its
+/// DeltaChannels are rebuilt from; `Delete` removes the threads.
 pub(super) fn prune(
     store: &mut Store,
     serde: &dyn Serializer,
@@ -90,10 +91,15 @@ pub(super) fn prune(
         };
         for (ns, namespace) in &data.namespaces {
             let latest = namespace.checkpoints.keys().next_back();
+            // A DeltaChannel's value at the latest checkpoint lives on its ancestors.
+            let chain = match latest {
+                Some(id) => super::delta::chain_needed(namespace, serde, id)?,
+                None => Vec::new(),
+            };
             let remove: HashSet<String> = namespace
                 .checkpoints
                 .keys()
-                .filter(|id| Some(*id) != latest)
+                .filter(|id| Some(*id) != latest && !chain.contains(id))
                 .cloned()
                 .collect();
             let referenced = referenced_blobs(namespace, serde, &remove)?;

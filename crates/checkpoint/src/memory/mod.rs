@@ -21,6 +21,7 @@
 //! checkpoints nobody descends from. Unfenced, it stores what `InMemorySaver` stores
 //! whatever the order of the calls.
 
+mod delta;
 mod dump;
 mod layout;
 mod maintenance;
@@ -315,6 +316,15 @@ impl CheckpointSaver for MemorySaver {
         validate_key("thread id", thread_id)?;
         self.store.write().delete_thread(thread_id);
         Ok(())
+    }
+
+    /// Reads the parent chain straight from the store, under one lock.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<indexmap::IndexMap<String, crate::delta::DeltaChannelHistory>> {
+        delta::history(&self.store.read(), self.serde.as_ref(), config, channels)
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {

@@ -134,8 +134,28 @@ impl Channel for BinaryOperatorAggregate {
     }
 }
 
+/// True when `value` is an overwrite (see [`BinaryOperatorAggregate`]).
+pub fn is_overwrite(value: &Value) -> bool {
+    match value {
+        Value::Map(map) => {
+            (map.len() == 1 && map.get(OVERWRITE).is_some())
+                || (map.get("type").and_then(Value::as_str) == Some(OVERWRITE)
+                    && map.get("value").is_some())
+        }
+        Value::Ext(ext) => match ext.as_ref() {
+            Ext::Object(o) => {
+                o.module == "langgraph.types"
+                    && o.class == "Overwrite"
+                    && matches!(&o.data, Value::Map(d) if d.get("value").is_some())
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// `Ok(replacement)` when `value` is an overwrite, `Err(value)` (given back) otherwise.
-fn into_overwrite(value: Value) -> Result<Value, Value> {
+pub(super) fn into_overwrite(value: Value) -> Result<Value, Value> {
     match value {
         Value::Map(mut map) => {
             let key = if map.len() == 1 && map.get(OVERWRITE).is_some() {

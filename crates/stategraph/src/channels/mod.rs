@@ -65,6 +65,35 @@ pub trait Channel: Send + Sync + fmt::Debug {
 
     /// A copy of this channel with its current state.
     fn clone_box(&self) -> Box<dyn Channel>;
+
+    /// For a [`DeltaChannel`]: the number of updates between two stored snapshots.
+    /// `None` (the default) for every channel that stores its value at every version.
+    fn delta_snapshot_frequency(&self) -> Option<u64> {
+        None
+    }
+
+    /// The value to store when the engine decides on a snapshot of a [`DeltaChannel`]
+    /// (a `_DeltaSnapshot` ext); `None` when empty. Other channels: their checkpoint.
+    fn snapshot(&self) -> Option<Value> {
+        self.checkpoint()
+    }
+
+    /// A new live channel rebuilt from a stored `seed` (see [`Channel::from_checkpoint`])
+    /// and the writes stored after it, oldest first (spec §13). Provided: one update per
+    /// write, which is how a reducer channel that stored nothing replays a thread written
+    /// while its key was a [`DeltaChannel`].
+    #[allow(clippy::wrong_self_convention)] // `self` is the spec, as in `from_checkpoint`.
+    fn from_history(
+        &self,
+        seed: Option<Value>,
+        writes: Vec<Value>,
+    ) -> Result<Box<dyn Channel>, ChannelError> {
+        let mut ch = self.from_checkpoint(seed)?;
+        for w in writes {
+            ch.update(vec![w])?;
+        }
+        Ok(ch)
+    }
 }
 
 impl Clone for Box<dyn Channel> {
@@ -76,6 +105,7 @@ impl Clone for Box<dyn Channel> {
 mod any_value;
 mod barrier;
 mod binop;
+mod delta;
 mod ephemeral;
 mod last_value;
 mod python;
@@ -84,7 +114,8 @@ mod untracked;
 
 pub use any_value::AnyValue;
 pub use barrier::{NamedBarrierValue, NamedBarrierValueAfterFinish};
-pub use binop::BinaryOperatorAggregate;
+pub use binop::{is_overwrite, BinaryOperatorAggregate};
+pub use delta::{batch, max_supersteps_since_snapshot, BatchReducer, DeltaChannel};
 pub use ephemeral::EphemeralValue;
 pub use last_value::{LastValue, LastValueAfterFinish};
 pub use topic::Topic;

@@ -14,8 +14,7 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use crate::error::{Error, Result};
 use crate::pregel::algo::{
-    apply_writes, channels_from_checkpoint, create_checkpoint, new_versions, prepare_task_ids,
-    read_channels, TaskWrites,
+    apply_writes, create_checkpoint, new_versions, prepare_task_ids, read_channels, TaskWrites,
 };
 use crate::pregel::events;
 use crate::pregel::graph::PregelGraph;
@@ -187,7 +186,13 @@ async fn snapshot(
         );
         let created_at = checkpoint.ts.clone();
         let checkpoint_id = checkpoint.id.clone();
-        let mut channels = channels_from_checkpoint(graph, &mut checkpoint)?;
+        let mut channels = crate::pregel::delta::load_channels(
+            graph,
+            &mut checkpoint,
+            Some(saver.as_ref()),
+            &saved.config,
+        )
+        .await?;
         let ns = saved.config.ns().to_owned();
         let mut tasks = prepare_task_ids(&checkpoint, graph, &channels, step, &ns, None)?;
         let pending: Vec<(String, String, Value)> = saved
@@ -350,12 +355,21 @@ impl<S: State> CompiledGraph<S> {
         if let Some(t) = &saved {
             checkpoint_config.checkpoint_id = Some(t.checkpoint.id.clone());
         }
-        let channels = channels_from_checkpoint(&graph, &mut checkpoint)?;
+        let channels = crate::pregel::delta::load_channels(
+            &graph,
+            &mut checkpoint,
+            Some(saver.as_ref()),
+            &checkpoint_config,
+        )
+        .await?;
 
         let as_node = match as_node {
             Some(n) => n.to_owned(),
-            None => infer_as_node(&graph, &checkpoint.versions_seen)
-                .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
+            None => infer_as_node(
+                &graph,
+                &crate::pregel::delta::versions_seen_without_bumps(&checkpoint.versions_seen),
+            )
+            .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
         };
         let node = graph
             .nodes
@@ -410,6 +424,26 @@ impl<S: State> CompiledGraph<S> {
             triggers: &triggers,
             writes: &writes,
         };
+        // DeltaChannels this update must snapshot (spec §13): those the saved checkpoint
+        // has writes for (they belong to another child), those overwritten, and, when
+        // the thread moved past the checkpoint, those written (their writes are not
+        // stored on it).
+        let mut fork = crate::pregel::delta::delta_channels_in(
+            &graph,
+            saved
+                .iter()
+                .flat_map(|t| t.pending_writes.iter().map(|w| w.channel.as_str())),
+        );
+        fork.extend(crate::pregel::delta::overwritten(
+            &graph,
+            writes.iter().map(|(c, v)| (c.as_str(), v)),
+        ));
+        if superseded {
+            fork.extend(crate::pregel::delta::delta_channels_in(
+                &graph,
+                writes.iter().map(|(c, _)| c.as_str()),
+            ));
+        }
         let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
         apply_writes(
             &mut checkpoint,
@@ -430,7 +464,53 @@ impl<S: State> CompiledGraph<S> {
         };
         let ts = self.sources.ts();
         let id = self.sources.ids().uuid6(step + 1);
-        let next_checkpoint = create_checkpoint(checkpoint, &channels, id, ts, None);
+        let mut next_checkpoint = create_checkpoint(checkpoint, &channels, id, ts, None);
+        let mut metadata = metadata;
+        if crate::pregel::delta::has_delta_channels(&graph) {
+            use crate::pregel::delta as d;
+            let to_snapshot = match &saved {
+                // A fresh thread snapshots every delta channel it wrote.
+                None => d::due_by_counters(
+                    &channels,
+                    &d::Counters::new(),
+                    &next_checkpoint.channel_versions,
+                )
+                .into_iter()
+                .chain(
+                    channels
+                        .iter()
+                        .filter(|(k, c)| {
+                            c.delta_snapshot_frequency().is_some()
+                                && c.is_available()
+                                && next_checkpoint.channel_versions.contains_key(*k)
+                        })
+                        .map(|(k, _)| k.clone()),
+                )
+                .collect(),
+                Some(t) => {
+                    let updated: std::collections::BTreeSet<String> = writes
+                        .iter()
+                        .filter(|(c, _)| c != crate::pregel::task::PUSH)
+                        .map(|(c, _)| c.clone())
+                        .collect();
+                    let counters =
+                        d::advance_counters(&graph, &d::read_counters(&t.metadata), Some(&updated));
+                    let mut due =
+                        d::due_by_counters(&channels, &counters, &next_checkpoint.channel_versions);
+                    due.extend(fork);
+                    d::write_counters(&mut metadata, counters, &due);
+                    due
+                }
+            };
+            d::apply_snapshots(
+                &mut next_checkpoint,
+                &channels,
+                &to_snapshot,
+                &previous,
+                &next,
+                &graph.trigger_to_nodes,
+            );
+        }
         let new_versions = new_versions(&previous, &next_checkpoint.channel_versions);
         if superseded {
             checkpoint_config.configurable.insert(

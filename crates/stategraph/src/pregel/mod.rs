@@ -3,6 +3,7 @@
 pub mod algo;
 pub mod cache;
 pub mod context;
+pub mod delta;
 pub mod events;
 pub mod graph;
 pub mod lease;

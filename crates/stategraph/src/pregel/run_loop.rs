@@ -12,8 +12,8 @@ use stategraph_checkpoint::{
 };
 
 use super::algo::{
-    apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks,
-    should_interrupt, Channels, Task, TaskWrites,
+    apply_writes, create_checkpoint, prepare_next_tasks, should_interrupt, Channels, Task,
+    TaskWrites,
 };
 use super::events;
 use super::graph::PregelGraph;
@@ -95,6 +95,22 @@ pub(crate) struct Loop {
     is_replaying: bool,
     /// Propagated to subgraphs during the first step after a resume.
     resuming: bool,
+    /// DeltaChannel bookkeeping (spec §13).
+    delta: DeltaRun,
+}
+
+/// What a run tracks for its DeltaChannels.
+#[derive(Default)]
+struct DeltaRun {
+    /// The graph has DeltaChannels (otherwise nothing below is used).
+    enabled: bool,
+    /// Delta channels that must store a snapshot at the next stored checkpoint.
+    forced: BTreeSet<String>,
+    /// A resume's loaded writes to delta channels, `(task_id, channel)`: those not given
+    /// back to their task force a snapshot at the end of the first step.
+    loaded: Vec<(String, String)>,
+    /// The tasks that got their loaded writes back.
+    reapplied: BTreeSet<String>,
 }
 
 impl Loop {
@@ -169,7 +185,13 @@ impl Loop {
                 (Checkpoint::empty(id, ts), md, Vec::new(), cfg, None)
             }
         };
-        let channels = channels_from_checkpoint(&p.graph, &mut checkpoint)?;
+        let channels = super::delta::load_channels(
+            &p.graph,
+            &mut checkpoint,
+            p.saver.as_deref(),
+            &checkpoint_config,
+        )
+        .await?;
         let step = metadata.step.unwrap_or(-2) + 1;
         let stop = step + p.config.recursion_limit as i64 + 1;
         let saved_updated: Option<BTreeSet<String>> = checkpoint
@@ -200,7 +222,9 @@ impl Loop {
             resume_map: None,
             is_replaying: false,
             resuming: false,
+            delta: DeltaRun::default(),
         };
+        lp.delta.enabled = super::delta::has_delta_channels(&lp.p.graph);
         lp.updated_channels = lp
             .first(input, addressed, superseded, saved_updated)
             .await?;
@@ -244,6 +268,25 @@ impl Loop {
                 Some(CheckpointSource::Update) | Some(CheckpointSource::Fork)
             ) || superseded);
         let mut carried: Vec<(String, String, Value)> = Vec::new();
+        if self.delta.enabled {
+            // A branch from a checkpoint with writes to a delta channel snapshots it: the
+            // writes belong to the child that consumed them, which this branch is not.
+            let graph = &self.p.graph;
+            if is_resuming && !self.is_replaying {
+                self.delta.loaded = self
+                    .writer
+                    .pending_writes()
+                    .iter()
+                    .filter(|w| w.0 != NULL_TASK_ID && super::delta::is_delta(graph, &w.1))
+                    .map(|w| (w.0.clone(), w.1.clone()))
+                    .collect();
+            } else {
+                self.delta.forced = super::delta::delta_channels_in(
+                    graph,
+                    self.writer.pending_writes().iter().map(|w| w.1.as_str()),
+                );
+            }
+        }
 
         if let RunInput::Command(cmd) = &input {
             if cmd.graph.as_deref() == Some(crate::types::PARENT) {
@@ -285,6 +328,13 @@ impl Loop {
             }
         }
 
+        if self.delta.enabled {
+            let carried_delta = super::delta::delta_channels_in(
+                &self.p.graph,
+                carried.iter().map(|w| w.1.as_str()),
+            );
+            self.delta.forced.extend(carried_delta);
+        }
         let null_writes: Vec<(String, Value)> = self
             .writer
             .pending_writes()
@@ -459,6 +509,40 @@ impl Loop {
     /// Waits for background saves (durability `async`), or saves the final checkpoint and
     /// the pending writes (durability `exit`).
     async fn exit(&mut self, persist: bool) -> Result<()> {
+        if self.delta.enabled
+            && persist
+            && self.p.config.durability == crate::config::Durability::Exit
+        {
+            // Durability `exit` stores no intermediate checkpoint, so the writes of this
+            // run are not stored where a replay would find them: every delta channel the
+            // run wrote stores a snapshot in the final checkpoint.
+            let previous = self.writer.previous_versions().clone();
+            let graph = self.p.graph.clone();
+            let saver = self.p.saver.clone();
+            if let Some((checkpoint, metadata)) = self.writer.latest_mut() {
+                let checkpoint = Arc::make_mut(checkpoint);
+                let written: BTreeSet<String> =
+                    super::algo::new_versions(&previous, &checkpoint.channel_versions)
+                        .into_keys()
+                        .filter(|c| super::delta::is_delta(&graph, c))
+                        .collect();
+                let counters = super::delta::read_counters(metadata);
+                delta_snapshots(
+                    DeltaParts {
+                        checkpoint,
+                        metadata,
+                        channels: &self.channels,
+                        forced: &mut self.delta.forced,
+                        previous: &previous,
+                        saver: saver.as_deref(),
+                        trigger_to_nodes: &graph.trigger_to_nodes,
+                    },
+                    counters,
+                    true,
+                    &written,
+                );
+            }
+        }
         let tasks = &self.tasks;
         let path_of = |task_id: &str| {
             tasks
@@ -624,6 +708,9 @@ impl Loop {
         for t in &mut self.tasks {
             if let Some(s) = statuses.get(&t.id) {
                 t.writes.extend(s.output.iter().cloned());
+                if self.delta.enabled {
+                    self.delta.reapplied.insert(t.id.clone());
+                }
             }
         }
     }
@@ -682,6 +769,24 @@ impl Loop {
     /// Applies the step's writes and saves the next checkpoint (spec §5.9).
     async fn after_tick(&mut self) -> Result<()> {
         let tasks = std::mem::take(&mut self.tasks);
+        if self.delta.enabled {
+            let graph = &self.p.graph;
+            let over = super::delta::overwritten(
+                graph,
+                tasks
+                    .iter()
+                    .flat_map(|t| t.writes.iter().map(|(c, v)| (c.as_str(), v))),
+            );
+            self.delta.forced.extend(over);
+            let loaded = std::mem::take(&mut self.delta.loaded);
+            let reapplied = std::mem::take(&mut self.delta.reapplied);
+            self.delta.forced.extend(
+                loaded
+                    .into_iter()
+                    .filter(|(t, _)| !reapplied.contains(t))
+                    .map(|(_, c)| c),
+            );
+        }
         let writes: Vec<TaskWrites<'_>> = tasks.iter().map(TaskWrites::from).collect();
         let res = self.apply(&writes);
         drop(writes);
@@ -703,6 +808,10 @@ impl Loop {
 
     /// Creates the next checkpoint from the live channels and saves it.
     async fn put_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
+        let counters = self.delta.enabled.then(|| {
+            let previous = super::delta::read_counters(&self.metadata);
+            super::delta::advance_counters(&self.p.graph, &previous, self.updated_channels.as_ref())
+        });
         let parents = self.checkpoint_map();
         self.metadata = CheckpointMetadata {
             source: Some(source),
@@ -713,13 +822,33 @@ impl Loop {
         let ts = self.p.sources.ts();
         let id = self.p.sources.ids().uuid6(self.step);
         let previous = std::mem::replace(&mut self.checkpoint, Checkpoint::empty("", ""));
-        let next = Arc::new(create_checkpoint(
+        let mut next = create_checkpoint(
             previous,
             &self.channels,
             id,
             ts,
             self.updated_channels.as_ref(),
-        ));
+        );
+        if let Some(counters) = counters {
+            let stores = self.p.saver.is_some()
+                && self.p.config.durability != crate::config::Durability::Exit;
+            let previous = self.writer.previous_versions().clone();
+            delta_snapshots(
+                DeltaParts {
+                    checkpoint: &mut next,
+                    metadata: &mut self.metadata,
+                    channels: &self.channels,
+                    forced: &mut self.delta.forced,
+                    previous: &previous,
+                    saver: self.p.saver.as_deref(),
+                    trigger_to_nodes: &self.p.graph.trigger_to_nodes,
+                },
+                counters,
+                stores,
+                &BTreeSet::new(),
+            );
+        }
+        let next = Arc::new(next);
         let saved = self
             .writer
             .put_checkpoint(next.clone(), &self.metadata)
@@ -836,4 +965,57 @@ fn map_command(cmd: &Command) -> Result<Vec<(String, Value)>> {
         out.extend(update.iter().cloned());
     }
     Ok(out)
+}
+
+/// What [`delta_snapshots`] works on: the new checkpoint and its metadata, and the run's
+/// state it reads.
+struct DeltaParts<'a> {
+    checkpoint: &'a mut Checkpoint,
+    metadata: &'a mut CheckpointMetadata,
+    channels: &'a Channels,
+    forced: &'a mut BTreeSet<String>,
+    /// The channel versions of the last checkpoint handed to the saver.
+    previous: &'a stategraph_checkpoint::ChannelVersions,
+    saver: Option<&'a dyn CheckpointSaver>,
+    trigger_to_nodes: &'a IndexMap<String, Vec<String>>,
+}
+
+/// Stores the due snapshots of delta channels (by `counters`, forced, or in `extra`) in the
+/// new checkpoint when it will be stored (`stores`), and the counters in its metadata
+/// (spec §13).
+fn delta_snapshots(
+    parts: DeltaParts<'_>,
+    counters: super::delta::Counters,
+    stores: bool,
+    extra: &BTreeSet<String>,
+) {
+    let to_snapshot: BTreeSet<String> = if stores {
+        let mut due = super::delta::due_by_counters(
+            parts.channels,
+            &counters,
+            &parts.checkpoint.channel_versions,
+        );
+        due.extend(parts.forced.iter().cloned());
+        due.extend(extra.iter().cloned());
+        due
+    } else {
+        BTreeSet::new()
+    };
+    if !to_snapshot.is_empty() {
+        let saver = parts.saver;
+        let next = move |current: Option<&ChannelVersion>| match saver {
+            Some(s) => s.get_next_version(current),
+            None => stategraph_checkpoint::version_gen::next_int_version(current),
+        };
+        super::delta::apply_snapshots(
+            parts.checkpoint,
+            parts.channels,
+            &to_snapshot,
+            parts.previous,
+            &next,
+            parts.trigger_to_nodes,
+        );
+        parts.forced.retain(|c| !to_snapshot.contains(c));
+    }
+    super::delta::write_counters(parts.metadata, counters, &to_snapshot);
 }

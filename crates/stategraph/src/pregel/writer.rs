@@ -124,6 +124,17 @@ impl Writer {
         &self.config
     }
 
+    /// The channel versions of the last checkpoint handed to the saver.
+    pub(crate) fn previous_versions(&self) -> &ChannelVersions {
+        &self.previous_versions
+    }
+
+    /// Durability `exit`: the last checkpoint made and its metadata, still to be saved by
+    /// [`Writer::finish`] (a DeltaChannel snapshot is added to it there).
+    pub(crate) fn latest_mut(&mut self) -> Option<(&mut Arc<Checkpoint>, &mut CheckpointMetadata)> {
+        self.latest.as_mut().map(|(c, m)| (c, m))
+    }
+
     /// The config of the checkpoint saved before the last one.
     pub(crate) fn prev_config(&self) -> Option<&CheckpointConfig> {
         self.prev_config.as_ref()

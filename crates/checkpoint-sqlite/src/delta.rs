@@ -1,0 +1,202 @@
+//! `get_delta_channel_history` on SQLite: the parent chain and the channels' writes in one
+//! statement (spec §13).
+//!
+//! A recursive CTE walks from the target to its ancestors by `parent_checkpoint_id` (not
+//! by id order: ids only grow within one process). The queue holds two kinds of rows: a
+//! checkpoint (kind 0), which produces its parent and its writes to the requested
+//! channels (kind 1). The CTE's `ORDER BY depth, kind, task_path, task_id, idx` makes the
+//! queue a priority queue, so rows come out newest checkpoint first, each checkpoint
+//! followed by its writes in `writes_sort_key` order. SQLite produces recursive rows as the
+//! statement is stepped, so the reader stops stepping, and the walk ends, as soon as every
+//! channel has found its seed: a load reads as many rows as the distance to the nearest
+//! snapshot, whatever the thread's length.
+
+use indexmap::IndexMap;
+use rusqlite::{params_from_iter, types::Value as Sql, Connection, OptionalExtension};
+use stategraph_checkpoint::delta::{Collector, DeltaChannelHistory};
+use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::{Checkpoint, CheckpointConfig, Error, PendingWrite, Result, Value};
+
+use crate::error::SqlResultExt;
+use crate::query::some_id;
+use crate::read::bytes;
+
+/// The walk; `{channels}` becomes one placeholder per channel (from `?4` on).
+const HISTORY: &str = "WITH RECURSIVE chain(depth, kind, checkpoint_id, parent_checkpoint_id, \
+     type, data, task_id, channel, task_path, idx) AS ( \
+       SELECT 0, 0, checkpoint_id, parent_checkpoint_id, NULL, NULL, NULL, NULL, NULL, NULL \
+         FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = \
+         COALESCE(?3, (SELECT max(checkpoint_id) FROM checkpoints \
+                       WHERE thread_id = ?1 AND checkpoint_ns = ?2)) \
+       UNION ALL \
+       SELECT chain.depth + 1, 0, c.checkpoint_id, c.parent_checkpoint_id, c.type, \
+              c.checkpoint, NULL, NULL, NULL, NULL \
+         FROM chain CROSS JOIN checkpoints c \
+           ON c.thread_id = ?1 AND c.checkpoint_ns = ?2 \
+          AND c.checkpoint_id = chain.parent_checkpoint_id \
+        WHERE chain.kind = 0 \
+       UNION ALL \
+       SELECT chain.depth, 1, chain.checkpoint_id, NULL, w.type, w.value, w.task_id, \
+              w.channel, w.task_path, w.idx \
+         FROM chain CROSS JOIN writes w \
+           ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = chain.checkpoint_id \
+        WHERE chain.kind = 0 AND chain.depth > 0 AND w.channel IN ({channels}) \
+       ORDER BY 1, 2, 9, 7, 10 \
+     ) \
+     SELECT depth, kind, checkpoint_id, type, data, task_id, channel FROM chain WHERE depth > 0";
+
+/// The histories of `channels` at the checkpoint `config` addresses (its latest when it
+/// names none). Every requested channel gets an entry.
+pub(crate) fn history(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    config: &CheckpointConfig,
+    channels: &[String],
+) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    let mut out: IndexMap<String, DeltaChannelHistory> = channels
+        .iter()
+        .map(|c| (c.clone(), DeltaChannelHistory::default()))
+        .collect();
+    if channels.is_empty() {
+        return Ok(out);
+    }
+    let placeholders: Vec<String> = (0..channels.len()).map(|i| format!("?{}", i + 4)).collect();
+    let sql = HISTORY.replace("{channels}", &placeholders.join(", "));
+    let mut params: Vec<Sql> = vec![
+        Sql::Text(config.thread_id.clone()),
+        Sql::Text(config.ns().to_owned()),
+        match some_id(config.checkpoint_id.as_ref()) {
+            Some(id) => Sql::Text(id.to_owned()),
+            None => Sql::Null,
+        },
+    ];
+    params.extend(channels.iter().map(|c| Sql::Text(c.clone())));
+    let mut stmt = conn.prepare(&sql).backend()?;
+    let mut rows = stmt.query(params_from_iter(params)).backend()?;
+    let mut collector = Collector::new(channels);
+    // The checkpoint being read: its id, its stored values, its writes so far.
+    let mut current: Option<(String, IndexMap<String, Value>, Vec<PendingWrite>)> = None;
+    let mut visited = std::collections::HashSet::new();
+    while let Some(row) = rows.next().backend()? {
+        let kind: i64 = row.get(1).backend()?;
+        let checkpoint_id: String = row.get(2).backend()?;
+        let tag: Option<String> = row.get(3).backend()?;
+        let data = bytes(row.get_ref(4).backend()?).unwrap_or_default();
+        if kind == 0 {
+            if let Some((_, mut values, writes)) = current.take() {
+                collector.visit(writes, |c| values.swap_remove(c));
+                if collector.done() {
+                    break;
+                }
+            }
+            // A re-put id can make the chain loop; stop at the first repeat.
+            if !visited.insert(checkpoint_id.clone()) {
+                break;
+            }
+            let tag = tag.ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
+            let checkpoint = Checkpoint::from_value(serde.loads_typed(&tag, &data)?)?;
+            let values = checkpoint
+                .channel_values
+                .into_iter()
+                .filter(|(k, _)| collector.active().contains(k))
+                .collect();
+            current = Some((checkpoint_id, values, Vec::new()));
+        } else if let Some((_, _, writes)) = current.as_mut() {
+            let tag = tag.ok_or_else(|| Error::InvalidData("write row has no type".into()))?;
+            writes.push(PendingWrite {
+                task_id: row.get(5).backend()?,
+                channel: row.get(6).backend()?,
+                value: serde.loads_typed(&tag, &data)?,
+            });
+        }
+    }
+    if let Some((_, mut values, writes)) = current.take() {
+        collector.visit(writes, |c| values.swap_remove(c));
+    }
+    collector.finish(&mut out);
+    Ok(out)
+}
+
+/// The ancestors that `prune` must keep for the DeltaChannels of each namespace's latest
+/// checkpoint of `thread` (spec §13): for each channel its metadata counts updates for
+/// (`counters_since_delta_snapshot`) that has a version and no stored value there, the
+/// parent chain up to the checkpoint that stores its value. `(namespace, id)` pairs; empty
+/// for a thread without DeltaChannels.
+pub(crate) fn chain_needed(
+    conn: &Connection,
+    serde: &dyn Serializer,
+    thread: &str,
+) -> Result<Vec<(String, String)>> {
+    let mut latest = conn
+        .prepare(
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, \
+             c.checkpoint, c.metadata FROM checkpoints AS c WHERE c.thread_id = ?1 \
+             AND c.checkpoint_id = (SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
+             WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)",
+        )
+        .backend()?;
+    let heads = latest
+        .query_map([thread], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                bytes(r.get_ref(4)?).unwrap_or_default(),
+                bytes(r.get_ref(5)?),
+            ))
+        })
+        .backend()?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .backend()?;
+    let mut parent_of = conn
+        .prepare(
+            "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+        )
+        .backend()?;
+    let mut out = Vec::new();
+    for (ns, parent, tag, checkpoint, metadata) in heads {
+        let Some(metadata) = metadata else { continue };
+        let metadata = stategraph_checkpoint::CheckpointMetadata::from_value(
+            crate::json::from_json(&metadata)?,
+        )?;
+        let Some(Value::Map(counters)) = metadata.extra.get("counters_since_delta_snapshot") else {
+            continue;
+        };
+        let decode = |tag: Option<String>, data: &[u8]| -> Result<Checkpoint> {
+            let tag = tag.ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
+            Checkpoint::from_value(serde.loads_typed(&tag, data)?)
+        };
+        let head = decode(tag, &checkpoint)?;
+        let mut active: Vec<String> = counters
+            .keys()
+            .filter_map(|k| k.as_str())
+            .filter(|k| {
+                head.channel_versions.contains_key(*k) && !head.channel_values.contains_key(*k)
+            })
+            .map(str::to_owned)
+            .collect();
+        let mut cursor = parent;
+        while let Some(id) = cursor.filter(|p| !p.is_empty()) {
+            if active.is_empty() || out.contains(&(ns.clone(), id.clone())) {
+                break;
+            }
+            let row = parent_of
+                .query_row(rusqlite::params![thread, ns, id], |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        bytes(r.get_ref(2)?).unwrap_or_default(),
+                    ))
+                })
+                .optional()
+                .backend()?;
+            let Some((next, tag, data)) = row else { break };
+            let cp = decode(tag, &data)?;
+            active.retain(|c| !cp.channel_values.contains_key(c));
+            out.push((ns.clone(), id));
+            cursor = next;
+        }
+    }
+    Ok(out)
+}
