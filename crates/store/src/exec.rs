@@ -1,4 +1,5 @@
-//! The pure parts of executing a batch, shared by every backend: embedding what a batch
+//! The pure parts of executing a batch, shared by every backend (public for backend crates
+//! such as `stategraph-store-postgres`): embedding what a batch
 //! needs (before any lock or transaction is taken), ranking search candidates, and shaping
 //! namespace listings. Backends only fetch and write rows.
 
@@ -11,15 +12,15 @@ use std::collections::HashMap;
 
 /// Vectors computed for a batch, by op position.
 #[derive(Debug, Default)]
-pub(crate) struct Embedded {
+pub struct Embedded {
     /// For each put with a value: `(field name, vector)` pairs to store.
-    pub(crate) puts: HashMap<usize, Vec<(String, Vec<f32>)>>,
+    pub puts: HashMap<usize, Vec<(String, Vec<f32>)>>,
     /// For each search with a query: the query vector.
-    pub(crate) queries: HashMap<usize, Vec<f32>>,
+    pub queries: HashMap<usize, Vec<f32>>,
 }
 
 /// The paths a put embeds, or none.
-pub(crate) fn put_paths<'a>(op: &'a PutOp, index: &'a IndexConfig) -> Option<&'a [String]> {
+pub fn put_paths<'a>(op: &'a PutOp, index: &'a IndexConfig) -> Option<&'a [String]> {
     match (&op.value, &op.index) {
         (None, _) | (_, IndexSpec::Disabled) => None,
         (Some(_), IndexSpec::Default) => Some(&index.fields),
@@ -28,7 +29,7 @@ pub(crate) fn put_paths<'a>(op: &'a PutOp, index: &'a IndexConfig) -> Option<&'a
 }
 
 /// Embeds every text a batch's puts index and every search query, in one call each.
-pub(crate) async fn embed_batch(index: Option<&IndexConfig>, ops: &[Op]) -> Result<Embedded> {
+pub async fn embed_batch(index: Option<&IndexConfig>, ops: &[Op]) -> Result<Embedded> {
     let mut out = Embedded::default();
     let Some(index) = index else {
         return Ok(out);
@@ -64,7 +65,7 @@ pub(crate) async fn embed_batch(index: Option<&IndexConfig>, ops: &[Op]) -> Resu
 /// vector, by the best cosine over each item's vectors (ties keep the natural order), the
 /// page `[offset, offset+limit)` of the scored items, then unscored items filling up to
 /// `limit` (as LangGraph's `InMemoryStore`); without one, the natural order's page.
-pub(crate) fn rank(
+pub fn rank(
     candidates: Vec<(Item, Vec<Vec<f32>>)>,
     query: Option<&[f32]>,
     offset: usize,
@@ -113,7 +114,7 @@ pub(crate) fn rank(
 
 /// Applies a listing's conditions, depth, order (label by label), dedup and page to the
 /// namespaces that hold items.
-pub(crate) fn list_namespaces(
+pub fn list_namespaces(
     all: impl IntoIterator<Item = Namespace>,
     op: &ListNamespacesOp,
 ) -> Vec<Namespace> {
@@ -134,4 +135,9 @@ pub(crate) fn list_namespaces(
     out.sort();
     out.dedup();
     out.into_iter().skip(op.offset).take(op.limit).collect()
+}
+
+/// Validates every op of a batch (before any runs): namespaces, filters, TTLs.
+pub fn validate_all(ops: &[Op]) -> Result<()> {
+    ops.iter().try_for_each(Op::validate)
 }

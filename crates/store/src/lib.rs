@@ -53,7 +53,7 @@
 pub mod conformance;
 pub mod embed;
 mod error;
-mod exec;
+pub mod exec;
 pub mod filter;
 mod item;
 mod memory;

@@ -242,7 +242,7 @@ fn prefix_condition(prefix: &Namespace) -> Option<(String, String)> {
 }
 
 fn decode_vector(blob: &[u8]) -> Option<Vec<f32>> {
-    if blob.len() % 4 != 0 {
+    if !blob.len().is_multiple_of(4) {
         return None;
     }
     Some(

@@ -116,7 +116,4 @@ fn mismatch() -> StoreError {
     StoreError::Backend("the store returned results that do not match its ops".into())
 }
 
-/// Validates every op of a batch (before any runs).
-pub(crate) fn validate_all(ops: &[Op]) -> Result<()> {
-    ops.iter().try_for_each(Op::validate)
-}
+pub(crate) use crate::exec::validate_all;
