@@ -2,8 +2,8 @@
 //! 3.1.2's `SqliteStore`, so one file serves a Python and a Rust agent at once.
 //!
 //! * `store(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)`: `prefix`
-//!   is the namespace joined by `.`, `value` the compact JSON text of the object (as
-//!   `orjson.dumps` writes it), `created_at`/`updated_at` SQLite's `CURRENT_TIMESTAMP`,
+//!   is the namespace joined by `.`, `value` the compact JSON of the object as a BLOB (the
+//!   bytes `orjson.dumps` returns, which Python binds as they are), `created_at`/`updated_at` SQLite's `CURRENT_TIMESTAMP`,
 //!   `expires_at` the text Python's sqlite3 writes for an aware datetime
 //!   (`YYYY-MM-DD HH:MM:SS.ffffff+00:00`), refreshed on read with Python's own SQL.
 //!   Migrations are tracked in `store_migrations(v)`, five of them, applied in the same order.
@@ -172,7 +172,7 @@ fn migrate(conn: &Connection, table: &str, migrations: &[&str]) -> Result<()> {
 struct Row {
     prefix: String,
     key: String,
-    value: String,
+    value: Vec<u8>,
     created_at: String,
     updated_at: String,
     expires_at: Option<String>,
@@ -199,7 +199,7 @@ impl Row {
     }
 
     fn into_item(self) -> Result<Item> {
-        let value: Document = match serde_json::from_str(&self.value) {
+        let value: Document = match serde_json::from_slice(&self.value) {
             Ok(serde_json::Value::Object(m)) => m,
             Ok(_) => return Err(self.corrupt("value is not a JSON object".into())),
             Err(e) => return Err(self.corrupt(format!("value is not JSON: {e}"))),
@@ -220,7 +220,17 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
         prefix: r.get(0)?,
         key: r.get(1)?,
-        value: r.get(2)?,
+        value: match r.get_ref(2)? {
+            // Python binds `orjson.dumps(...)` bytes (a BLOB); text is read too.
+            rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b.to_vec(),
+            other => {
+                return Err(rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    other.data_type(),
+                    "value is neither JSON text nor bytes".into(),
+                ))
+            }
+        },
         created_at: r.get(3)?,
         updated_at: r.get(4)?,
         expires_at: r.get(5)?,
@@ -298,7 +308,8 @@ fn run_batch(
                             .execute(params![prefix, op.key])?;
                     }
                     Some(value) => {
-                        let text = serde_json::to_string(&value)
+                        // Bytes, as Python binds `orjson.dumps(value)`: a BLOB of compact JSON.
+                        let text = serde_json::to_vec(&value)
                             .map_err(|e| StoreError::Backend(e.to_string()))?;
                         let expires = op.ttl.map(|t| now.plus_minutes(t).to_sqlite_micros());
                         tx.prepare_cached(
