@@ -30,7 +30,7 @@ async fn python_and_rust_share_a_sqlite_store() {
     common::peer(&python, "sqlite", target, "write");
 
     let from_python = common::peer(&python, "sqlite", target, "read");
-    let from_rust = common::rust_answers(&store).await;
+    let from_rust = common::rust_answers(&store, "sqlite").await;
     common::assert_same(&from_python, &from_rust);
     assert_eq!(
         from_rust["get/py/docs/p1"]["value"]["nested"]["tags"],

@@ -64,7 +64,11 @@ def main():
             out["get/" + "/".join(ns) + "/" + key] = None if item is None else {
                 "value": item.value, "updated_at": item.updated_at.isoformat()}
         out["filter/n>=2"] = sorted(i.key for i in store.search((), filter={"n": {"$gte": 2}}, limit=100))
-        out["filter/nested"] = sorted(i.key for i in store.search((), filter={"nested.ok": True}))
+        # Python's SQLite reads "a.b" as a JSON path; its Postgres reads it as a literal key
+        # and (like SQLite) takes any nested object for operators: no nested filter there.
+        if kind == "sqlite":
+            nested = {"nested.ok": True}
+            out["filter/nested"] = sorted(i.key for i in store.search((), filter=nested))
         out["filter/eq"] = sorted(i.key for i in store.search((), filter={"n": 1}))
         if kind == "sqlite":
             import struct
