@@ -111,6 +111,11 @@ impl<S: State> CompiledGraph<S> {
         self.options.checkpointer.as_ref()
     }
 
+    /// The long-term store given at compile time, if any.
+    pub fn store(&self) -> Option<&Arc<dyn stategraph_store::BaseStore>> {
+        self.options.store.as_ref()
+    }
+
     /// The Pregel form of the graph (channels, nodes, triggers).
     pub fn pregel(&self) -> &PregelGraph {
         &self.graph
@@ -138,6 +143,7 @@ impl<S: State> CompiledGraph<S> {
             resuming: None,
             null_resume: None,
             cache: self.options.cache.clone(),
+            store: self.options.store.clone(),
         }
     }
 

@@ -72,6 +72,8 @@ pub struct LoopParams {
     pub null_resume: Option<Arc<parking_lot::Mutex<Option<Value>>>>,
     /// Where nodes with a cache policy keep their writes.
     pub cache: Option<Arc<dyn super::cache::NodeCache>>,
+    /// The long-term store nodes reach through their context.
+    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
 }
 
 /// The state of one run.
@@ -856,6 +858,7 @@ impl Loop {
         map.insert(self.p.ns.clone(), self.checkpoint.id.clone());
         crate::graph::node::RunScope {
             saver: self.p.saver.clone(),
+            store: self.p.store.clone(),
             sources: self.p.sources.clone(),
             config: self.p.config.clone(),
             checkpoint_map: map,
