@@ -9,7 +9,8 @@
 //!   exact microseconds since the epoch.
 //! * TTL as Python writes it: `expires_at = NOW() + '<ttl*60> seconds'`, `ttl_minutes` an
 //!   `int` (so a fractional TTL is refreshed as a whole number of minutes, as in Python),
-//!   refreshed on read with `NOW() + ttl_minutes minutes`. Expired rows are never returned.
+//!   refreshed on read with `NOW() + ttl_minutes minutes` (when the store has a TTL config
+//!   with `refresh_on_read`, as in Python). Expired rows are never returned.
 //! * Filters are evaluated in Rust on the decoded values (`stategraph_store::filter`);
 //!   SQL only selects by namespace (bound parameters, `LIKE` metacharacters escaped) and
 //!   expiry.
@@ -20,13 +21,14 @@
 //! `query` is ignored (results come unscored, in `updated_at` order).
 
 use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use stategraph_store::exec::{list_namespaces, rank, validate_all};
 use stategraph_store::{
     filter, BaseStore, Document, Item, Namespace, Op, OpResult, Result, StoreError, Timestamp,
     TtlConfig,
 };
-use tokio_postgres::{NoTls, Transaction};
+use tokio_postgres::NoTls;
 
 /// The migrations of LangGraph's `PostgresStore`, in order (`store_migrations.v` = index).
 pub const MIGRATIONS: [&str; 4] = [
@@ -189,7 +191,11 @@ fn like_prefix(prefix: &Namespace) -> (String, String) {
     (text, format!("{escaped}.%"))
 }
 
-async fn run(tx: &Transaction<'_>, ops: Vec<Op>, refresh_on_read: bool) -> Result<Vec<OpResult>> {
+async fn run<C: GenericClient + Sync>(
+    tx: &C,
+    ops: Vec<Op>,
+    refresh_on_read: bool,
+) -> Result<Vec<OpResult>> {
     let db = |e: tokio_postgres::Error| backend("query", e);
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
@@ -307,7 +313,7 @@ async fn run(tx: &Transaction<'_>, ops: Vec<Op>, refresh_on_read: bool) -> Resul
 impl BaseStore for PostgresStore {
     async fn batch(&self, ops: Vec<Op>) -> Result<Vec<OpResult>> {
         validate_all(&ops)?;
-        let refresh = self.ttl.as_ref().is_none_or(|c| c.refresh_on_read);
+        let refresh = self.ttl.as_ref().is_some_and(|c| c.refresh_on_read);
         let mut client = self.pool.get().await.map_err(|e| backend("connect", e))?;
         let tx = client
             .transaction()

@@ -64,7 +64,7 @@ impl InMemoryStore {
     }
 
     fn refresh_on_read(&self, asked: bool) -> bool {
-        asked && self.ttl.as_ref().is_none_or(|c| c.refresh_on_read)
+        asked && self.ttl.as_ref().is_some_and(|c| c.refresh_on_read)
     }
 }
 

@@ -423,7 +423,7 @@ impl BaseStore for SqliteStore {
         validate_all(&ops)?;
         let embedded = embed_batch(self.index.as_ref(), &ops).await?;
         let vectors_table = self.index.is_some();
-        let refresh = self.ttl.as_ref().is_none_or(|c| c.refresh_on_read);
+        let refresh = self.ttl.as_ref().is_some_and(|c| c.refresh_on_read);
         self.blocking(move |conn| {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let results = run_batch(&tx, ops, embedded, vectors_table, refresh)?;
