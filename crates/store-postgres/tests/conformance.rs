@@ -94,7 +94,7 @@ stategraph_store::store_conformance!(@tests
     };
     put_get_roundtrip, put_overwrites, delete_removes, namespace_rules,
     search_by_prefix, search_filters, search_pagination, list_namespaces,
-    batch_in_order, invalid_batch_changes_nothing, ttl_expires,
+    batch_in_order, invalid_batch_changes_nothing, ttl_expires, sweeper_reclaims,
     hostile_filters, hostile_namespaces, concurrent_writers);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

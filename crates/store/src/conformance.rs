@@ -48,6 +48,7 @@ macro_rules! store_conformance {
             put_get_roundtrip, put_overwrites, delete_removes, namespace_rules,
             search_by_prefix, search_filters, search_pagination, list_namespaces,
             batch_in_order, invalid_batch_changes_nothing, ttl_expires, ttl_refresh_on_read,
+            sweeper_reclaims,
             vector_ranking, hostile_filters, hostile_namespaces, concurrent_writers);
     };
     (@tests $make:expr; $($name:ident),*) => {
@@ -675,6 +676,27 @@ pub async fn ttl_expires(make: MakeStore<'_>) {
         .await
         .expect("get")
         .is_some());
+}
+
+/// The sweeper task deletes expired items on its own; dropping the store's last owner ends
+/// it.
+pub async fn sweeper_reclaims(make: MakeStore<'_>) {
+    let store = make(StoreConfig {
+        index: None,
+        ttl: Some(TtlConfig::default()),
+    })
+    .await;
+    store.put_op(ttl_put(&["s"], "a", Some(0.002))).await.expect("put");
+    store.put_op(ttl_put(&["s"], "b", Some(60.0))).await.expect("put");
+    let sweeper = crate::ttl::spawn_sweeper(Arc::clone(&store), Some(Duration::from_millis(100)));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(store.sweep_ttl().await.expect("sweep"), 0, "the sweeper already deleted it");
+    assert!(store.get(ns(&["s"]), "b").await.expect("get").is_some());
+    drop(store);
+    tokio::time::timeout(Duration::from_secs(5), sweeper)
+        .await
+        .expect("the sweeper stops when the store is gone")
+        .expect("sweeper task");
 }
 
 /// Reads refresh the expiry of what they return, unless asked not to.
