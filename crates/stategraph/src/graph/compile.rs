@@ -388,6 +388,7 @@ fn subgraph_runner(
                 null_resume: Some(ctx.inner.null_resume.clone()),
                 cache: sub_options.cache.clone(),
                 store: sub_options.store.clone().or_else(|| scope.store.clone()),
+                lease: scope.lease.clone(),
             };
             let run = async move {
                 Loop::start(params, RunInput::Values(input))

@@ -144,6 +144,7 @@ impl<S: State> CompiledGraph<S> {
             null_resume: None,
             cache: self.options.cache.clone(),
             store: self.options.store.clone(),
+            lease: None,
         }
     }
 
@@ -160,6 +161,17 @@ impl<S: State> CompiledGraph<S> {
         }
         let lp = Loop::start(self.params(config, sink), input).await?;
         lp.run().await
+    }
+
+    /// Waits until no run of `config`'s thread in this process (on this graph's saver) is
+    /// under way or still storing the saves of a cancelled run. A run or `update_state`
+    /// waits for this by itself; call it before handing a thread whose run was cancelled
+    /// to another process (or another saver instance), so that the other side starts from
+    /// everything the cancelled run stored. Returns at once without a saver or thread id.
+    pub async fn settle(&self, config: &RunConfig) {
+        if let (Some(saver), Some(thread_id)) = (&self.options.checkpointer, &config.thread_id) {
+            drop(crate::pregel::lease::acquire(saver, thread_id).await);
+        }
     }
 
     /// Runs the graph to the end (or to an interrupt) and returns the final state.
@@ -182,7 +194,8 @@ impl<S: State> CompiledGraph<S> {
     }
 
     /// Runs the graph, yielding events of the given modes as they happen. A failure of
-    /// the run is the stream's last item.
+    /// the run is the stream's last item. Dropping the stream cancels the run, as dropping
+    /// an `invoke` future does (see the README on what a cancelled run leaves).
     pub fn stream(
         &self,
         input: impl IntoInput,
@@ -198,12 +211,14 @@ impl<S: State> CompiledGraph<S> {
         let this = self.clone();
         let config = config.clone();
         let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
+        let cancel = AbortOnDrop(handle.abort_handle());
         let events =
             futures::stream::unfold(
                 rx,
                 |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
             );
         let tail = futures::stream::once(async move {
+            let _cancel = cancel;
             match handle.await {
                 Ok(Ok(_)) => None,
                 Ok(Err(e)) => Some(Err(e)),
@@ -215,5 +230,14 @@ impl<S: State> CompiledGraph<S> {
         })
         .filter_map(|x| async move { x });
         events.chain(tail).boxed()
+    }
+}
+
+/// Cancels a streamed run when its stream is dropped before the run ended.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

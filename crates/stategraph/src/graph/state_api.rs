@@ -283,7 +283,8 @@ impl<S: State> CompiledGraph<S> {
     /// Changes the state of a thread as if node `as_node` had returned `values`: the
     /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
     /// source `update` is saved. `as_node = None` infers the node as LangGraph does. Returns
-    /// the config of the new checkpoint.
+    /// the config of the new checkpoint. Waits while a run of the thread (in this process,
+    /// on this saver) is under way or a dropped one is still storing its saves.
     pub async fn update_state(
         &self,
         config: &crate::RunConfig,
@@ -293,6 +294,11 @@ impl<S: State> CompiledGraph<S> {
         let saver = self.saver()?.clone();
         let graph = self.graph.clone();
         let cfg = config.checkpoint_config("");
+        // Like a run: waits until the saves of a dropped run of the thread are stored.
+        let _lease = match &config.thread_id {
+            Some(thread_id) => Some(crate::pregel::lease::acquire(&saver, thread_id).await),
+            None => None,
+        };
         let saved = saver.get_tuple(&cfg).await?;
         let superseded = match (&saved, &config.checkpoint_id) {
             (Some(t), Some(_)) => superseded(saver.as_ref(), &cfg, &t.checkpoint.id).await?,

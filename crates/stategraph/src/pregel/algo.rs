@@ -473,3 +473,7 @@ pub fn should_interrupt<'t>(
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "algo_tests.rs"]
+mod tests;

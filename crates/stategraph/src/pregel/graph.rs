@@ -7,8 +7,9 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use stategraph_checkpoint::Value;
 
+use super::context::NodeContext;
+use super::node_error::NodeError;
 use crate::channels::Channel;
-use crate::graph::node::{NodeContext, NodeError};
 
 /// What a node reads as its input.
 #[derive(Clone, Debug)]
@@ -29,7 +30,7 @@ pub type NodeRunner = Arc<
 /// Runs a node's writers on an output: state updates, gotos, edges, conditional edges
 /// (what `update_state` runs for `as_node`).
 pub type WriterFn = Arc<
-    dyn Fn(crate::graph::node::NodeOutput, &NodeContext) -> Result<Vec<(String, Value)>, NodeError>
+    dyn Fn(super::node_output::NodeOutput, &NodeContext) -> Result<Vec<(String, Value)>, NodeError>
         + Send
         + Sync,
 >;

@@ -1,10 +1,13 @@
 //! The Pregel runtime: the pure step algorithm, the run loop with its I/O, task running.
 
 pub mod algo;
-pub(crate) mod background;
 pub mod cache;
+pub mod context;
 pub mod events;
 pub mod graph;
+pub mod lease;
+pub mod node_error;
+pub mod node_output;
 pub mod retry;
 pub mod run_loop;
 pub(crate) mod runner;
@@ -13,3 +16,4 @@ pub mod sources;
 pub mod status;
 pub mod stream;
 pub mod task;
+pub mod writer;

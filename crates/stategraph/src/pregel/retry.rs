@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::graph::node::{NodeError, NodeErrorKind};
+use super::node_error::{NodeError, NodeErrorKind};
 
 /// Decides whether a failure is worth another attempt.
 pub type RetryOn = Arc<dyn Fn(&NodeError) -> bool + Send + Sync>;

@@ -1,28 +1,30 @@
-//! The run loop: loads a checkpoint, applies input, runs super-steps, saves checkpoints
-//! and writes (spec §5). All saver I/O of a run happens here; the rules live in `algo`.
+//! The run loop: loads a checkpoint, applies input, runs super-steps and decides which
+//! checkpoints and writes to save (spec §5). The rules live in `algo`; the saving itself
+//! (durability modes, the background queue, what a cancelled run leaves) in `writer`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver, CheckpointSource, Map, Value, NULL_TASK_ID,
+    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+    CheckpointSource, Map, Value, NULL_TASK_ID,
 };
 
 use super::algo::{
     apply_writes, channels_from_checkpoint, create_checkpoint, prepare_next_tasks,
     should_interrupt, Channels, Task, TaskWrites,
 };
-use super::background::{Background, PutOp, SaveOp};
 use super::events;
 use super::graph::PregelGraph;
+use super::lease::{self, ThreadLease};
 use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
 use super::status::read_task_statuses;
 use super::stream::{StreamMode, StreamSink};
 use super::task::TaskPath;
-use crate::config::{Durability, RunConfig};
+use super::writer::{Writer, WriterStart};
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::types::{Command, Goto, Interrupt, Resume};
 
@@ -74,6 +76,9 @@ pub struct LoopParams {
     pub cache: Option<Arc<dyn super::cache::NodeCache>>,
     /// The long-term store nodes reach through their context.
     pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
+    /// For a subgraph: the root run's lease on the thread (`None` at the root, which
+    /// takes the lease itself).
+    pub lease: Option<Arc<ThreadLease>>,
 }
 
 /// The state of one run.
@@ -84,24 +89,14 @@ pub(crate) struct Loop {
     channels: Channels,
     step: i64,
     stop: i64,
-    pending_writes: Vec<(String, String, Value)>,
     updated_channels: Option<BTreeSet<String>>,
-    previous_versions: ChannelVersions,
-    /// Thread, ns and the id of the last checkpoint saved (the next put's parent).
-    checkpoint_config: CheckpointConfig,
-    prev_checkpoint_config: Option<CheckpointConfig>,
+    /// Saves what the loop decides to save; owns the pending writes.
+    writer: Writer,
     tasks: Vec<Task>,
     resume_map: Option<Vec<(String, Value)>>,
     is_replaying: bool,
     /// Propagated to subgraphs during the first step after a resume.
     resuming: bool,
-    /// The id of the checkpoint loaded at the start (durability `exit` saves only when the
-    /// run moved on from it).
-    loaded_id: String,
-    /// The background saver of durability `async`.
-    background: Option<Background>,
-    /// The next put starts a deliberate branch (a run addressed at an older checkpoint).
-    branching: bool,
 }
 
 impl Loop {
@@ -126,12 +121,18 @@ impl Loop {
         let mut base = p.config.checkpoint_config(&p.ns);
         base.configurable.shift_remove("checkpoint_ns");
         let addressed = p.config.checkpoint_id.is_some();
+        let mut lease = p.lease.clone();
         let saved = match &p.saver {
             Some(saver) => {
-                if p.config.thread_id.is_none() {
+                let Some(thread_id) = &p.config.thread_id else {
                     return Err(Error::InvalidGraph(
                         "a checkpointer requires a thread_id in the run config".into(),
                     ));
+                };
+                // One run of the thread at a time in this process; a dropped run's saves
+                // are all stored before the lease passes on.
+                if lease.is_none() && p.resuming.is_none() {
+                    lease = Some(Arc::new(lease::acquire(saver, thread_id).await));
                 }
                 saver.get_tuple(&base).await?
             }
@@ -178,32 +179,30 @@ impl Loop {
             .as_ref()
             .filter(|u| !u.is_empty())
             .map(|u| u.iter().cloned().collect());
-        let mut lp = Loop {
+        let writer = Writer::new(WriterStart {
+            saver: p.saver.clone(),
+            durability: p.config.durability,
+            pending_writes,
             previous_versions: checkpoint.channel_versions.clone(),
+            config: checkpoint_config,
+            prev_config: prev,
+            branching: addressed,
+            lease,
+        });
+        let mut lp = Loop {
             p,
             checkpoint,
             metadata,
             channels,
             step,
             stop,
-            pending_writes,
             updated_channels: None,
-            checkpoint_config,
-            prev_checkpoint_config: prev,
+            writer,
             tasks: Vec::new(),
             resume_map: None,
             is_replaying: false,
             resuming: false,
-            loaded_id: String::new(),
-            background: None,
-            branching: addressed,
         };
-        lp.loaded_id = lp.checkpoint.id.clone();
-        if lp.p.config.durability == Durability::Async {
-            if let Some(saver) = lp.p.saver.as_ref().filter(|s| !s.is_in_process()) {
-                lp.background = Background::start(saver.clone());
-            }
-        }
         lp.updated_channels = lp
             .first(input, addressed, superseded, saved_updated)
             .await?;
@@ -238,7 +237,7 @@ impl Loop {
         let is_time_traveling = addressed && !resumes_with_value;
         self.is_replaying = is_time_traveling || superseded;
         if is_time_traveling {
-            self.pending_writes.retain(|w| w.1 != "__resume__");
+            self.writer.retain_pending(|w| w.1 != "__resume__");
         }
         let forks = is_resuming
             && is_time_traveling
@@ -289,7 +288,8 @@ impl Loop {
         }
 
         let null_writes: Vec<(String, Value)> = self
-            .pending_writes
+            .writer
+            .pending_writes()
             .iter()
             .chain(carried.iter())
             .filter(|w| w.0 == NULL_TASK_ID)
@@ -329,7 +329,7 @@ impl Loop {
                 seen.insert(k, v);
             }
             if forks {
-                self.pending_writes.retain(|w| w.1 != "__interrupt__");
+                self.writer.retain_pending(|w| w.1 != "__interrupt__");
                 self.put_checkpoint(CheckpointSource::Fork).await?;
             }
             self.emit_values();
@@ -370,7 +370,8 @@ impl Loop {
 
     fn pending_interrupt_ids(&self) -> Vec<String> {
         let statuses = read_task_statuses(
-            self.pending_writes
+            self.writer
+                .pending_writes()
                 .iter()
                 .map(|(t, c, v)| (t.as_str(), c.as_str(), v)),
         );
@@ -408,7 +409,7 @@ impl Loop {
             if self.tasks.is_empty() {
                 return Ok(Vec::new());
             }
-            if !self.is_replaying && !self.pending_writes.is_empty() {
+            if !self.is_replaying && !self.writer.pending_writes().is_empty() {
                 self.reapply_finished_writes();
             }
             if !self.p.interrupt_before.is_empty() {
@@ -460,67 +461,22 @@ impl Loop {
     /// Waits for background saves (durability `async`), or saves the final checkpoint and
     /// the pending writes (durability `exit`).
     async fn exit(&mut self, persist: bool) -> Result<()> {
-        let background = self.background.take().map(|b| b.finish());
-        if let Some(done) = background {
-            done.await?;
-        }
-        let Some(saver) = self.p.saver.clone() else {
-            return Ok(());
-        };
-        if self.p.config.durability != Durability::Exit || !persist {
-            return Ok(());
-        }
-        // The final checkpoint, unless the run never moved past the one it loaded; then the
-        // pending writes of this run, on the final checkpoint.
-        let stored = if self.checkpoint.id == self.loaded_id {
-            let mut cfg = self.checkpoint_config.clone();
-            cfg.checkpoint_id = Some(self.checkpoint.id.clone());
-            cfg
-        } else {
-            let new_versions = self.new_versions();
-            saver
-                .put(
-                    &self.checkpoint_config,
-                    &self.checkpoint,
-                    &self.metadata,
-                    &new_versions,
-                )
-                .await?
-        };
-        let mut by_task: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
-        for (t, c, v) in &self.pending_writes {
-            if t != NULL_TASK_ID {
-                by_task
-                    .entry(t.clone())
-                    .or_default()
-                    .push((c.clone(), v.clone()));
-            }
-        }
-        for (task_id, writes) in by_task {
-            let path = self
-                .tasks
+        let tasks = &self.tasks;
+        let path_of = |task_id: &str| {
+            tasks
                 .iter()
                 .find(|t| t.id == task_id)
                 .map(|t| t.path.to_path_string())
-                .unwrap_or_default();
-            saver.put_writes(&stored, &writes, &task_id, &path).await?;
-        }
-        self.checkpoint_config = stored;
-        Ok(())
-    }
-
-    /// The versions that changed since the last checkpoint handed to the saver.
-    fn new_versions(&self) -> ChannelVersions {
-        super::algo::new_versions(&self.previous_versions, &self.checkpoint.channel_versions)
+                .unwrap_or_default()
+        };
+        self.writer
+            .finish(persist, &self.checkpoint.id, path_of)
+            .await
     }
 
     fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
         let values = self.read_output();
-        let checkpoint_config = self
-            .p
-            .saver
-            .as_ref()
-            .map(|_| self.checkpoint_config.clone());
+        let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
         RunOutcome {
             values,
             interrupts,
@@ -544,15 +500,15 @@ impl Loop {
         if self.p.saver.is_some() {
             if let Some(sink) = self.p.sink.clone() {
                 if sink.wants(StreamMode::Checkpoints) || sink.wants(StreamMode::Debug) {
-                    let mut cfg = self.checkpoint_config.clone();
+                    let mut cfg = self.writer.config().clone();
                     cfg.checkpoint_id = Some(self.checkpoint.id.clone());
                     let payload = events::checkpoint_payload(
                         &cfg,
-                        self.prev_checkpoint_config.as_ref(),
+                        self.writer.prev_config(),
                         self.read_output(),
                         &self.metadata,
                         &self.tasks,
-                        &self.pending_writes,
+                        self.writer.pending_writes(),
                         &self.p.graph.output_channels,
                     );
                     self.emit_with_debug(
@@ -662,7 +618,8 @@ impl Loop {
     /// Gives finished tasks back the output they recorded before a failure or interrupt.
     fn reapply_finished_writes(&mut self) {
         let statuses = read_task_statuses(
-            self.pending_writes
+            self.writer
+                .pending_writes()
                 .iter()
                 .map(|(t, c, v)| (t.as_str(), c.as_str(), v)),
         );
@@ -688,64 +645,21 @@ impl Loop {
     pub(crate) async fn put_writes(
         &mut self,
         task_id: &str,
-        mut writes: Vec<(String, Value)>,
+        writes: Vec<(String, Value)>,
     ) -> Result<()> {
         if writes.is_empty() {
             return Ok(());
         }
-        let special = |c: &str| {
-            stategraph_checkpoint::WRITES_IDX_MAP
-                .iter()
-                .any(|(s, _)| *s == c)
-        };
-        if writes.iter().all(|(c, _)| special(c)) {
-            let mut last: IndexMap<String, Value> = IndexMap::new();
-            for (c, v) in writes {
-                last.insert(c, v);
-            }
-            writes = last.into_iter().collect();
-        }
-        let to_save: Vec<(String, Value)> = if task_id == NULL_TASK_ID {
-            self.pending_writes
-                .retain(|w| w.0 != task_id || !special(&w.1));
-            writes.sort_by_key(|(c, _)| special(c));
-            self.pending_writes
-                .iter()
-                .filter(|w| w.0 == task_id)
-                .map(|w| (w.1.clone(), w.2.clone()))
-                .chain(writes.iter().cloned())
-                .collect()
-        } else {
-            self.pending_writes.retain(|w| w.0 != task_id);
-            writes.clone()
-        };
-        self.pending_writes.extend(
-            writes
-                .iter()
-                .map(|(c, v)| (task_id.to_owned(), c.clone(), v.clone())),
-        );
-        if self.p.config.durability != Durability::Exit {
-            if let Some(saver) = &self.p.saver {
-                let mut cfg = self.checkpoint_config.clone();
-                cfg.checkpoint_id = Some(self.checkpoint.id.clone());
-                let path = self
-                    .tasks
-                    .iter()
-                    .find(|t| t.id == task_id)
-                    .map(|t| t.path.to_path_string())
-                    .unwrap_or_default();
-                match &self.background {
-                    Some(bg) => bg.submit(SaveOp::Writes {
-                        config: cfg,
-                        writes: to_save,
-                        task_id: task_id.to_owned(),
-                        task_path: path,
-                    })?,
-                    None => saver.put_writes(&cfg, &to_save, task_id, &path).await?,
-                }
-            }
-        }
-        if let Some(t) = self.tasks.iter().find(|t| t.id == task_id).cloned() {
+        let task = self.tasks.iter().position(|t| t.id == task_id);
+        let path = task
+            .map(|i| self.tasks[i].path.to_path_string())
+            .unwrap_or_default();
+        let writes = self
+            .writer
+            .put_writes(&self.checkpoint.id, task_id, path, writes)
+            .await?;
+        if let Some(i) = task {
+            let t = self.tasks[i].clone();
             self.output_writes(&t, &writes, false);
         }
         Ok(())
@@ -782,7 +696,7 @@ impl Loop {
         if outputs_changed {
             self.emit_values();
         }
-        self.pending_writes.clear();
+        self.writer.clear_pending();
         self.is_replaying = false;
         self.put_checkpoint(CheckpointSource::Loop).await?;
         self.resuming = false;
@@ -801,62 +715,29 @@ impl Loop {
         let ts = self.p.sources.ts();
         let id = self.p.sources.ids().uuid6(self.step);
         let previous = std::mem::replace(&mut self.checkpoint, Checkpoint::empty("", ""));
-        self.checkpoint = create_checkpoint(
+        let next = Arc::new(create_checkpoint(
             previous,
             &self.channels,
             id,
             ts,
             self.updated_channels.as_ref(),
-        );
-        if let Some(saver) = &self.p.saver {
-            if self.p.config.durability != Durability::Exit {
-                self.prev_checkpoint_config = self
-                    .checkpoint_config
-                    .checkpoint_id
-                    .as_ref()
-                    .map(|_| self.checkpoint_config.clone());
-                let new_versions = self.new_versions();
-                self.previous_versions = self.checkpoint.channel_versions.clone();
-                if std::mem::take(&mut self.branching) {
-                    self.checkpoint_config.configurable.insert(
-                        stategraph_checkpoint::CONFIG_KEY_BRANCH.into(),
-                        Value::Bool(true),
-                    );
-                } else {
-                    self.checkpoint_config
-                        .configurable
-                        .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);
-                }
-                match &self.background {
-                    Some(bg) => bg.submit(SaveOp::Put(Box::new(PutOp {
-                        config: self.checkpoint_config.clone(),
-                        checkpoint: self.checkpoint.clone(),
-                        metadata: self.metadata.clone(),
-                        new_versions,
-                    })))?,
-                    None => {
-                        saver
-                            .put(
-                                &self.checkpoint_config,
-                                &self.checkpoint,
-                                &self.metadata,
-                                &new_versions,
-                            )
-                            .await?;
-                    }
-                }
-                self.checkpoint_config.checkpoint_id = Some(self.checkpoint.id.clone());
-            }
-        }
+        ));
+        let saved = self
+            .writer
+            .put_checkpoint(next.clone(), &self.metadata)
+            .await;
+        self.checkpoint = without_values(next);
+        saved?;
         self.step += 1;
         Ok(())
     }
 
     /// What this step's tasks pass on to subgraphs.
-    pub(crate) fn run_scope(&self) -> crate::graph::node::RunScope {
+    pub(crate) fn run_scope(&self) -> super::context::RunScope {
         let mut map = self.checkpoint_map();
         map.insert(self.p.ns.clone(), self.checkpoint.id.clone());
-        crate::graph::node::RunScope {
+        super::context::RunScope {
+            lease: self.writer.lease().cloned(),
             saver: self.p.saver.clone(),
             store: self.p.store.clone(),
             sources: self.p.sources.clone(),
@@ -895,11 +776,33 @@ impl Loop {
     }
 
     pub(crate) fn pending_writes(&self) -> &[(String, String, Value)] {
-        &self.pending_writes
+        self.writer.pending_writes()
     }
 
     pub(crate) fn resume_map(&self) -> Option<&[(String, Value)]> {
         self.resume_map.as_deref()
+    }
+}
+
+/// The run's working copy of a checkpoint handed to the writer: its versions, without the
+/// values (the live channels hold those). No copy when the writer is done with it.
+fn without_values(checkpoint: Arc<Checkpoint>) -> Checkpoint {
+    match Arc::try_unwrap(checkpoint) {
+        Ok(mut c) => {
+            c.channel_values = IndexMap::new();
+            c
+        }
+        Err(c) => Checkpoint {
+            v: c.v,
+            ts: c.ts.clone(),
+            id: c.id.clone(),
+            channel_values: IndexMap::new(),
+            channel_versions: c.channel_versions.clone(),
+            versions_seen: c.versions_seen.clone(),
+            updated_channels: c.updated_channels.clone(),
+            pending_sends: c.pending_sends.clone(),
+            extra: c.extra.clone(),
+        },
     }
 }
 

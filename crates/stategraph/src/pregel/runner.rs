@@ -12,12 +12,13 @@ use stategraph_checkpoint::{Value, NULL_TASK_ID};
 
 use super::algo::Channels;
 use super::cache::CacheKey;
+use super::context::{NodeContext, RunScope, Scratchpad, TaskScope};
+use super::node_error::{NodeError, NodeErrorKind};
 use super::retry::RetryPolicy;
 use super::run_loop::Loop;
 use super::status::CONTROL_WRITES;
 use super::task::interrupt_id;
 use crate::error::{Error, Result};
-use crate::graph::node::{NodeContext, NodeError, NodeErrorKind, RunScope, Scratchpad, TaskScope};
 use crate::types::Interrupt;
 
 /// What happened in a step.
