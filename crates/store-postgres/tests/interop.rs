@@ -12,6 +12,32 @@ fn admin_url() -> String {
         .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// Drops the test database even when an assertion fails.
+struct DropDb(String);
+
+impl Drop for DropDb {
+    fn drop(&mut self) {
+        let db = self.0.clone();
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                if let Ok((c, conn)) =
+                    tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await
+                {
+                    tokio::spawn(conn);
+                    let _ = c
+                        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_and_rust_share_a_postgres_store() {
     let Some(python) = common::python() else {
@@ -26,6 +52,7 @@ async fn python_and_rust_share_a_postgres_store() {
         .batch_execute(&format!("CREATE DATABASE \"{db}\""))
         .await
         .expect("create database");
+    let _cleanup = DropDb(db.clone());
     let url = {
         let base = admin_url();
         let (head, _) = base.rsplit_once('/').expect("url with a database");
@@ -52,10 +79,4 @@ async fn python_and_rust_share_a_postgres_store() {
         .await
         .expect("get")
         .is_some());
-
-    drop(store);
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
-        .await
-        .expect("drop database");
 }

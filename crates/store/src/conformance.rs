@@ -686,11 +686,21 @@ pub async fn sweeper_reclaims(make: MakeStore<'_>) {
         ttl: Some(TtlConfig::default()),
     })
     .await;
-    store.put_op(ttl_put(&["s"], "a", Some(0.002))).await.expect("put");
-    store.put_op(ttl_put(&["s"], "b", Some(60.0))).await.expect("put");
+    store
+        .put_op(ttl_put(&["s"], "a", Some(0.002)))
+        .await
+        .expect("put");
+    store
+        .put_op(ttl_put(&["s"], "b", Some(60.0)))
+        .await
+        .expect("put");
     let sweeper = crate::ttl::spawn_sweeper(Arc::clone(&store), Some(Duration::from_millis(100)));
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(store.sweep_ttl().await.expect("sweep"), 0, "the sweeper already deleted it");
+    assert_eq!(
+        store.sweep_ttl().await.expect("sweep"),
+        0,
+        "the sweeper already deleted it"
+    );
     assert!(store.get(ns(&["s"]), "b").await.expect("get").is_some());
     drop(store);
     tokio::time::timeout(Duration::from_secs(5), sweeper)
