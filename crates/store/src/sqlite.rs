@@ -30,6 +30,7 @@ use crate::time::Timestamp;
 use crate::ttl::TtlConfig;
 use async_trait::async_trait;
 use parking_lot::Mutex;
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::collections::HashMap;
 use std::path::Path;
@@ -251,6 +252,57 @@ fn prefix_condition(prefix: &Namespace) -> Option<(String, String)> {
     Some((text, format!("{escaped}.*")))
 }
 
+/// SQL conditions that keep every row `filter` matches and drop most others, so SQLite skips
+/// rows without decoding them in Rust (which still applies the exact filter afterwards).
+/// Only the simple cases: a top-level key without `.` or `"`, compared with a string or a
+/// number by equality or `$eq $gt $gte $lt $lte`. The JSON path and the operand are bound
+/// parameters; the only SQL text is chosen here from a fixed set.
+fn prefilter(filter: &serde_json::Value, conds: &mut Vec<String>, args: &mut Vec<SqlValue>) {
+    use serde_json::Value;
+    let Value::Object(f) = filter else { return };
+    let operand = |v: &Value| match v {
+        Value::String(s) => Some(SqlValue::Text(s.clone())),
+        // Beyond 2^53 a float parameter could miss an exact integer: leave those to Rust.
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|x| x.is_finite() && x.abs() < 9.0e15)
+            .map(SqlValue::Real),
+        _ => None,
+    };
+    for (key, cond) in f {
+        if key.is_empty() || key.contains(['.', '"', '\\']) {
+            continue;
+        }
+        let path = format!("$.\"{key}\"");
+        let mut push = |sql_op: &str, v: &Value| {
+            if let Some(x) = operand(v) {
+                args.push(SqlValue::Text(path.clone()));
+                let p = args.len();
+                args.push(x);
+                conds.push(format!(
+                    "json_extract(CAST(value AS TEXT), ?{p}) {sql_op} ?{}",
+                    p + 1
+                ));
+            }
+        };
+        match cond {
+            Value::Object(ops) if ops.keys().any(|k| k.starts_with('$')) => {
+                for (op, v) in ops {
+                    match op.as_str() {
+                        "$eq" => push("=", v),
+                        "$gt" => push(">", v),
+                        "$gte" => push(">=", v),
+                        "$lt" => push("<", v),
+                        "$lte" => push("<=", v),
+                        _ => {}
+                    }
+                }
+            }
+            scalar => push("=", scalar),
+        }
+    }
+}
+
 fn decode_vector(blob: &[u8]) -> Option<Vec<f32>> {
     if !blob.len().is_multiple_of(4) {
         return None;
@@ -357,10 +409,24 @@ fn run_batch(
                 };
                 let mut candidates = Vec::new();
                 {
+                    let mut sql_args: Vec<SqlValue> =
+                        args.iter().cloned().map(SqlValue::Text).collect();
+                    let mut conds: Vec<String> = Vec::new();
+                    if !where_sql.is_empty() {
+                        conds.push("(prefix = ?1 OR prefix GLOB ?2)".into());
+                    }
+                    if let Some(f) = &op.filter {
+                        prefilter(f, &mut conds, &mut sql_args);
+                    }
+                    let where_all = if conds.is_empty() {
+                        String::new()
+                    } else {
+                        format!("WHERE {}", conds.join(" AND "))
+                    };
                     let mut stmt = tx.prepare_cached(&format!(
-                        "SELECT {ROW_COLUMNS} FROM store {where_sql} ORDER BY updated_at DESC, rowid DESC"
+                        "SELECT {ROW_COLUMNS} FROM store {where_all} ORDER BY updated_at DESC, rowid DESC"
                     ))?;
-                    let mut rows = stmt.query(rusqlite::params_from_iter(&args))?;
+                    let mut rows = stmt.query(rusqlite::params_from_iter(&sql_args))?;
                     while let Some(r) = rows.next()? {
                         if candidates.len() >= stop {
                             break;
