@@ -17,7 +17,7 @@
 //!
 //! **Not done:** semantic search. LangGraph keeps vectors in a pgvector `vector(dims)`
 //! column, and the machine's Debian has no pgvector package, so the vector tables cannot
-//! be created or tested here; [`PostgresStore::with_index`] does not exist yet and a search
+//! be created or tested here; `PostgresStore` has no `with_index` yet and a search
 //! `query` is ignored (results come unscored, in `updated_at` order).
 
 use async_trait::async_trait;
