@@ -23,7 +23,7 @@
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use stategraph_store::exec::{list_namespaces, rank, validate_all};
+use stategraph_store::exec::{list_namespaces, rank, to_search_items, validate_all};
 use stategraph_store::{
     filter, BaseStore, Document, Item, Namespace, Op, OpResult, Result, StoreError, Timestamp,
     TtlConfig,
@@ -346,9 +346,9 @@ async fn run<C: GenericClient + Sync>(
                     {
                         continue;
                     }
-                    candidates.push((item, Vec::new()));
+                    candidates.push((item, None));
                 }
-                let found = rank(candidates, None, op.offset, op.limit);
+                let found = to_search_items(rank(candidates, false, op.offset, op.limit));
                 if op.refresh_ttl && refresh_on_read {
                     for hit in &found {
                         tx.execute(REFRESH, &[&hit.namespace.to_text(), &hit.key])

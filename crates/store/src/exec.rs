@@ -61,55 +61,59 @@ pub async fn embed_batch(index: Option<&IndexConfig>, ops: &[Op]) -> Result<Embe
     Ok(out)
 }
 
-/// Ranks filtered candidates (in the backend's natural order) for a search: with a query
-/// vector, by the best cosine over each item's vectors (ties keep the natural order), the
-/// page `[offset, offset+limit)` of the scored items, then unscored items filling up to
-/// `limit` (as LangGraph's `InMemoryStore`); without one, the natural order's page.
-pub fn rank(
-    candidates: Vec<(Item, Vec<Vec<f32>>)>,
-    query: Option<&[f32]>,
+/// The best cosine similarity of a query to an item's vectors (`None` without vectors).
+pub fn best_score<'a>(query: &[f32], vectors: impl IntoIterator<Item = &'a [f32]>) -> Option<f64> {
+    vectors
+        .into_iter()
+        .map(|v| cosine(query, v))
+        .fold(None, |best, s| Some(best.map_or(s, |b: f64| b.max(s))))
+}
+
+/// Ranks filtered candidates (in the backend's natural order), each with its best score
+/// (see [`best_score`]): with `by_score`, the page `[offset, offset+limit)` of the scored
+/// candidates by descending score (ties keep the natural order), then unscored candidates
+/// filling up to `limit` (as LangGraph's `InMemoryStore`); without, the natural order's
+/// page. Generic so a backend can rank references and clone only the page.
+pub fn rank<T>(
+    candidates: Vec<(T, Option<f64>)>,
+    by_score: bool,
     offset: usize,
     limit: usize,
-) -> Vec<SearchItem> {
-    let Some(q) = query else {
+) -> Vec<(T, Option<f64>)> {
+    if !by_score {
         return candidates
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|(item, _)| SearchItem { item, score: None })
+            .map(|(c, _)| (c, None))
             .collect();
-    };
+    }
     let mut scored = Vec::new();
     let mut unscored = Vec::new();
-    for (item, vectors) in candidates {
-        if vectors.is_empty() {
-            unscored.push(item);
-        } else {
-            let best = vectors
-                .iter()
-                .map(|v| cosine(q, v))
-                .fold(f64::NEG_INFINITY, f64::max);
-            scored.push((best, item));
+    for (c, s) in candidates {
+        match s {
+            Some(s) => scored.push((c, s)),
+            None => unscored.push(c),
         }
     }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut out: Vec<SearchItem> = scored
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut out: Vec<(T, Option<f64>)> = scored
         .into_iter()
         .skip(offset)
         .take(limit)
-        .map(|(s, item)| SearchItem {
-            item,
-            score: Some(s),
-        })
+        .map(|(c, s)| (c, Some(s)))
         .collect();
     let room = limit.saturating_sub(out.len());
-    out.extend(
-        unscored
-            .into_iter()
-            .take(room)
-            .map(|item| SearchItem { item, score: None }),
-    );
+    out.extend(unscored.into_iter().take(room).map(|c| (c, None)));
     out
+}
+
+/// Turns ranked items into search results.
+pub fn to_search_items(ranked: Vec<(Item, Option<f64>)>) -> Vec<SearchItem> {
+    ranked
+        .into_iter()
+        .map(|(item, score)| SearchItem { item, score })
+        .collect()
 }
 
 /// Applies a listing's conditions, depth, order (label by label), dedup and page to the

@@ -3,9 +3,9 @@
 
 use crate::embed::IndexConfig;
 use crate::error::Result;
-use crate::exec::{embed_batch, list_namespaces, rank};
+use crate::exec::{best_score, embed_batch, list_namespaces, rank};
 use crate::filter;
-use crate::item::Item;
+use crate::item::{Item, SearchItem};
 use crate::namespace::Namespace;
 use crate::op::{Expiry, Op, OpResult};
 use crate::store::{validate_all, BaseStore};
@@ -124,7 +124,8 @@ impl BaseStore for InMemoryStore {
                 Op::Search(op) => {
                     let refresh = self.refresh_on_read(op.refresh_ttl);
                     let query = embedded.queries.get(&i).map(Vec::as_slice);
-                    let mut candidates = Vec::new();
+                    // Rank references; clone only the page.
+                    let mut candidates: Vec<(&Entry, Option<f64>)> = Vec::new();
                     for (ns, keys) in data.iter() {
                         if !ns.starts_with(&op.namespace_prefix) {
                             continue;
@@ -137,15 +138,20 @@ impl BaseStore for InMemoryStore {
                             {
                                 continue;
                             }
-                            let vectors = if query.is_some() {
-                                entry.vectors.iter().map(|(_, v)| v.clone()).collect()
-                            } else {
-                                Vec::new()
-                            };
-                            candidates.push((entry.item.clone(), vectors));
+                            let score = query.and_then(|q| {
+                                best_score(q, entry.vectors.iter().map(|(_, v)| v.as_slice()))
+                            });
+                            candidates.push((entry, score));
                         }
                     }
-                    let found = rank(candidates, query, op.offset, op.limit);
+                    let found: Vec<SearchItem> =
+                        rank(candidates, query.is_some(), op.offset, op.limit)
+                            .into_iter()
+                            .map(|(e, score)| SearchItem {
+                                item: e.item.clone(),
+                                score,
+                            })
+                            .collect();
                     if refresh {
                         for hit in &found {
                             if let Some(e) = data

@@ -20,7 +20,7 @@
 
 use crate::embed::IndexConfig;
 use crate::error::{Result, StoreError};
-use crate::exec::{embed_batch, list_namespaces, rank, Embedded};
+use crate::exec::{best_score, embed_batch, list_namespaces, rank, to_search_items, Embedded};
 use crate::filter;
 use crate::item::{Document, Item};
 use crate::namespace::Namespace;
@@ -446,10 +446,11 @@ fn run_batch(
                         {
                             continue;
                         }
-                        candidates.push((item, vs));
+                        let score = query.and_then(|q| best_score(q, vs.iter().map(Vec::as_slice)));
+                        candidates.push((item, score));
                     }
                 }
-                let found = rank(candidates, query, op.offset, op.limit);
+                let found = to_search_items(rank(candidates, query.is_some(), op.offset, op.limit));
                 if op.refresh_ttl && refresh_on_read {
                     let mut stmt = tx.prepare_cached(REFRESH_SQL)?;
                     for hit in &found {
