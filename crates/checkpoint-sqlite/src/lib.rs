@@ -75,9 +75,12 @@ mod maintenance;
 mod pool;
 mod query;
 mod read;
+pub mod read_only;
 mod saver;
 mod schema;
 mod write;
 
+/// The SQLite driver, for callers of [`read_only::connect`].
+pub use rusqlite;
 pub use saver::SqliteSaver;
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};

@@ -66,6 +66,15 @@ impl Pool {
         })
     }
 
+    /// A read-only pool over one connection opened by [`crate::read_only::connect`]: reads
+    /// share it, and any write fails (SQLite refuses it).
+    pub(crate) fn read_only(conn: Connection) -> Pool {
+        Pool {
+            writer: Mutex::new(conn),
+            readers: None,
+        }
+    }
+
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer, committing if it
     /// succeeds and rolling back if it fails.
     pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {

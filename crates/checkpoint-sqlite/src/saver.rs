@@ -52,7 +52,7 @@ impl SqliteSaver {
     }
 
     #[allow(clippy::default_constructed_unit_structs)] // the serializer may grow options
-    fn with_pool(pool: Pool) -> SqliteSaver {
+    pub(crate) fn with_pool(pool: Pool) -> SqliteSaver {
         SqliteSaver {
             pool: Arc::new(pool),
             serde: Arc::new(JsonPlusSerializer::default()),

@@ -1,0 +1,11 @@
+//! One module per command.
+
+pub mod copy;
+pub mod diff;
+pub mod dump;
+pub mod history;
+pub mod maintain;
+pub mod show;
+pub mod stats;
+pub mod threads;
+pub mod verify;

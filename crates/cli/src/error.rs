@@ -1,0 +1,26 @@
+//! The one error type of the command.
+
+/// Why a command failed. Every variant prints as one clear sentence; the process exits
+/// with a non-zero code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The saver or the serializer failed (decoding, the database, the connection).
+    #[error("{0}")]
+    Checkpoint(#[from] stategraph_checkpoint::Error),
+    /// A thread or checkpoint that the command names does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The command was asked something it refuses to do (e.g. overwrite a thread).
+    #[error("{0}")]
+    Refused(String),
+    /// Writing the output failed.
+    #[error("output: {0}")]
+    Io(#[from] std::io::Error),
+    /// The database (a Postgres server) answered with an error.
+    #[error("database: {0}")]
+    Database(String),
+}
+
+/// The command's result type.
+pub type Result<T, E = CliError> = std::result::Result<T, E>;

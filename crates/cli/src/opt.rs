@@ -1,0 +1,190 @@
+//! The command line: every command, argument and flag (clap derive types only).
+
+use clap::{Args, Parser, Subcommand};
+
+/// Read, check, move and tidy checkpoint databases written by stategraph or by Python
+/// LangGraph (SQLite files and Postgres databases). Reading never changes a database.
+#[derive(Debug, Parser)]
+#[command(name = "stategraph", version, about, long_about = None)]
+pub struct Cli {
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Never colour the output (colours are also off when `NO_COLOR` is set or stdout is
+    /// not a terminal).
+    #[arg(long, global = true)]
+    pub no_color: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Every thread: namespaces, checkpoints, latest step, last update, bytes, interrupts.
+    Threads(DbArg),
+    /// The checkpoint tree of a thread, forks as branches.
+    History(HistoryArgs),
+    /// The state at a checkpoint (the latest by default).
+    Show(ShowArgs),
+    /// What changed between two checkpoints, channel by channel.
+    Diff(DiffArgs),
+    /// The thread's rows as `MemorySaver::dump()` prints them (storage, writes, blobs).
+    Dump(ThreadArgs),
+    /// Bytes per channel and per checkpoint, and how storage grows along a thread.
+    Stats(StatsArgs),
+    /// Decodes every row; reports rows that do not decode or hold unsafe objects.
+    Verify(DbArg),
+    /// Copies threads from one database to another (SQLite and Postgres, either way).
+    Copy(CopyArgs),
+    /// Thins threads: keeps only the latest checkpoint, or deletes them.
+    Prune(PruneArgs),
+    /// Deletes every checkpoint, write and blob of threads.
+    DeleteThread(DeleteArgs),
+    /// Copies a thread to a new thread id in the same database.
+    CopyThread(CopyThreadArgs),
+}
+
+/// A database: a SQLite file path or a `postgresql://` URL.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+}
+
+/// A database and a thread.
+#[derive(Debug, Args)]
+pub struct ThreadArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The thread id.
+    pub thread: String,
+}
+
+/// `history` arguments.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The thread id.
+    pub thread: String,
+    /// The checkpoint namespace (default: the root, `""`).
+    #[arg(long, default_value = "")]
+    pub ns: String,
+    /// At most this many checkpoints (the newest).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Only checkpoints older than this checkpoint id.
+    #[arg(long)]
+    pub before: Option<String>,
+}
+
+/// `show` arguments.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The thread id.
+    pub thread: String,
+    /// The checkpoint id (default: the latest).
+    pub checkpoint: Option<String>,
+    /// The checkpoint namespace (default: the root, `""`).
+    #[arg(long, default_value = "")]
+    pub ns: String,
+    /// Show only this channel's value.
+    #[arg(long)]
+    pub channel: Option<String>,
+}
+
+/// `diff` arguments.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The thread id.
+    pub thread: String,
+    /// The older checkpoint id.
+    pub a: String,
+    /// The newer checkpoint id.
+    pub b: String,
+    /// The checkpoint namespace (default: the root, `""`).
+    #[arg(long, default_value = "")]
+    pub ns: String,
+}
+
+/// `stats` arguments.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// Only this thread (default: every thread).
+    pub thread: Option<String>,
+}
+
+/// `copy` arguments.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The source database.
+    pub from: String,
+    /// The target database (created if it is a new SQLite file).
+    pub to: String,
+    /// Copy only these threads (repeatable; default: every thread).
+    #[arg(long = "thread")]
+    pub threads: Vec<String>,
+    /// Replace threads that already exist in the target (default: refuse).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Show what would be copied, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `prune` arguments.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The threads to prune.
+    #[arg(required = true)]
+    pub threads: Vec<String>,
+    /// Keep only each namespace's latest checkpoint (with its writes).
+    #[arg(long, conflicts_with = "delete", required_unless_present = "delete")]
+    pub keep_latest: bool,
+    /// Delete the threads entirely.
+    #[arg(long)]
+    pub delete: bool,
+    /// Show what would go, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `delete-thread` arguments.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The threads to delete.
+    #[arg(required = true)]
+    pub threads: Vec<String>,
+    /// Show what would go, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `copy-thread` arguments.
+#[derive(Debug, Args)]
+pub struct CopyThreadArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The thread to copy.
+    pub source: String,
+    /// The new thread id.
+    pub target: String,
+    /// Replace the target thread if it exists (default: refuse).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Show what would be copied, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
