@@ -32,3 +32,5 @@ pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The SQLite saver (feature `sqlite`, on by default).
 #[cfg(feature = "sqlite")]
 pub use stategraph_checkpoint_sqlite as sqlite;
+/// The long-term store (`stategraph-store`): `BaseStore`, `InMemoryStore`, items, ops.
+pub use stategraph_store as store;

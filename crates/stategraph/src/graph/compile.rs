@@ -33,6 +33,9 @@ pub struct CompileOptions {
     pub interrupt_after: Vec<String>,
     /// Where cached node writes are kept (an in-memory cache by default).
     pub cache: Option<Arc<dyn crate::pregel::cache::NodeCache>>,
+    /// The long-term store every node of every thread reaches through
+    /// [`NodeContext::store`] (subgraphs inherit it unless given their own).
+    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
     /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
     /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
     pub strict: bool,
@@ -47,6 +50,12 @@ impl CompileOptions {
     /// Sets the checkpointer (builder style).
     pub fn checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
         self.checkpointer = Some(saver);
+        self
+    }
+
+    /// Sets the long-term store (builder style).
+    pub fn store(mut self, store: Arc<dyn stategraph_store::BaseStore>) -> Self {
+        self.store = Some(store);
         self
     }
 
@@ -379,6 +388,7 @@ fn subgraph_runner(
                 resuming: Some(scope.resuming),
                 null_resume: Some(ctx.inner.null_resume.clone()),
                 cache: sub_options.cache.clone(),
+                store: sub_options.store.clone().or_else(|| scope.store.clone()),
                 lease: scope.lease.clone(),
             };
             let run = async move {

@@ -141,6 +141,11 @@ impl<S: State> CompiledGraph<S> {
         super::draw::get_graph(&self.topology, depth)
     }
 
+    /// The long-term store given at compile time, if any.
+    pub fn store(&self) -> Option<&Arc<dyn stategraph_store::BaseStore>> {
+        self.options.store.as_ref()
+    }
+
     /// The Pregel form of the graph (channels, nodes, triggers).
     pub fn pregel(&self) -> &PregelGraph {
         &self.graph
@@ -168,6 +173,7 @@ impl<S: State> CompiledGraph<S> {
             resuming: None,
             null_resume: None,
             cache: self.options.cache.clone(),
+            store: self.options.store.clone(),
             lease: None,
         }
     }

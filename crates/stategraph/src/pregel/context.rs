@@ -44,6 +44,8 @@ pub(crate) struct RunScope {
     /// The root run's lease on the thread, shared by its subgraphs.
     pub lease: Option<Arc<crate::pregel::lease::ThreadLease>>,
     pub saver: Option<Arc<dyn stategraph_checkpoint::CheckpointSaver>>,
+    /// The graph's long-term store.
+    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
     pub sources: crate::pregel::sources::Sources,
     pub config: crate::config::RunConfig,
     /// Ancestor namespaces to checkpoint ids, this graph's current checkpoint included.
@@ -80,6 +82,14 @@ impl NodeContext {
     /// The task's checkpoint namespace (`node:task_id`).
     pub fn checkpoint_ns(&self) -> &str {
         &self.inner.ns
+    }
+
+    /// The graph's long-term store (given with
+    /// [`CompileOptions::store`](crate::graph::CompileOptions::store)), shared by every
+    /// thread: Python's `runtime.store`. `None` without one, and outside a run
+    /// (`update_state`).
+    pub fn store(&self) -> Option<&Arc<dyn stategraph_store::BaseStore>> {
+        self.inner.run.as_ref().and_then(|r| r.store.as_ref())
     }
 
     /// The thread, when the run has one.

@@ -74,6 +74,8 @@ pub struct LoopParams {
     pub null_resume: Option<Arc<parking_lot::Mutex<Option<Value>>>>,
     /// Where nodes with a cache policy keep their writes.
     pub cache: Option<Arc<dyn super::cache::NodeCache>>,
+    /// The long-term store nodes reach through their context.
+    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
     /// For a subgraph: the root run's lease on the thread (`None` at the root, which
     /// takes the lease itself).
     pub lease: Option<Arc<ThreadLease>>,
@@ -866,6 +868,7 @@ impl Loop {
         super::context::RunScope {
             lease: self.writer.lease().cloned(),
             saver: self.p.saver.clone(),
+            store: self.p.store.clone(),
             sources: self.p.sources.clone(),
             config: self.p.config.clone(),
             checkpoint_map: map,

@@ -1,0 +1,410 @@
+//! [`PostgresStore`]: stategraph's store on the tables of langgraph-checkpoint-postgres
+//! 3.2.0's `PostgresStore`, so one database serves a Python and a Rust agent at once.
+//!
+//! * `store(prefix text, key text, value jsonb, created_at timestamptz, updated_at
+//!   timestamptz, expires_at timestamptz, ttl_minutes int)`, migrations tracked in
+//!   `store_migrations(v)` (the same four, in the same order, so either side may create the
+//!   tables). `prefix` is the namespace joined by `.`.
+//! * Values are bound as JSON text and cast to `jsonb` by the server; timestamps are read as
+//!   exact microseconds since the epoch.
+//! * TTL as Python writes it: `expires_at = NOW() + '<ttl*60> seconds'`, `ttl_minutes` an
+//!   `int` (so a fractional TTL is refreshed as a whole number of minutes, as in Python),
+//!   refreshed on read with `NOW() + ttl_minutes minutes` (when the store has a TTL config
+//!   with `refresh_on_read`, as in Python). Expired rows are never returned.
+//! * Filters are evaluated in Rust on the decoded values (`stategraph_store::filter`);
+//!   SQL only selects by namespace (bound parameters, `LIKE` metacharacters escaped) and
+//!   expiry.
+//!
+//! **Not done:** semantic search. LangGraph keeps vectors in a pgvector `vector(dims)`
+//! column, and the machine's Debian has no pgvector package, so the vector tables cannot
+//! be created or tested here; `PostgresStore` has no `with_index` yet and a search
+//! `query` is ignored (results come unscored, in `updated_at` order).
+
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use stategraph_store::exec::{list_namespaces, rank, to_search_items, validate_all};
+use stategraph_store::{
+    filter, BaseStore, Document, Item, Namespace, Op, OpResult, Result, StoreError, Timestamp,
+    TtlConfig,
+};
+use tokio_postgres::NoTls;
+
+/// The migrations of LangGraph's `PostgresStore`, in order (`store_migrations.v` = index).
+pub const MIGRATIONS: [&str; 4] = [
+    "
+CREATE TABLE IF NOT EXISTS store (
+    -- 'prefix' represents the doc's 'namespace'
+    prefix text NOT NULL,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP,
+    updated_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (prefix, key)
+);
+",
+    "
+-- For faster lookups by prefix
+CREATE INDEX CONCURRENTLY IF NOT EXISTS store_prefix_idx ON store USING btree (prefix text_pattern_ops);
+",
+    "
+-- Add expires_at column to store table
+ALTER TABLE store
+ADD COLUMN IF NOT EXISTS expires_at TIMESTAMP WITH TIME ZONE,
+ADD COLUMN IF NOT EXISTS ttl_minutes INT;
+",
+    "
+-- Add indexes for efficient TTL sweeping
+CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)
+WHERE expires_at IS NOT NULL;
+",
+];
+
+const LIVE: &str = "(expires_at IS NULL OR expires_at > NOW())";
+const COLUMNS: &str = "prefix, key, value::text, \
+    (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint, \
+    (EXTRACT(EPOCH FROM updated_at) * 1000000)::bigint";
+const REFRESH: &str = "UPDATE store SET expires_at = NOW() + (ttl_minutes || ' minutes')::interval
+    WHERE prefix = $1 AND key = $2 AND ttl_minutes IS NOT NULL";
+
+/// A store in Postgres that LangGraph's `PostgresStore` reads and writes too.
+pub struct PostgresStore {
+    pool: Pool,
+    ttl: Option<TtlConfig>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("postgres {what}: {e}"))
+}
+
+impl PostgresStore {
+    /// Connects to `url` (libpq URL or key=value string, no TLS) with a pool of at most
+    /// `pool_size` connections, checks one connection opens, and runs the migrations.
+    pub async fn connect(url: &str, pool_size: usize) -> Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e| backend("url", e))?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| backend("pool", e))?;
+        let store = Self::from_pool(pool);
+        store.setup().await?;
+        Ok(store)
+    }
+
+    /// A store over an existing pool (TLS, hooks, other settings). Call
+    /// [`setup`](Self::setup) once before use.
+    pub fn from_pool(pool: Pool) -> Self {
+        PostgresStore { pool, ttl: None }
+    }
+
+    /// Sets the TTL config.
+    pub fn with_ttl(mut self, ttl: TtlConfig) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Creates the tables and applies missing migrations (idempotent; each migration runs
+    /// outside a transaction, as `CREATE INDEX CONCURRENTLY` requires).
+    pub async fn setup(&self) -> Result<()> {
+        let client = self.pool.get().await.map_err(|e| backend("connect", e))?;
+        client
+            .batch_execute("CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)")
+            .await
+            .map_err(|e| backend("setup", e))?;
+        let row = client
+            .query_opt(
+                "SELECT v FROM store_migrations ORDER BY v DESC LIMIT 1",
+                &[],
+            )
+            .await
+            .map_err(|e| backend("setup", e))?;
+        let start = row.map_or(0, |r| r.get::<_, i32>(0) + 1);
+        for (v, sql) in MIGRATIONS.iter().enumerate().skip(start.max(0) as usize) {
+            client
+                .batch_execute(sql)
+                .await
+                .map_err(|e| backend(&format!("migration {v}"), e))?;
+            client
+                .execute(
+                    "INSERT INTO store_migrations (v) VALUES ($1)",
+                    &[&(v as i32)],
+                )
+                .await
+                .map_err(|e| backend("setup", e))?;
+        }
+        Ok(())
+    }
+}
+
+fn to_item(row: &tokio_postgres::Row) -> Result<Item> {
+    let prefix: String = row.get(0);
+    let key: String = row.get(1);
+    let text: String = row.get(2);
+    let corrupt = |reason: String| StoreError::Corrupt {
+        namespace: prefix.clone(),
+        key: key.clone(),
+        reason,
+    };
+    let value: Document = match serde_json::from_str(&text) {
+        Ok(serde_json::Value::Object(m)) => m,
+        Ok(_) => return Err(corrupt("value is not a JSON object".into())),
+        Err(e) => return Err(corrupt(format!("value is not JSON: {e}"))),
+    };
+    let created: Option<i64> = row.get(3);
+    let updated: Option<i64> = row.get(4);
+    Ok(Item {
+        namespace: Namespace::from_text(&prefix),
+        key,
+        value,
+        created_at: Timestamp(created.unwrap_or(0)),
+        updated_at: Timestamp(updated.unwrap_or(0)),
+    })
+}
+
+type Param = Box<dyn tokio_postgres::types::ToSql + Sync + Send>;
+
+/// SQL conditions that keep every row `filter` matches and drop most others, so the server
+/// sends only likely matches (Rust still applies the exact filter). Only the simple cases:
+/// a top-level key without `.`, compared with a string or a number by equality or
+/// `$eq $gt $gte $lt $lte`. Key and operand are bound parameters; the SQL text is chosen here
+/// from a fixed set. Comparisons are guarded by `jsonb_typeof` inside `CASE` (so a cast never
+/// sees the wrong type) and strings compare bytewise (`COLLATE "C"`), as Rust compares them.
+fn prefilter(filter: &serde_json::Value, conds: &mut Vec<String>, args: &mut Vec<Param>) {
+    use serde_json::Value;
+    let Value::Object(f) = filter else { return };
+    for (key, cond) in f {
+        if key.is_empty() || key.contains('.') {
+            continue;
+        }
+        let mut push = |op: &str, v: &Value| {
+            let (kind, operand): (&str, Param) = match v {
+                Value::String(s) => ("string", Box::new(s.clone())),
+                // Beyond 2^53 float and exact comparisons may disagree: leave those to Rust.
+                Value::Number(n) => match n.as_f64() {
+                    Some(x) if x.is_finite() && x.abs() < 9.0e15 => ("number", Box::new(x)),
+                    _ => return,
+                },
+                _ => return,
+            };
+            args.push(Box::new(key.clone()));
+            let k = args.len();
+            args.push(operand);
+            let o = k + 1;
+            let cmp = match (op, kind) {
+                ("=", "string") => format!("value->(${k}::text) = to_jsonb(${o}::text)"),
+                ("=", _) => format!("value->(${k}::text) = to_jsonb(${o}::float8)"),
+                (_, "string") => format!(
+                    "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'string' \
+                     THEN (value->>(${k}::text)) COLLATE \"C\" {op} ${o}::text ELSE false END"
+                ),
+                _ => format!(
+                    "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'number' \
+                     THEN (value->>(${k}::text))::float8 {op} ${o}::float8 ELSE false END"
+                ),
+            };
+            conds.push(cmp);
+        };
+        match cond {
+            Value::Object(ops) if ops.keys().any(|k| k.starts_with('$')) => {
+                for (op, v) in ops {
+                    match op.as_str() {
+                        "$eq" => push("=", v),
+                        "$gt" => push(">", v),
+                        "$gte" => push(">=", v),
+                        "$lt" => push("<", v),
+                        "$lte" => push("<=", v),
+                        _ => {}
+                    }
+                }
+            }
+            scalar => push("=", scalar),
+        }
+    }
+}
+
+fn like_prefix(prefix: &Namespace) -> (String, String) {
+    let text = prefix.to_text();
+    let escaped = text
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    (text, format!("{escaped}.%"))
+}
+
+async fn run<C: GenericClient + Sync>(
+    tx: &C,
+    ops: Vec<Op>,
+    refresh_on_read: bool,
+) -> Result<Vec<OpResult>> {
+    let db = |e: tokio_postgres::Error| backend("query", e);
+    let mut results = Vec::with_capacity(ops.len());
+    for op in ops {
+        let result = match op {
+            Op::Get(op) => {
+                let prefix = op.namespace.to_text();
+                if op.refresh_ttl && refresh_on_read {
+                    tx.execute(&format!("{REFRESH} AND {LIVE}"), &[&prefix, &op.key])
+                        .await
+                        .map_err(db)?;
+                }
+                let row = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT {COLUMNS} FROM store WHERE prefix = $1 AND key = $2 AND {LIVE}"
+                        ),
+                        &[&prefix, &op.key],
+                    )
+                    .await
+                    .map_err(db)?;
+                OpResult::Get(row.as_ref().map(to_item).transpose()?)
+            }
+            Op::Put(op) => {
+                let prefix = op.namespace.to_text();
+                match op.value {
+                    None => {
+                        tx.execute(
+                            "DELETE FROM store WHERE prefix = $1 AND key = $2",
+                            &[&prefix, &op.key],
+                        )
+                        .await
+                        .map_err(db)?;
+                    }
+                    Some(value) => {
+                        let text = serde_json::to_string(&value).map_err(|e| backend("json", e))?;
+                        let interval = op.ttl.map(|t| format!("{} seconds", t * 60.0));
+                        tx.execute(
+                            "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+                             VALUES ($1, $2, $3::text::jsonb, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP,
+                                     NOW() + $4::text::interval, $5::float8::int)
+                             ON CONFLICT (prefix, key) DO UPDATE
+                             SET value = EXCLUDED.value,
+                                 updated_at = CURRENT_TIMESTAMP,
+                                 expires_at = EXCLUDED.expires_at,
+                                 ttl_minutes = EXCLUDED.ttl_minutes",
+                            &[&prefix, &op.key, &text, &interval, &op.ttl],
+                        )
+                        .await
+                        .map_err(db)?;
+                    }
+                }
+                OpResult::Put
+            }
+            Op::Search(op) => {
+                let mut conds = vec![LIVE.to_owned()];
+                let mut args: Vec<Param> = Vec::new();
+                if !op.namespace_prefix.is_empty() {
+                    let (exact, like) = like_prefix(&op.namespace_prefix);
+                    args.push(Box::new(exact));
+                    args.push(Box::new(like));
+                    conds.push("(prefix = $1 OR prefix LIKE $2)".into());
+                }
+                if let Some(f) = &op.filter {
+                    prefilter(f, &mut conds, &mut args);
+                }
+                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
+                    .iter()
+                    .map(|a| a.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+                    .collect();
+                let rows = tx
+                    .query(
+                        &format!(
+                            "SELECT {COLUMNS} FROM store WHERE {} ORDER BY updated_at DESC, prefix, key",
+                            conds.join(" AND ")
+                        ),
+                        &refs,
+                    )
+                    .await
+                .map_err(db)?;
+                let mut candidates = Vec::new();
+                for row in &rows {
+                    let item = to_item(row)?;
+                    if op
+                        .filter
+                        .as_ref()
+                        .is_some_and(|f| !filter::matches(&item.value, f))
+                    {
+                        continue;
+                    }
+                    candidates.push((item, None));
+                }
+                let found = to_search_items(rank(candidates, false, op.offset, op.limit));
+                if op.refresh_ttl && refresh_on_read {
+                    for hit in &found {
+                        tx.execute(REFRESH, &[&hit.namespace.to_text(), &hit.key])
+                            .await
+                            .map_err(db)?;
+                    }
+                }
+                OpResult::Search(found)
+            }
+            Op::ListNamespaces(op) => {
+                let rows = tx
+                    .query(
+                        &format!("SELECT DISTINCT prefix FROM store WHERE {LIVE}"),
+                        &[],
+                    )
+                    .await
+                    .map_err(db)?;
+                let all = rows
+                    .iter()
+                    .map(|r| Namespace::from_text(r.get::<_, &str>(0)));
+                OpResult::ListNamespaces(list_namespaces(all, &op))
+            }
+        };
+        results.push(result);
+    }
+    Ok(results)
+}
+
+#[async_trait]
+impl BaseStore for PostgresStore {
+    async fn batch(&self, ops: Vec<Op>) -> Result<Vec<OpResult>> {
+        validate_all(&ops)?;
+        let refresh = self.ttl.as_ref().is_some_and(|c| c.refresh_on_read);
+        let mut client = self.pool.get().await.map_err(|e| backend("connect", e))?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| backend("begin", e))?;
+        let results = run(&tx, ops, refresh).await?;
+        tx.commit().await.map_err(|e| backend("commit", e))?;
+        Ok(results)
+    }
+
+    fn ttl_config(&self) -> Option<&TtlConfig> {
+        self.ttl.as_ref()
+    }
+
+    async fn sweep_ttl(&self) -> Result<usize> {
+        let client = self.pool.get().await.map_err(|e| backend("connect", e))?;
+        let n = client
+            .execute(
+                "DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()",
+                &[],
+            )
+            .await
+            .map_err(|e| backend("sweep", e))?;
+        Ok(n as usize)
+    }
+}
