@@ -34,11 +34,7 @@ pub async fn run(ctx: &mut Ctx, command: &StoreCommand) -> Result<ExitCode> {
 pub async fn open_read(name: &str) -> Result<Arc<dyn BaseStore>> {
     match kind_of(name) {
         Kind::Sqlite => {
-            let path = Path::new(name);
-            if !path.is_file() {
-                return Err(CliError::NotFound(format!("{name}: no such file")));
-            }
-            let conn = read_only::connect(path)?;
+            let conn = read_only::open_file(Path::new(name))?;
             let store = SqliteStore::read_only(conn)
                 .map_err(|e| CliError::Database(format!("{name}: {e}")))?;
             Ok(Arc::new(store))
