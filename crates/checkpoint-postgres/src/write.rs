@@ -149,12 +149,13 @@ pub(crate) async fn put(
         let stmt = client.prepare_cached(fence::FENCED_PUT).await.map_err(pg)?;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
         // All four are sent when first polled, in order, before any reply: one round trip.
-        let result = futures::try_join!(
+        let result = futures::future::try_join4(
             client.batch_execute(fence::BEGIN),
             client.execute(&lock, &lock_params),
             client.query_one(&stmt, &params),
             client.batch_execute(fence::COMMIT),
-        );
+        )
+        .await;
         // After an error the transaction may still be open (a statement failed before
         // it was sent): the saver closes the connection after any driver error.
         let (_, _, row, _) = result.map_err(pg)?;
@@ -219,12 +220,13 @@ pub(crate) async fn put_writes(
             .map_err(pg)?;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
         // One round trip, as the fenced put.
-        let (_, _, row, _) = futures::try_join!(
+        let (_, _, row, _) = futures::future::try_join4(
             client.batch_execute(fence::BEGIN),
             client.execute(&lock, &lock_params),
             client.query_one(&stmt, &params),
             client.batch_execute(fence::COMMIT),
         )
+        .await
         .map_err(pg)?;
         let ok: bool = crate::read::col(&row, 0)?;
         if !ok {

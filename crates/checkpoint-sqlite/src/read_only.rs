@@ -50,6 +50,32 @@ use crate::SqliteSaver;
 /// SQLite failures.
 pub fn connect(path: impl AsRef<Path>) -> Result<Connection> {
     let path = path.as_ref();
+    let conn = open_file(path)?;
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+             AND name IN ('checkpoints', 'writes')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|e| not_a_database(path, e))?;
+    if tables != 2 {
+        return Err(Error::InvalidConfig(format!(
+            "{}: not a checkpoint database (no `checkpoints` and `writes` tables)",
+            path.display()
+        )));
+    }
+    Ok(conn)
+}
+
+/// Opens the existing SQLite file at `path` read-only, as [`connect`] does (no WAL
+/// switch, no new files), without looking for the checkpoint tables: for other readers
+/// of the same file (the long-term store).
+///
+/// Errors: [`Error::InvalidConfig`] when the file does not exist or is not a SQLite
+/// database; [`Error::Backend`] for other SQLite failures.
+pub fn open_file(path: impl AsRef<Path>) -> Result<Connection> {
+    let path = path.as_ref();
     if !path.is_file() {
         return Err(Error::InvalidConfig(format!(
             "{}: no such database file",
@@ -65,26 +91,21 @@ pub fn connect(path: impl AsRef<Path>) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(&uri, flags).backend()?;
     conn.busy_timeout(BUSY_TIMEOUT).backend()?;
-    let tables: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
-             AND name IN ('checkpoints', 'writes')",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-                Error::InvalidConfig(format!("{}: not a SQLite database", path.display()))
-            }
-            other => crate::error::backend(other),
-        })?;
-    if tables != 2 {
-        return Err(Error::InvalidConfig(format!(
-            "{}: not a checkpoint database (no `checkpoints` and `writes` tables)",
-            path.display()
-        )));
-    }
+    // SQLite reads the header lazily: make a file that is not a database fail here.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| {
+        row.get::<_, i64>(0)
+    })
+    .map_err(|e| not_a_database(path, e))?;
     Ok(conn)
+}
+
+fn not_a_database(path: &Path, e: rusqlite::Error) -> Error {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            Error::InvalidConfig(format!("{}: not a SQLite database", path.display()))
+        }
+        other => crate::error::backend(other),
+    }
 }
 
 /// A `file:` URI for `path`, with the characters URIs reserve escaped.

@@ -576,7 +576,7 @@ impl Db {
 }
 
 /// A pool on `url`; `read_only` makes every transaction of every connection read-only.
-async fn pg_pool(url: &str, read_only: bool) -> Result<Pool> {
+pub(crate) async fn pg_pool(url: &str, read_only: bool) -> Result<Pool> {
     let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| CliError::Database(format!("{url}: not a Postgres URL: {e}")))?;

@@ -17,6 +17,9 @@ pub enum CliError {
     /// Writing the output failed.
     #[error("output: {0}")]
     Io(#[from] std::io::Error),
+    /// The long-term store failed (a missing `store` table, a bad namespace or filter).
+    #[error("store: {0}")]
+    Store(#[from] stategraph_store::StoreError),
     /// The database (a Postgres server) answered with an error.
     #[error("database: {0}")]
     Database(String),

@@ -107,5 +107,6 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> Result<ExitCode> {
         Command::Prune(a) => maintain::prune(ctx, &a).await,
         Command::DeleteThread(a) => maintain::delete(ctx, &a).await,
         Command::CopyThread(a) => maintain::copy_thread(ctx, &a).await,
+        Command::Store(c) => store::run(ctx, &c).await,
     }
 }

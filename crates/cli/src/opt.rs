@@ -44,6 +44,74 @@ pub enum Command {
     DeleteThread(DeleteArgs),
     /// Copies a thread to a new thread id in the same database.
     CopyThread(CopyThreadArgs),
+    /// Reads the long-term store (LangGraph's `SqliteStore`/`PostgresStore` tables).
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+/// `store` subcommands. A namespace is written with its labels joined by `.`, as the
+/// store's `prefix` column holds it (`users.42`).
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// The namespaces holding items (optionally under a prefix, to a depth).
+    Namespaces(StoreNamespacesArgs),
+    /// One item by namespace and key.
+    Get(StoreGetArgs),
+    /// The items under a namespace prefix, optionally filtered on their values.
+    Search(StoreSearchArgs),
+}
+
+/// `store namespaces` arguments.
+#[derive(Debug, Args)]
+pub struct StoreNamespacesArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// Only namespaces starting with these labels (`a.b`; `*` matches any one label).
+    #[arg(long)]
+    pub prefix: Option<String>,
+    /// Only namespaces ending with these labels (`a.b`; `*` matches any one label).
+    #[arg(long)]
+    pub suffix: Option<String>,
+    /// Truncate namespaces to this many labels (deduplicated).
+    #[arg(long)]
+    pub max_depth: Option<usize>,
+    /// At most this many namespaces.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// Skip this many namespaces first.
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+}
+
+/// `store get` arguments.
+#[derive(Debug, Args)]
+pub struct StoreGetArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The namespace (`users.42`).
+    pub namespace: String,
+    /// The key.
+    pub key: String,
+}
+
+/// `store search` arguments.
+#[derive(Debug, Args)]
+pub struct StoreSearchArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// The namespace prefix (`users`; empty: every item).
+    #[arg(default_value = "")]
+    pub prefix: String,
+    /// A JSON object of conditions on the values (`{"theme": "dark"}`, or operators such
+    /// as `{"age": {"$gt": 30}}`), as LangGraph's `search(filter=...)`.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// At most this many items.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Skip this many items first.
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
 }
 
 /// A database: a SQLite file path or a `postgresql://` URL.

@@ -13,3 +13,4 @@ mod support;
 mod errors;
 mod python;
 mod stategraph_db;
+mod store;

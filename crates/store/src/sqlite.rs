@@ -94,6 +94,8 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     index: Option<IndexConfig>,
     ttl: Option<TtlConfig>,
+    /// Opened by [`SqliteStore::read_only`]: batches run in a deferred transaction.
+    read_only: bool,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -124,6 +126,32 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             index: None,
             ttl: None,
+            read_only: false,
+        })
+    }
+
+    /// Wraps a connection opened read-only (e.g. with `SQLITE_OPEN_READ_ONLY`) for reading
+    /// an existing store: no migration runs, batches take no write lock (a deferred
+    /// transaction), and no TTL is refreshed. Fails with [`StoreError::Backend`] when the
+    /// database holds no `store` table. Writes through this store fail with the
+    /// database's own error.
+    pub fn read_only(conn: Connection) -> Result<Self> {
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let has_store: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_store {
+            return Err(StoreError::Backend(
+                "this database holds no store (no `store` table)".to_owned(),
+            ));
+        }
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            index: None,
+            ttl: None,
+            read_only: true,
         })
     }
 
@@ -490,9 +518,14 @@ impl BaseStore for SqliteStore {
         validate_all(&ops)?;
         let embedded = embed_batch(self.index.as_ref(), &ops).await?;
         let vectors_table = self.index.is_some();
-        let refresh = self.ttl.as_ref().is_some_and(|c| c.refresh_on_read);
+        let refresh = !self.read_only && self.ttl.as_ref().is_some_and(|c| c.refresh_on_read);
+        let behavior = if self.read_only {
+            rusqlite::TransactionBehavior::Deferred
+        } else {
+            rusqlite::TransactionBehavior::Immediate
+        };
         self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let tx = conn.transaction_with_behavior(behavior)?;
             let results = run_batch(&tx, ops, embedded, vectors_table, refresh)?;
             tx.commit()?;
             Ok(results)

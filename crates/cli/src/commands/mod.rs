@@ -7,5 +7,6 @@ pub mod history;
 pub mod maintain;
 pub mod show;
 pub mod stats;
+pub mod store;
 pub mod threads;
 pub mod verify;
