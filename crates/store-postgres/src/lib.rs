@@ -94,6 +94,14 @@ impl VectorBackend {
         }
     }
 
+    /// The embedding column as selected: binary `real[]`, or pgvector's text output.
+    fn select(self) -> &'static str {
+        match self {
+            VectorBackend::Pgvector => "embedding::text",
+            VectorBackend::RealArray => "embedding",
+        }
+    }
+
     fn cast(self) -> &'static str {
         match self {
             VectorBackend::Pgvector => "vector",
@@ -514,15 +522,20 @@ async fn run<C: GenericClient + Sync>(
                 if let (Some(_), Some(kind)) = (query, vectors) {
                     let (sql, args): (String, Vec<String>) = if op.namespace_prefix.is_empty() {
                         (
-                            format!("SELECT prefix, key, embedding::text FROM {}", kind.table()),
+                            format!(
+                                "SELECT prefix, key, {} FROM {}",
+                                kind.select(),
+                                kind.table()
+                            ),
                             Vec::new(),
                         )
                     } else {
                         let (exact, like) = like_prefix(&op.namespace_prefix);
                         (
                             format!(
-                                "SELECT prefix, key, embedding::text FROM {} \
+                                "SELECT prefix, key, {} FROM {} \
                                  WHERE prefix = $1 OR prefix LIKE $2",
+                                kind.select(),
                                 kind.table()
                             ),
                             vec![exact, like],
@@ -533,8 +546,14 @@ async fn run<C: GenericClient + Sync>(
                         .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
                         .collect();
                     for r in tx.query(&sql, &refs).await.map_err(db)? {
-                        let text: Option<String> = r.get(2);
-                        if let Some(v) = text.as_deref().and_then(parse_vector) {
+                        let v = match kind {
+                            // `real[]` arrives in binary, no text to parse.
+                            VectorBackend::RealArray => r.get::<_, Option<Vec<f32>>>(2),
+                            VectorBackend::Pgvector => {
+                                r.get::<_, Option<&str>>(2).and_then(parse_vector)
+                            }
+                        };
+                        if let Some(v) = v {
                             found_vectors
                                 .entry((r.get(0), r.get(1)))
                                 .or_default()
