@@ -429,6 +429,127 @@ fn like_prefix(prefix: &Namespace) -> (String, String) {
     (text, format!("{escaped}.%"))
 }
 
+/// A search with a query and no filter, without reading every value: the live items'
+/// vectors are scored first (rows in the natural order, so ties keep it), then only the
+/// page's values are fetched, and unembedded items fill up to `limit` (as
+/// `stategraph_store::exec::rank` orders them).
+async fn search_by_vectors<C: GenericClient + Sync>(
+    tx: &C,
+    op: &stategraph_store::SearchOp,
+    query: &[f32],
+    kind: VectorBackend,
+) -> Result<Vec<stategraph_store::SearchItem>> {
+    let db = |e: tokio_postgres::Error| backend("query", e);
+    let mut args: Vec<String> = Vec::new();
+    let mut cond = String::new();
+    if !op.namespace_prefix.is_empty() {
+        let (exact, like) = like_prefix(&op.namespace_prefix);
+        args = vec![exact, like];
+        cond = " AND (s.prefix = $1 OR s.prefix LIKE $2)".into();
+    }
+    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
+        .iter()
+        .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect();
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT s.prefix, s.key, v.{} FROM store s JOIN {} v \
+                 ON v.prefix = s.prefix AND v.key = s.key \
+                 WHERE {LIVE}{cond} ORDER BY s.updated_at DESC, s.prefix, s.key",
+                kind.select(),
+                kind.table()
+            ),
+            &refs,
+        )
+        .await
+        .map_err(db)?;
+    // An item's rows are adjacent (same updated_at, prefix, key): keep its best score.
+    let mut scored: Vec<((String, String), Option<f64>)> = Vec::new();
+    for r in &rows {
+        let id: (String, String) = (r.get(0), r.get(1));
+        let v = match kind {
+            VectorBackend::RealArray => r.get::<_, Option<Vec<f32>>>(2),
+            VectorBackend::Pgvector => r.get::<_, Option<&str>>(2).and_then(parse_vector),
+        };
+        let score = v.and_then(|v| best_score(query, [v.as_slice()]));
+        match scored.last_mut() {
+            Some((last, best)) if *last == id => {
+                if let Some(s) = score {
+                    *best = Some(best.map_or(s, |b: f64| b.max(s)));
+                }
+            }
+            _ => scored.push((id, score)),
+        }
+    }
+    // An item whose only vectors are unreadable counts as unembedded (as in `run`).
+    let (scored, broken): (Vec<_>, Vec<_>) = scored.into_iter().partition(|(_, s)| s.is_some());
+    let page = rank(scored, true, op.offset, op.limit);
+    let (prefixes, keys): (Vec<String>, Vec<String>) = page
+        .iter()
+        .map(|((p, k), _)| (p.clone(), k.clone()))
+        .unzip();
+    let mut by_id: HashMap<(String, String), Item> = HashMap::new();
+    if !page.is_empty() {
+        for r in tx
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM store WHERE {LIVE} AND (prefix, key) IN \
+                     (SELECT * FROM unnest($1::text[], $2::text[]))"
+                ),
+                &[&prefixes, &keys],
+            )
+            .await
+            .map_err(db)?
+        {
+            let item = to_item(&r)?;
+            by_id.insert((item.namespace.to_text(), item.key.clone()), item);
+        }
+    }
+    let mut out: Vec<(Item, Option<f64>)> = page
+        .into_iter()
+        .filter_map(|(id, score)| by_id.remove(&id).map(|item| (item, score)))
+        .collect();
+    let room = op.limit.saturating_sub(out.len());
+    if room > 0 {
+        let broken_prefixes: Vec<String> = broken.iter().map(|((p, _), _)| p.clone()).collect();
+        let broken_keys: Vec<String> = broken.iter().map(|((_, k), _)| k.clone()).collect();
+        let mut args: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>> = vec![
+            Box::new(broken_prefixes),
+            Box::new(broken_keys),
+            Box::new(room as i64),
+        ];
+        let mut cond = String::new();
+        if !op.namespace_prefix.is_empty() {
+            let (exact, like) = like_prefix(&op.namespace_prefix);
+            args.push(Box::new(exact));
+            args.push(Box::new(like));
+            cond = " AND (s.prefix = $4 OR s.prefix LIKE $5)".into();
+        }
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
+            .iter()
+            .map(|a| a.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM store s WHERE {LIVE}{cond} AND \
+                     (NOT EXISTS (SELECT 1 FROM {} v WHERE v.prefix = s.prefix AND v.key = s.key) \
+                      OR (s.prefix, s.key) IN (SELECT * FROM unnest($1::text[], $2::text[]))) \
+                     ORDER BY s.updated_at DESC, s.prefix, s.key LIMIT $3",
+                    kind.table()
+                ),
+                &refs,
+            )
+            .await
+            .map_err(db)?;
+        for r in &rows {
+            out.push((to_item(r)?, None));
+        }
+    }
+    Ok(to_search_items(out))
+}
+
 async fn run<C: GenericClient + Sync>(
     tx: &C,
     ops: Vec<Op>,
@@ -518,6 +639,18 @@ async fn run<C: GenericClient + Sync>(
             }
             Op::Search(op) => {
                 let query = embedded.queries.get(&i).map(Vec::as_slice);
+                if let (Some(q), Some(kind), None) = (query, vectors, &op.filter) {
+                    let found = search_by_vectors(tx, &op, q, kind).await?;
+                    if op.refresh_ttl && refresh_on_read {
+                        for hit in &found {
+                            tx.execute(REFRESH, &[&hit.namespace.to_text(), &hit.key])
+                                .await
+                                .map_err(db)?;
+                        }
+                    }
+                    results.push(OpResult::Search(found));
+                    continue;
+                }
                 let mut found_vectors: HashMap<(String, String), Vec<Vec<f32>>> = HashMap::new();
                 if let (Some(_), Some(kind)) = (query, vectors) {
                     let (sql, args): (String, Vec<String>) = if op.namespace_prefix.is_empty() {

@@ -254,3 +254,81 @@ async fn vectors_follow_their_items() {
     assert_eq!(store.sweep_ttl().await.expect("sweep"), 1);
     assert_eq!(count("z").await, 0, "the sweeper drops the vectors");
 }
+
+/// A query without a filter takes the vectors-first path (only the page's values are
+/// read); with a filter that keeps everything (`{}`) it takes the general path. Both give
+/// the same items, scores and order, for every page, prefix and mix of embedded,
+/// unembedded and expired items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_first_search_agrees_with_the_general_path() {
+    use stategraph_store::{HashEmbedder, IndexConfig, IndexSpec, Namespace, PutOp, SearchOp};
+    let index = IndexConfig::new(16, Arc::new(HashEmbedder { dims: 16 })).fields(["a", "b"]);
+    let store = temp_store_with(None, Some(index)).await;
+    let words = ["red", "green", "blue", "cyan", "teal", "navy", "rose"];
+    for i in 0..24usize {
+        let ns = Namespace::from(["p", if i % 3 == 0 { "x" } else { "y" }]);
+        let index = match i % 5 {
+            0 => IndexSpec::Disabled,
+            1 => IndexSpec::Paths(vec!["b".into()]),
+            _ => IndexSpec::Default,
+        };
+        let value = serde_json::json!({"a": words[i % 7], "b": words[(i * 3) % 7], "i": i});
+        store
+            .put_op(PutOp {
+                namespace: ns,
+                key: format!("k{i}"),
+                value: value.as_object().cloned(),
+                index,
+                ttl: if i == 7 || i == 10 { Some(5.0) } else { None },
+            })
+            .await
+            .expect("put");
+    }
+    let client = store.inner.pool().get().await.expect("client");
+    client
+        .execute(
+            "UPDATE store SET expires_at = NOW() - interval '1 second' WHERE key = 'k7'",
+            &[],
+        )
+        .await
+        .expect("expire one");
+    let mut checked = 0;
+    for prefix in [Namespace::from(["p"]), Namespace::from(["p", "x"])] {
+        for (offset, limit) in [(0, 5), (0, 30), (3, 4), (14, 10), (40, 5)] {
+            for q in ["green", "teal navy"] {
+                let op = SearchOp {
+                    namespace_prefix: prefix.clone(),
+                    filter: None,
+                    limit,
+                    offset,
+                    query: Some(q.into()),
+                    refresh_ttl: false,
+                };
+                let fast = store.search(op.clone()).await.expect("fast");
+                let general = store
+                    .search(SearchOp {
+                        filter: Some(serde_json::json!({})),
+                        ..op
+                    })
+                    .await
+                    .expect("general");
+                let view = |hits: &[stategraph_store::SearchItem]| {
+                    hits.iter()
+                        .map(|h| (h.key.clone(), h.score.map(|s| (s * 1e9).round() as i64)))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    view(&fast),
+                    view(&general),
+                    "{prefix:?} {offset} {limit} {q}"
+                );
+                assert!(
+                    fast.iter().all(|h| h.key != "k7"),
+                    "expired items stay hidden"
+                );
+                checked += fast.len();
+            }
+        }
+    }
+    assert!(checked > 50, "the pages are not all empty ({checked})");
+}
