@@ -14,7 +14,6 @@
 //! * Filters are evaluated in Rust on the decoded values (`stategraph_store::filter`);
 //!   SQL only selects by namespace (bound parameters, `LIKE` metacharacters escaped) and
 //!   expiry.
-//!
 //! * Semantic search ([`PostgresStore::with_index`]): when `CREATE EXTENSION vector`
 //!   succeeds, the vectors go to LangGraph's own `store_vectors(prefix, key, field_name,
 //!   embedding vector(dims), …)` (tracked in `vector_migrations`, with its default HNSW
@@ -23,7 +22,8 @@
 //!   `stategraph_store_vectors`, with `embedding real[]` (a name Python never uses, so a
 //!   later pgvector install cannot meet a column of the wrong type). Either way a search with
 //!   a query is an exact scan: the vectors under the namespace prefix are fetched and ranked
-//!   by cosine similarity in Rust (`stategraph_store::exec::rank`), as on SQLite.
+//!   by cosine similarity in Rust (`stategraph_store::exec::rank`), as on SQLite; without a
+//!   filter only the page's values are read (the vectors are scored first).
 //!   **Only the `real[]` fallback is tested here** (the machine's Debian has no pgvector
 //!   package); the pgvector path is written against Python's migrations but has not run.
 
