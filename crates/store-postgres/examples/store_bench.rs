@@ -92,18 +92,29 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    // `STORE_BENCH_BACKENDS=postgres` (comma-separated: memory, sqlite, postgres) runs
+    // only those Rust rows; all three by default.
+    let only = std::env::var("STORE_BENCH_BACKENDS").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|b| b == name))
+    };
     let mut rows: Vec<(String, Vec<Option<f64>>)> = Vec::new();
 
-    let mem = InMemoryStore::new().with_index(index());
-    rows.push(("rust memory".into(), run(&mem, n, true).await));
+    if wanted("memory") {
+        let mem = InMemoryStore::new().with_index(index());
+        rows.push(("rust memory".into(), run(&mem, n, true).await));
+    }
 
     let dir = std::env::temp_dir().join(format!("sg-store-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let sqlite = SqliteStore::open(dir.join("rust.db"))
-        .expect("open")
-        .with_index(index())
-        .expect("vectors");
-    rows.push(("rust sqlite".into(), run(&sqlite, n, true).await));
+    if wanted("sqlite") {
+        let sqlite = SqliteStore::open(dir.join("rust.db"))
+            .expect("open")
+            .with_index(index())
+            .expect("vectors");
+        rows.push(("rust sqlite".into(), run(&sqlite, n, true).await));
+    }
 
     let admin = std::env::var("STATEGRAPH_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into());
@@ -119,12 +130,18 @@ async fn main() {
             None
         }
     };
-    if let (Some(c), Some(url)) = (&admin_client, &pg_url) {
+    if let (Some(c), Some(url), true) = (&admin_client, &pg_url, wanted("postgres")) {
         c.batch_execute(&format!("CREATE DATABASE {db}"))
             .await
             .expect("create db");
-        let pg = PostgresStore::connect(url, 4).await.expect("connect");
-        rows.push(("rust postgres".into(), run(&pg, n, false).await));
+        let pg = PostgresStore::connect(url, 4)
+            .await
+            .expect("connect")
+            .with_index(index())
+            .await
+            .expect("vectors");
+        let name = format!("rust postgres ({:?})", pg.vector_backend());
+        rows.push((name, run(&pg, n, true).await));
         drop(pg);
     }
 
