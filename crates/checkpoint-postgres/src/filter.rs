@@ -13,6 +13,7 @@
 //! (bytes, a Python object, NaN, a NUL character) can equal no stored metadata, so such a
 //! filter lists nothing, without a query.
 
+use stategraph_checkpoint::list_cursor::RowKey;
 use stategraph_checkpoint::{CheckpointConfig, ListOptions, Map, Value};
 use tokio_postgres::types::ToSql;
 
@@ -57,14 +58,6 @@ pub(crate) fn filter_json(options: &ListOptions) -> Result<Option<String>, json:
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
     json::to_text(&Value::Map(doc)).map(Some)
-}
-
-/// The position of a row in the order of `list`: `(checkpoint_id, thread_id, checkpoint_ns)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RowKey {
-    pub(crate) checkpoint_id: String,
-    pub(crate) thread_id: String,
-    pub(crate) checkpoint_ns: String,
 }
 
 /// One page of a streamed listing: the rows after `after` (all when `None`), at most

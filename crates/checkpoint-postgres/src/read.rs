@@ -15,6 +15,7 @@
 use std::sync::Arc;
 
 use deadpool_postgres::Client;
+use stategraph_checkpoint::list_cursor::{ListCursor, RowKey};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -25,7 +26,7 @@ use tokio_postgres::types::FromSql;
 use tokio_postgres::Row;
 
 use crate::error::pg;
-use crate::filter::{list_query, some_id, ListPage, RowKey};
+use crate::filter::{list_query, some_id, ListPage};
 use crate::json;
 use crate::layout::{rebuild, JoinedBlob};
 
@@ -60,36 +61,6 @@ AND channel = '__pregel_tasks'";
 
 /// The channel format ≤ 3 checkpoints get their parent's sends in.
 const TASKS: &str = "__pregel_tasks";
-
-/// Where a listing stands between pages: its arguments, what is left of its limit, and
-/// the last row it read (the next page resumes after it).
-#[derive(Debug)]
-pub(crate) struct ListCursor {
-    config: Option<CheckpointConfig>,
-    options: ListOptions,
-    remaining: usize,
-    after: Option<RowKey>,
-    done: bool,
-}
-
-impl ListCursor {
-    /// A listing of `list(config, options)` that has not started.
-    pub(crate) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
-        let remaining = options.limit.unwrap_or(usize::MAX);
-        ListCursor {
-            config,
-            options,
-            remaining,
-            after: None,
-            done: remaining == 0,
-        }
-    }
-
-    /// True when every tuple has been returned.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
-}
 
 /// What a reader needs besides the connection.
 pub(crate) struct Reader<'a> {

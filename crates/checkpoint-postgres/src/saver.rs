@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
-use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use futures::stream::BoxStream;
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
+use stategraph_checkpoint::list_cursor::stream_pages;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -18,7 +19,7 @@ use tokio_postgres::NoTls;
 
 use crate::conn::{describe, Connections};
 use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
-use crate::read::{ListCursor, Reader};
+use crate::read::Reader;
 use crate::{maintenance, prune, schema, write};
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
@@ -282,14 +283,7 @@ impl CheckpointSaver for PostgresSaver {
         config: Option<CheckpointConfig>,
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
-        if let Some(Err(e)) = config.as_ref().map(validate_config) {
-            return stream::once(async move { Err(e) }).boxed();
-        }
-        let cursor = ListCursor::new(config, options);
-        stream::try_unfold(cursor, move |mut cursor| async move {
-            if cursor.is_done() {
-                return Ok(None);
-            }
+        stream_pages(config, options, move |mut cursor| async move {
             let client = self.conn.get("list").await?;
             let reader = Reader {
                 client: &client,
@@ -301,10 +295,8 @@ impl CheckpointSaver for PostgresSaver {
                 .within(reader.list_page(&mut cursor, Some(self.list_page)))
                 .await;
             let page = self.conn.finish("list", client, done)?;
-            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+            Ok((page, cursor))
         })
-        .try_flatten()
-        .boxed()
     }
 
     /// Stores the checkpoint row (primitives inline) and the blobs of its new

@@ -29,6 +29,7 @@
 //! history it starts.
 
 use rusqlite::types::Value as Sql;
+use stategraph_checkpoint::list_cursor::RowKey;
 use stategraph_checkpoint::{CheckpointConfig, ListOptions, Value};
 
 /// The columns every checkpoint read selects, in this order.
@@ -49,14 +50,6 @@ pub(crate) struct ListQuery {
 /// A checkpoint id as LangGraph reads it: an empty string counts as none.
 pub(crate) fn some_id(id: Option<&String>) -> Option<&str> {
     id.map(String::as_str).filter(|id| !id.is_empty())
-}
-
-/// The position of a row in the order of `list`: `(checkpoint_id, thread_id, checkpoint_ns)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RowKey {
-    pub(crate) checkpoint_id: String,
-    pub(crate) thread_id: String,
-    pub(crate) checkpoint_ns: String,
 }
 
 /// One page of a listing: the rows after `after` (all when `None`), at most `rows` of them.

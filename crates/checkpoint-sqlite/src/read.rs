@@ -5,6 +5,7 @@
 
 use rusqlite::types::ValueRef;
 use rusqlite::{params, params_from_iter, Connection, Row};
+use stategraph_checkpoint::list_cursor::{ListCursor, RowKey};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, Error, ListOptions,
@@ -13,7 +14,7 @@ use stategraph_checkpoint::{
 
 use crate::error::SqlResultExt;
 use crate::json;
-use crate::query::{list_query, some_id, ListPage, RowKey, CHECKPOINT_COLUMNS};
+use crate::query::{list_query, some_id, ListPage, CHECKPOINT_COLUMNS};
 
 /// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
 /// of UTF-8 text is code point order, as Python sorts).
@@ -142,36 +143,6 @@ pub(crate) fn get_tuple(
         }
     };
     row.into_tuple(conn, serde, own, metadata).map(Some)
-}
-
-/// Where a listing stands between pages: its arguments, what is left of its limit, and
-/// the last row it scanned (the next page resumes after it).
-#[derive(Debug)]
-pub(crate) struct ListCursor {
-    config: Option<CheckpointConfig>,
-    options: ListOptions,
-    remaining: usize,
-    after: Option<RowKey>,
-    done: bool,
-}
-
-impl ListCursor {
-    /// A listing of `list(config, options)` that has not started.
-    pub(crate) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
-        let remaining = options.limit.unwrap_or(usize::MAX);
-        ListCursor {
-            config,
-            options,
-            remaining,
-            after: None,
-            done: remaining == 0,
-        }
-    }
-
-    /// True when every tuple has been returned.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
 }
 
 /// How much one page of a listing reads at most.

@@ -5,8 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use futures::stream::BoxStream;
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
+use stategraph_checkpoint::list_cursor::stream_pages;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -252,26 +253,15 @@ impl CheckpointSaver for SqliteSaver {
         config: Option<CheckpointConfig>,
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
-        if let Some(Err(e)) = config.as_ref().map(validate_config) {
-            return stream::once(async move { Err(e) }).boxed();
-        }
-        let cursor = read::ListCursor::new(config, options);
         let size = self.list_page;
-        stream::try_unfold(cursor, move |mut cursor| async move {
-            if cursor.is_done() {
-                return Ok(None);
-            }
+        stream_pages(config, options, move |mut cursor| {
             let serde = Arc::clone(&self.serde);
-            let (page, cursor) = blocking(&self.pool, move |pool| {
+            blocking(&self.pool, move |pool| {
                 let page =
                     pool.read(|conn| read::list_page(conn, serde.as_ref(), &mut cursor, size))?;
                 Ok((page, cursor))
             })
-            .await?;
-            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
         })
-        .try_flatten()
-        .boxed()
     }
 
     /// Stores the whole checkpoint (`channel_values` inline, as LangGraph's SQLite saver

@@ -32,6 +32,7 @@ pub mod error;
 pub mod ext;
 pub mod fence;
 pub mod id;
+pub mod list_cursor;
 pub mod memory;
 pub mod metadata;
 pub mod python;

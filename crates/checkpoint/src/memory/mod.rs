@@ -33,7 +33,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use futures::stream::BoxStream;
 use parking_lot::RwLock;
 
 use crate::checkpoint::{write_index, Checkpoint, CheckpointTuple};
@@ -176,24 +176,15 @@ impl CheckpointSaver for MemorySaver {
         config: Option<CheckpointConfig>,
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
-        if let Some(Err(e)) = config.as_ref().map(validate_config) {
-            return stream::once(async move { Err(e) }).boxed();
-        }
-        let cursor = read::ListCursor::new(config, options);
-        stream::try_unfold(cursor, move |mut cursor| async move {
-            if cursor.is_done() {
-                return Ok(None);
-            }
+        crate::list_cursor::stream_pages(config, options, move |mut cursor| {
             let page = read::list_page(
                 &self.store.read(),
                 self.serde.as_ref(),
                 &mut cursor,
                 self.list_page,
-            )?;
-            Ok(Some((stream::iter(page.into_iter().map(Ok)), cursor)))
+            );
+            async move { page.map(|page| (page, cursor)) }
         })
-        .try_flatten()
-        .boxed()
     }
 
     /// Stores the blob of every `(channel, version)` of `new_versions` (the serialized

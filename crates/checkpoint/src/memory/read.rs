@@ -5,6 +5,7 @@ use std::ops::Bound;
 use crate::checkpoint::{Checkpoint, CheckpointTuple, PendingWrite};
 use crate::config::CheckpointConfig;
 use crate::error::Result;
+use crate::list_cursor::{ListCursor, RowKey};
 use crate::metadata::CheckpointMetadata;
 use crate::saver::ListOptions;
 use crate::serde::{Serializer, Typed};
@@ -65,36 +66,6 @@ pub(super) fn get_tuple(
     }
 }
 
-/// Where a listing stands between pages: its arguments, what is left of its limit, and
-/// the last checkpoint it scanned (the next page resumes after it).
-#[derive(Debug)]
-pub(super) struct ListCursor {
-    config: Option<CheckpointConfig>,
-    options: ListOptions,
-    remaining: usize,
-    after: Option<(String, String, String)>,
-    done: bool,
-}
-
-impl ListCursor {
-    /// A listing of `list(config, options)` that has not started.
-    pub(super) fn new(config: Option<CheckpointConfig>, options: ListOptions) -> ListCursor {
-        let remaining = options.limit.unwrap_or(usize::MAX);
-        ListCursor {
-            config,
-            options,
-            remaining,
-            after: None,
-            done: remaining == 0,
-        }
-    }
-
-    /// True when every tuple has been returned.
-    pub(super) fn is_done(&self) -> bool {
-        self.done
-    }
-}
-
 /// The most checkpoints one page scans (matching the filter or not), so that a page with a
 /// rare filter does not hold the store's lock for the whole store.
 const MAX_SCAN_PER_PAGE: usize = 1024;
@@ -149,7 +120,12 @@ pub(super) fn list_page(
     };
     // Where the last page stopped: that thread, namespace and id bound.
     let (mut first_ns, mut resume_id) = (0, None);
-    if let Some((thread, ns, id)) = &cursor.after {
+    if let Some(RowKey {
+        thread_id: thread,
+        checkpoint_ns: ns,
+        checkpoint_id: id,
+    }) = &cursor.after
+    {
         let Some(t) = store.threads.get_index_of(thread.as_str()) else {
             cursor.done = true;
             return Ok(out);
@@ -208,7 +184,11 @@ pub(super) fn list_page(
     }
     match stopped_at {
         Some((thread, ns, id)) => {
-            cursor.after = Some((thread.to_owned(), ns.to_owned(), id.to_owned()));
+            cursor.after = Some(RowKey {
+                checkpoint_id: id.to_owned(),
+                thread_id: thread.to_owned(),
+                checkpoint_ns: ns.to_owned(),
+            });
         }
         None => cursor.done = true,
     }
