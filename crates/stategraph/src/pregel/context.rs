@@ -104,6 +104,28 @@ impl NodeContext {
         }
     }
 
+    /// Sends a chat-model chunk to the `messages` stream mode, with this task's metadata
+    /// (ignored when nobody streams it). A [`ChatModel`](crate::messages) streaming its
+    /// answer calls this for every chunk, as LangChain's callbacks feed Python's
+    /// `stream_mode="messages"`.
+    pub fn send_message_chunk(&self, chunk: &crate::messages::Message) {
+        if let Some(sink) = &self.inner.sink {
+            if sink.wants(StreamMode::Messages) {
+                let mut meta = stategraph_checkpoint::Map::with_capacity(4);
+                if let Some(t) = &self.inner.thread_id {
+                    meta.insert("thread_id", t.as_str());
+                }
+                meta.insert("langgraph_step", self.inner.step);
+                meta.insert("langgraph_node", self.inner.name.as_str());
+                meta.insert("langgraph_checkpoint_ns", self.inner.ns.as_str());
+                sink.emit(
+                    StreamMode::Messages,
+                    Value::list(vec![chunk.to_value(), Value::Map(meta)]),
+                );
+            }
+        }
+    }
+
     /// Pauses the graph to ask a human: returns the resume value when the run was
     /// resumed with one, else an error that the node must return (`?`) so the run stops
     /// with this interrupt. Each call in a node has its own answer, in order.

@@ -18,6 +18,9 @@ pub enum StreamMode {
     Debug,
     /// Whatever nodes send with `NodeContext::write_custom`.
     Custom,
+    /// Chat-model message chunks as a model produces them, each with the metadata of the
+    /// node that called the model (`NodeContext::send_message_chunk`).
+    Messages,
 }
 
 impl StreamMode {
@@ -30,6 +33,7 @@ impl StreamMode {
             StreamMode::Tasks => "tasks",
             StreamMode::Debug => "debug",
             StreamMode::Custom => "custom",
+            StreamMode::Messages => "messages",
         }
     }
 
