@@ -130,6 +130,31 @@ impl NodeContext {
     /// resumed with one, else an error that the node must return (`?`) so the run stops
     /// with this interrupt. Each call in a node has its own answer, in order.
     pub fn interrupt(&self, value: impl Into<Value>) -> Result<Value, NodeError> {
+        self.ask(value.into(), None)
+    }
+
+    /// [`NodeContext::interrupt`] with the JSON Schema of the answer the node expects
+    /// (Python's `interrupt(value, response_schema={...})`): the schema travels with the
+    /// interrupt to the caller (in [`Outcome::interrupts`](crate::Outcome::interrupts)
+    /// and `get_state().interrupts`) and is stored with it as Python stores it. The
+    /// answer is returned as given, not checked against the schema.
+    ///
+    /// ```
+    /// # use stategraph::{NodeContext, NodeError, Value, map};
+    /// async fn ask(ctx: NodeContext) -> Result<Value, NodeError> {
+    ///     ctx.interrupt_with("approve?", map! {"type" => "boolean"})
+    /// }
+    /// # let _ = ask;
+    /// ```
+    pub fn interrupt_with(
+        &self,
+        value: impl Into<Value>,
+        response_schema: impl Into<Value>,
+    ) -> Result<Value, NodeError> {
+        self.ask(value.into(), Some(response_schema.into()))
+    }
+
+    fn ask(&self, value: Value, response_schema: Option<Value>) -> Result<Value, NodeError> {
         let mut pad = self.inner.scratchpad.lock();
         let idx = pad.counter;
         pad.counter += 1;
@@ -152,8 +177,9 @@ impl NodeContext {
         }
         let id = crate::pregel::task::interrupt_id(&self.inner.ns, pad.resume.len());
         Err(NodeError::interrupt(vec![Interrupt {
-            value: value.into(),
+            value,
             id,
+            response_schema,
         }]))
     }
 }

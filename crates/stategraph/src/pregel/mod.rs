@@ -16,5 +16,6 @@ pub mod snapshot;
 pub mod sources;
 pub mod status;
 pub mod stream;
+pub(crate) mod targets;
 pub mod task;
 pub mod writer;

@@ -295,6 +295,23 @@ async fn commit(
 ) -> Result<bool> {
     let task_id = lp.tasks()[i].id.clone();
     let name = lp.tasks()[i].name.clone();
+    let result = match result {
+        Ok(writes) if !lp.params().lenient_writes => {
+            match super::targets::check_targets(&lp.params().graph, &name, &writes) {
+                Ok(()) => Ok(writes),
+                Err(e) => {
+                    // Stored as the task's failure, so the thread shows it and a rerun
+                    // runs the task again.
+                    let repr = e.to_string();
+                    lp.put_writes(&task_id, vec![("__error__".to_owned(), repr.into())])
+                        .await?;
+                    outcome.error = Some(e);
+                    return Ok(true);
+                }
+            }
+        }
+        other => other,
+    };
     match result {
         Ok(mut writes) => {
             if writes
