@@ -60,9 +60,9 @@ pub enum Error {
         checkpoint_id: String,
     },
     /// A write addressed a node the graph does not have: a `Command::goto`, a conditional
-    /// edge's result, a `Send`, or `update_state`'s `as_node`. (LangGraph only logs a
-    /// warning; [`CompileOptions::lenient_writes`](crate::CompileOptions::lenient_writes)
-    /// does the same.)
+    /// edge's result, a `Send` (LangGraph logs a warning and drops the write, as
+    /// [`CompileOptions::lenient_writes`](crate::CompileOptions::lenient_writes) does), or
+    /// `update_state`'s `as_node` (an error in LangGraph too).
     #[error("unknown node {node:?} (addressed by {by})")]
     UnknownNode {
         /// The node name that was written to.
@@ -71,7 +71,7 @@ pub enum Error {
         by: String,
     },
     /// A write addressed a state key (channel) the graph does not have: a `Command`
-    /// update given as input, or `update_state` values. (LangGraph only logs a warning;
+    /// update given as input, or `update_state` values. (LangGraph warns or drops it;
     /// see [`CompileOptions::lenient_writes`](crate::CompileOptions::lenient_writes).)
     #[error("unknown channel {channel:?} (written by {by})")]
     UnknownChannel {

@@ -43,7 +43,7 @@ pub struct CompileOptions {
     /// naming a node the graph does not have, a `Send` to one, a `Command` update or
     /// `update_state` value for an unknown key) instead of failing with
     /// [`Error::UnknownNode`] / [`Error::UnknownChannel`]: what Python LangGraph does
-    /// (it only logs a warning). Off by default.
+    /// (it logs a warning, or drops an unknown `update_state` key silently). Off by default.
     pub lenient_writes: bool,
 }
 

@@ -470,3 +470,44 @@ async fn with_config_defaults_apply_under_each_calls_config() {
         "default metadata reaches the stored checkpoints"
     );
 }
+
+#[tokio::test]
+async fn an_interrupts_response_schema_reaches_the_caller_and_the_stored_write() {
+    let schema = stategraph::map! {"type" => "boolean"};
+    let mut g = log_graph();
+    let asked = schema.clone();
+    g.add_node("ask", move |_s: DynState, ctx: NodeContext| {
+        let asked = asked.clone();
+        async move {
+            let answer = ctx.interrupt_with("approve?", asked)?;
+            Ok::<_, NodeError>(stategraph::update([("log", Value::list(vec![answer]))]))
+        }
+    });
+    g.add_edge(START, "ask").add_edge("ask", END);
+    let saver = saver();
+    let graph = with_saver(&g, &saver);
+    let cfg = RunConfig::thread("t");
+    let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
+    assert_eq!(out.interrupts[0].response_schema, Some(schema.clone()));
+    let shown = graph.get_state(&cfg).await.unwrap();
+    assert_eq!(shown.interrupts, out.interrupts);
+    // Stored as Python stores `Interrupt(value, id, response_schema)`.
+    let head = crate::util::history(&saver, "t").await.pop().unwrap();
+    let write = head
+        .pending_writes
+        .iter()
+        .find(|w| w.channel == "__interrupt__")
+        .unwrap();
+    let stored = write.value.as_list().unwrap()[0].as_ext().unwrap();
+    let fields = &stored.as_object().unwrap().data;
+    assert_eq!(fields.get("response_schema"), Some(&schema));
+    // A plain `interrupt` stores None, as Python does.
+    let plain = with_saver(&asking(), &saver);
+    let out = plain
+        .invoke(log_input(&[]), &RunConfig::thread("p"))
+        .await
+        .unwrap();
+    assert_eq!(out.interrupts[0].response_schema, None);
+    let done = graph.invoke(Command::resume(true), &cfg).await.unwrap();
+    assert_eq!(done.get("log"), Some(&stategraph::list![true]));
+}
