@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::BoxStream;
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
 use super::compile::CompileOptions;
@@ -178,7 +178,7 @@ impl<S: State> CompiledGraph<S> {
         }
     }
 
-    async fn run(
+    pub(super) async fn run(
         &self,
         input: RunInput,
         config: &RunConfig,
@@ -232,42 +232,6 @@ impl<S: State> CompiledGraph<S> {
         config: &RunConfig,
         modes: &[StreamMode],
     ) -> BoxStream<'static, Result<StreamEvent>> {
-        let input = match input.into_input() {
-            Ok(i) => i,
-            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
-        };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = StreamSink::new(tx, modes);
-        let this = self.clone();
-        let config = config.clone();
-        let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
-        let cancel = AbortOnDrop(handle.abort_handle());
-        let events =
-            futures::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-            );
-        let tail = futures::stream::once(async move {
-            let _cancel = cancel;
-            match handle.await {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(Err(e)),
-                Err(e) => Some(Err(Error::Node {
-                    node: String::new(),
-                    message: format!("run task failed: {e}"),
-                })),
-            }
-        })
-        .filter_map(|x| async move { x });
-        events.chain(tail).boxed()
-    }
-}
-
-/// Cancels a streamed run when its stream is dropped before the run ended.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+        self.stream_with(input, config, modes)
     }
 }

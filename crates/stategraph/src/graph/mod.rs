@@ -7,6 +7,7 @@ pub mod compiled;
 pub mod draw;
 pub mod node;
 pub mod state_api;
+pub mod typed_stream;
 
 pub use branch::BranchTargets;
 pub use builder::{NodeOptions, StateGraph, END, START};
@@ -14,3 +15,4 @@ pub use compile::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};
+pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
