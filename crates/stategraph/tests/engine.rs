@@ -17,5 +17,7 @@ mod parallel;
 mod reducers;
 #[path = "engine/streaming.rs"]
 mod streaming;
+#[path = "engine/typed_stream.rs"]
+mod typed_stream;
 #[path = "engine/util.rs"]
 mod util;
