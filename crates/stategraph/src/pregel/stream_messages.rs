@@ -174,7 +174,7 @@ fn for_each_message(v: &Value, in_map: bool, f: &mut dyn FnMut(&Value)) {
         items
             .iter()
             .filter(|i| i.as_message().is_some())
-            .for_each(|i| f(i));
+            .for_each(&mut *f);
     } else if let (Some(map), true) = (v.as_map(), in_map) {
         for (_, item) in map.iter() {
             for_each_message(item, false, f);

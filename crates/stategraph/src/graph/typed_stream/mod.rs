@@ -112,6 +112,9 @@ impl From<Vec<StreamMode>> for StreamOptions {
 /// The root graph's `values` and `updates` are typed by the state `S`; a subgraph's, whose
 /// state is another type, come as [`StreamPart::SubgraphValues`] and
 /// [`StreamPart::SubgraphUpdates`].
+// `Messages` is the largest variant and the most frequent one (a part per token): it
+// stays unboxed so that streaming a token costs no extra allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum StreamPart<S: State> {
     /// `values`: the state after a step (or the input). When the run pauses, the state
     /// is streamed once more with the `interrupts` (Python's v2 `interrupts` field).
@@ -168,8 +171,8 @@ pub enum StreamPart<S: State> {
     Checkpoints {
         /// The graph's namespace.
         ns: Vec<String>,
-        /// The checkpoint.
-        checkpoint: CheckpointEvent,
+        /// The checkpoint (boxed: it is much larger than the other events).
+        checkpoint: Box<CheckpointEvent>,
     },
     /// `debug`: checkpoint and task events with their step and time.
     Debug {
@@ -281,7 +284,7 @@ impl<S: State> StreamPart<S> {
             }],
             StreamMode::Checkpoints => vec![StreamPart::Checkpoints {
                 ns,
-                checkpoint: CheckpointEvent::parse(&data)?,
+                checkpoint: Box::new(CheckpointEvent::parse(&data)?),
             }],
             StreamMode::Debug => vec![StreamPart::Debug {
                 ns,

@@ -84,7 +84,7 @@ pub struct CheckpointEvent {
 #[derive(Clone, PartialEq)]
 pub enum DebugPayload {
     /// A checkpoint (`type: "checkpoint"`).
-    Checkpoint(CheckpointEvent),
+    Checkpoint(Box<CheckpointEvent>),
     /// A task starts (`type: "task"`).
     Task(TaskStart),
     /// A task finished (`type: "task_result"`).
@@ -198,7 +198,9 @@ impl DebugEvent {
     pub(crate) fn parse(v: &Value) -> Result<DebugEvent> {
         let payload = v.get("payload").ok_or_else(|| bad("debug", v))?;
         let payload = match v.get("type").and_then(Value::as_str) {
-            Some("checkpoint") => DebugPayload::Checkpoint(CheckpointEvent::parse(payload)?),
+            Some("checkpoint") => {
+                DebugPayload::Checkpoint(Box::new(CheckpointEvent::parse(payload)?))
+            }
             Some("task") => DebugPayload::Task(TaskStart::parse(payload)?),
             Some("task_result") => DebugPayload::TaskResult(TaskResult::parse(payload)?),
             _ => return Err(bad("debug", v)),
