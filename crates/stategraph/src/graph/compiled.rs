@@ -225,7 +225,9 @@ impl<S: State> CompiledGraph<S> {
 
     /// Runs the graph, yielding events of the given modes as they happen. A failure of
     /// the run is the stream's last item. Dropping the stream cancels the run, as dropping
-    /// an `invoke` future does (see the README on what a cancelled run leaves).
+    /// an `invoke` future does (see the README on what a cancelled run leaves). Each event's
+    /// `data` is the payload as Python streams it; [`CompiledGraph::stream_typed`] yields
+    /// typed events, and [`CompiledGraph::stream_with`] streams subgraphs' events too.
     pub fn stream(
         &self,
         input: impl IntoInput,
