@@ -13,6 +13,8 @@ mod failures;
 mod loops;
 #[path = "engine/messages_mode.rs"]
 mod messages_mode;
+#[path = "engine/outcomes.rs"]
+mod outcomes;
 #[path = "engine/parallel.rs"]
 mod parallel;
 #[path = "engine/reducers.rs"]
