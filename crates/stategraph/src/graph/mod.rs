@@ -16,5 +16,5 @@ pub use compile::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};
-pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use outcome::Outcome;
+pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};

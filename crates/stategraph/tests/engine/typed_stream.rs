@@ -354,3 +354,51 @@ async fn typed_events_print_values_readably() {
     assert!(text.contains("node: \"greet\""), "{text}");
     assert!(text.contains("Some(\"Dr. Ada\")"), "{text}");
 }
+
+#[tokio::test]
+async fn subgraph_values_come_with_the_subgraphs_channels() {
+    let got = parts(
+        &nested(),
+        log_input(&["in"]),
+        &RunConfig::default(),
+        StreamOptions::new(&[StreamMode::Values]).subgraphs(true),
+    )
+    .await;
+    let described: Vec<(usize, Value)> = got
+        .iter()
+        .map(|p| match p {
+            StreamPart::Values { state, .. } => (0, state.get("log").unwrap().clone()),
+            StreamPart::SubgraphValues { ns, values, .. } => {
+                (ns.len(), values.get("log").unwrap().clone())
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            (0, list!["in"]),
+            (1, list!["in"]),
+            (1, list!["in", "inner"]),
+            // The subgraph's whole `log` is the node's write, added to the parent's.
+            (0, list!["in", "in", "inner"]),
+        ]
+    );
+}
+
+#[test]
+fn a_derived_update_reads_back_the_last_write_of_each_field() {
+    use stategraph::FromWrites;
+    let writes = vec![
+        ("name".to_owned(), Value::from("A")),
+        ("not_a_field".to_owned(), Value::from(1)),
+        ("name".to_owned(), Value::from("B")),
+    ];
+    let update = PersonUpdate::from_writes(&writes).unwrap();
+    assert_eq!((update.name.as_deref(), update.age), (Some("B"), None));
+    let wrong = PersonUpdate::from_writes(&[("age".to_owned(), Value::from("old"))]);
+    assert!(
+        matches!(wrong, Err(stategraph::Error::State(_))),
+        "{wrong:?}"
+    );
+}
