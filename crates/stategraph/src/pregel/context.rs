@@ -144,7 +144,12 @@ impl NodeContext {
         };
         if sink.wants(StreamMode::Messages) {
             let meta = super::stream_messages::chunk_metadata(task_meta, model_metadata);
-            super::stream_messages::emit_message(sink, &message.to_value(), &meta, dedupe);
+            let value = if dedupe {
+                message.to_value()
+            } else {
+                super::stream_messages::chunk_value(message)
+            };
+            super::stream_messages::emit_message(sink, &value, &meta, dedupe);
         }
     }
 

@@ -22,7 +22,7 @@ use super::algo::Task;
 use super::stream::{StreamMode, StreamSink};
 use super::task::PathPart;
 use crate::config::RunConfig;
-use crate::messages::Message;
+use crate::messages::{Message, Role};
 
 /// The configurable keys Python copies into run metadata when they are set.
 const PROPAGATED: [&str; 4] = ["run_id", "assistant_id", "graph_id", "task_id"];
@@ -107,6 +107,27 @@ pub(crate) fn chunk_metadata(task_meta: &Map, extra: Option<&Map>) -> Map {
         }
     }
     m
+}
+
+/// A chunk as Python streams it: an AI message as an `AIMessageChunk` (with its
+/// `tool_call_chunks` and `chunk_position`), other kinds as they are.
+pub(crate) fn chunk_value(chunk: &Message) -> Value {
+    let value = chunk.to_value();
+    if chunk.role != Role::Ai {
+        return value;
+    }
+    let Some((_, fields)) = value.as_message() else {
+        return value;
+    };
+    let mut fields = fields.clone();
+    fields.insert("type", "AIMessageChunk");
+    if fields.get("tool_call_chunks").is_none() {
+        fields.insert("tool_call_chunks", Value::List(Vec::new().into()));
+    }
+    if fields.get("chunk_position").is_none() {
+        fields.insert("chunk_position", Value::Nil);
+    }
+    Value::pydantic_v2(chunk.role.module(), "AIMessageChunk", fields)
 }
 
 /// Streams one message with `meta`; with `dedupe`, not when its id was seen. A message

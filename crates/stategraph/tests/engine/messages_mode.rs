@@ -114,6 +114,7 @@ fn described(ns: &[String], data: &Value) -> J {
     json!({
         "ns": ns.iter().map(|p| norm_ns(p)).collect::<Vec<_>>(),
         "type": fields.get("type").unwrap().as_str().unwrap(),
+        "fields": fields.iter().map(|(k, _)| k.as_str().unwrap()).collect::<Vec<_>>(),
         "content": fields.get("content").unwrap().to_json(),
         "id": id,
         "metadata": metadata,

@@ -7,7 +7,7 @@ AIMessage("inner", id="i-1"), and `plain` returns AIMessage("hi", id="p-1"),
 HumanMessage("again") without id, and the input's HumanMessage h-1 again.
 
 Prints, as JSON, the messages events with and without `subgraphs=True`: namespace, message
-type, content, id and metadata (task ids replaced by `*`, generated ids by `<uuid>`, the
+type, its field names, content, id and metadata (task ids replaced by `*`, generated ids by `<uuid>`, the
 fake model's own keys `ls_provider`, `ls_model_type`, `lc_versions` left out).
 """
 
@@ -90,11 +90,11 @@ def run(subgraphs):
             if k in ("langgraph_checkpoint_ns", "checkpoint_ns"):
                 v = norm_ns(v)
             md.append([k, jsonable(v)])
-        kind = "ai" if msg.type == "AIMessageChunk" else msg.type
         out.append(
             {
                 "ns": [norm_ns(p) for p in ns],
-                "type": kind,
+                "type": msg.type,
+                "fields": list(msg.model_dump().keys()),
                 "content": msg.content,
                 "id": norm_id(msg.id),
                 "metadata": md,
