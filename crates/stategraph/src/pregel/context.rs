@@ -107,8 +107,11 @@ impl NodeContext {
     /// Sends a chat-model chunk to the `messages` stream mode, with this task's metadata
     /// (ignored when nobody streams it). A [`ChatModel`](crate::messages) streaming its
     /// answer calls this for every chunk, as LangChain's callbacks feed Python's
-    /// `stream_mode="messages"`. Chunks are always streamed; their id is remembered, so
-    /// the message the node then returns with the same id is not streamed again.
+    /// `stream_mode="messages"`. Chunks are always streamed (an AI chunk as an
+    /// `AIMessageChunk`); their id is remembered, so the message the node then returns
+    /// with the same id is not streamed again. Give the chunks of one answer and the
+    /// answer itself the same id (LangChain uses `lc_run--<uuid>`): a chunk without id gets
+    /// a fresh one, and an answer without id is streamed again when the node returns it.
     pub fn send_message_chunk(&self, chunk: &crate::messages::Message) {
         self.send_model_message(chunk, None, false);
     }
