@@ -15,6 +15,7 @@ pub mod types;
 
 pub use config::{AsRunConfig, Durability, RunConfig};
 pub use error::{Error, Result};
+pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
     StateGraph, END, START,

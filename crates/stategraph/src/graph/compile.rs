@@ -396,7 +396,11 @@ fn subgraph_runner(
                 config,
                 interrupt_before: sub_options.interrupt_before.clone(),
                 interrupt_after: sub_options.interrupt_after.clone(),
-                sink: None,
+                sink: ctx
+                    .inner
+                    .sink
+                    .as_ref()
+                    .and_then(|s| s.for_subgraph(ctx.checkpoint_ns())),
                 ns: ctx.checkpoint_ns().to_owned(),
                 resuming: Some(scope.resuming),
                 null_resume: Some(ctx.inner.null_resume.clone()),

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::BoxStream;
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
 use super::compile::CompileOptions;
@@ -204,7 +204,7 @@ impl<S: State> CompiledGraph<S> {
         }
     }
 
-    async fn run(
+    pub(super) async fn run(
         &self,
         input: RunInput,
         config: &RunConfig,
@@ -287,49 +287,15 @@ impl<S: State> CompiledGraph<S> {
 
     /// Runs the graph, yielding events of the given modes as they happen. A failure of
     /// the run is the stream's last item. Dropping the stream cancels the run, as dropping
-    /// an `invoke` future does (see the README on what a cancelled run leaves).
+    /// an `invoke` future does (see the README on what a cancelled run leaves). Each event's
+    /// `data` is the payload as Python streams it; [`CompiledGraph::stream_typed`] yields
+    /// typed events, and [`CompiledGraph::stream_with`] streams subgraphs' events too.
     pub fn stream(
         &self,
         input: impl IntoInput,
         config: impl AsRunConfig,
         modes: &[StreamMode],
     ) -> BoxStream<'static, Result<StreamEvent>> {
-        let config = self.resolve(config);
-        let input = match input.into_input() {
-            Ok(i) => i,
-            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
-        };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = StreamSink::new(tx, modes);
-        let this = self.clone();
-        let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
-        let cancel = AbortOnDrop(handle.abort_handle());
-        let events =
-            futures::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-            );
-        let tail = futures::stream::once(async move {
-            let _cancel = cancel;
-            match handle.await {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(Err(e)),
-                Err(e) => Some(Err(Error::Node {
-                    node: String::new(),
-                    message: format!("run task failed: {e}"),
-                })),
-            }
-        })
-        .filter_map(|x| async move { x });
-        events.chain(tail).boxed()
-    }
-}
-
-/// Cancels a streamed run when its stream is dropped before the run ended.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+        self.stream_with(input, config, modes)
     }
 }

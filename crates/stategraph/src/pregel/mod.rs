@@ -17,5 +17,6 @@ pub mod sources;
 pub mod status;
 pub mod stream;
 pub(crate) mod targets;
+pub(crate) mod stream_messages;
 pub mod task;
 pub mod writer;

@@ -728,9 +728,22 @@ impl Loop {
             if sink.wants(StreamMode::Updates) {
                 sink.emit(StreamMode::Updates, events::interrupt_update(writes));
             }
-        } else if first != "__error__" && sink.wants(StreamMode::Updates) {
-            if let Some(u) =
-                events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+        } else if first != "__error__" {
+            if !cached {
+                super::stream_messages::emit_node_messages(
+                    sink,
+                    &self.p.config,
+                    task,
+                    self.step,
+                    writes,
+                );
+            }
+            if let Some(u) = sink
+                .wants(StreamMode::Updates)
+                .then(|| {
+                    events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+                })
+                .flatten()
             {
                 sink.emit(StreamMode::Updates, u);
             }

@@ -200,7 +200,12 @@ pub(crate) async fn run_tasks(
                 ns: task.ns.clone(),
                 thread_id: lp.params().config.thread_id.clone(),
                 channels: channels.clone(),
-                sink: lp.params().sink.clone(),
+                sink: super::stream_messages::task_sink(
+                    lp.params().sink.as_ref(),
+                    &lp.params().config,
+                    &task,
+                    lp.step(),
+                ),
                 resume,
                 null_resume: null_resume.clone(),
                 run: run_scope.clone(),
