@@ -16,8 +16,8 @@ pub mod types;
 pub use config::{Durability, RunConfig};
 pub use error::{Error, Result};
 pub use graph::{
-    CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
-    StateGraph, END, START,
+    CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
+    Outcome, StateGraph, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;

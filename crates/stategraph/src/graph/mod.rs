@@ -5,6 +5,7 @@ pub mod builder;
 pub mod compile;
 pub mod compiled;
 pub mod draw;
+pub mod input;
 pub mod node;
 pub mod state_api;
 
@@ -13,4 +14,4 @@ pub use builder::{NodeOptions, StateGraph, END, START};
 pub use compile::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
-pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};
+pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeInput, NodeOutput};
