@@ -19,7 +19,9 @@ use crate::state::State;
 /// A node taking the graph's state reads every state channel, as before. A node taking
 /// another type reads only that type's fields: each field is a channel, and a field the
 /// graph's state lacks becomes a private channel of the graph (any node may write it; it
-/// is not part of the graph's output), as a node's input schema does in LangGraph. When
+/// is not part of the graph's output), as a node's input schema does in LangGraph
+/// (checkpoints keep it; unlike LangGraph, the `values` stream and `get_state` leave it
+/// out too, as `invoke` does). When
 /// a `Send` triggers the node, its payload must be a map of the type's fields: a payload
 /// that is not a map, names a key the type does not have, or holds a value of the wrong
 /// type fails the task with a `TypeError` naming the node, the type and the payload. A
@@ -52,6 +54,9 @@ impl<T: State> NodeInput for T {
     }
 }
 
+/// Named channels, in order.
+type ChannelList = Vec<(String, Box<dyn Channel>)>;
+
 /// How a node of a graph over `S` reads its input `I`, fixed when the node is added.
 #[derive(Clone, Debug)]
 pub(crate) struct InputSpec {
@@ -66,9 +71,7 @@ pub(crate) struct InputSpec {
 impl InputSpec {
     /// The spec of input `I` in a graph over `S` whose state channels are `state_keys`;
     /// also returns the channels of `I` (for those the graph lacks).
-    pub(crate) fn of<S: State, I: NodeInput>(
-        state_keys: Vec<String>,
-    ) -> (InputSpec, Vec<(String, Box<dyn Channel>)>) {
+    pub(crate) fn of<S: State, I: NodeInput>(state_keys: Vec<String>) -> (InputSpec, ChannelList) {
         let type_name = short_type_name(std::any::type_name::<I>());
         let declared = I::input_channels();
         let names: Option<Vec<String>> = declared
@@ -80,7 +83,7 @@ impl InputSpec {
             InputSpec {
                 reads: None,
                 keys: names.map(|mut n| {
-                    n.extend(state_keys.into_iter());
+                    n.extend(state_keys);
                     n
                 }),
                 type_name,
