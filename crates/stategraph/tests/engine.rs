@@ -13,6 +13,8 @@ mod failures;
 mod inputs;
 #[path = "engine/loops.rs"]
 mod loops;
+#[path = "engine/outcomes.rs"]
+mod outcomes;
 #[path = "engine/parallel.rs"]
 mod parallel;
 #[path = "engine/reducers.rs"]

@@ -132,6 +132,7 @@ async fn an_input_field_the_state_lacks_is_a_private_channel_kept_in_checkpoints
         .unwrap();
     assert_eq!(strings(out.get("log")), ["a", "b saw hidden"]);
     assert_eq!(out.get("secret"), None, "a private channel is not output");
+    assert!(!out.values.contains_key("secret"), "{:?}", out.values);
     let last = history(&saver, "t").await.pop().unwrap();
     assert_eq!(
         last.checkpoint.channel_values.get("secret"),
