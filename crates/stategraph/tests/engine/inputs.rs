@@ -114,7 +114,7 @@ async fn a_node_triggered_by_an_edge_reads_its_inputs_fields_from_the_channels()
 }
 
 #[tokio::test]
-async fn an_input_field_the_state_lacks_is_a_private_channel_kept_in_checkpoints() {
+async fn an_input_field_the_state_lacks_is_a_private_channel_kept_in_checkpoints_as_in_python() {
     let mut g = StateGraph::<DynState>::with_channels(vec![("log".into(), add_list())]);
     g.add_node("a", |_s: DynState| async move {
         stategraph::update([("secret", Value::from("hidden")), ("log", list!["a"])])
@@ -150,6 +150,40 @@ async fn an_input_field_the_state_lacks_is_a_private_channel_kept_in_checkpoints
         values.last(),
         Some(&map! {"log" => list!["a", "b saw hidden"]})
     );
+    // The same graph in the pinned Python: same output, same state in every checkpoint.
+    let Some(python) = python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/private_channel.py");
+    let py = std::process::Command::new(python)
+        .arg(&script)
+        .output()
+        .expect("python runs");
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let py: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
+    let output: serde_json::Map<String, serde_json::Value> = out
+        .values
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    let checkpoints: Vec<serde_json::Value> = history(&saver, "t")
+        .await
+        .iter()
+        .map(|t| {
+            let values: serde_json::Map<String, serde_json::Value> = t
+                .checkpoint
+                .channel_values
+                .iter()
+                .filter(|(k, _)| !k.starts_with("__") && !k.starts_with("branch:"))
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect();
+            serde_json::json!([t.metadata.step, values])
+        })
+        .collect();
+    assert_eq!(py["output"], serde_json::Value::Object(output));
+    assert_eq!(py["checkpoints"], serde_json::Value::Array(checkpoints));
 }
 
 #[tokio::test]
