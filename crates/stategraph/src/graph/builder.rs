@@ -230,8 +230,22 @@ impl<S: State> StateGraph<S> {
             InputSpec::of::<S, N::Input>(self.channels.keys().cloned().collect());
         if !self.nodes.contains_key(&name) {
             for (key, channel) in channels {
-                if !self.channels.contains_key(&key) && !self.private_channels.contains_key(&key) {
-                    self.private_channels.insert(key, channel);
+                let existing = self
+                    .channels
+                    .get(&key)
+                    .or_else(|| self.private_channels.get(&key));
+                match existing {
+                    None => {
+                        self.private_channels.insert(key, channel);
+                    }
+                    // As LangGraph: a `LastValue` field reads any channel of that name;
+                    // another kind must match it (compared by kind only).
+                    Some(e) if channel.kind() != "LastValue" && e.kind() != channel.kind() => {
+                        self.build_errors.push(format!(
+                            "Channel '{key}' already exists with a different type"
+                        ));
+                    }
+                    Some(_) => {}
                 }
             }
         }

@@ -70,30 +70,31 @@ pub(crate) struct InputSpec {
 
 impl InputSpec {
     /// The spec of input `I` in a graph over `S` whose state channels are `state_keys`;
-    /// also returns the channels of `I` (for those the graph lacks).
+    /// also returns the channels of `I` when it is not `S` (the graph adds those it
+    /// lacks).
     pub(crate) fn of<S: State, I: NodeInput>(state_keys: Vec<String>) -> (InputSpec, ChannelList) {
         let type_name = short_type_name(std::any::type_name::<I>());
         let declared = I::input_channels();
         let names: Option<Vec<String>> = declared
             .as_ref()
             .map(|c| c.iter().map(|(k, _)| k.clone()).collect());
-        let spec = if TypeId::of::<I>() == TypeId::of::<S>() {
-            // The graph's state: read every state channel (those given to
-            // `with_channels` included), accept a payload of state keys.
-            InputSpec {
+        if TypeId::of::<I>() == TypeId::of::<S>() {
+            // The graph's state: read every state channel (those given to `with_channels`
+            // included, which stay as given), accept a payload of state keys.
+            let spec = InputSpec {
                 reads: None,
                 keys: names.map(|mut n| {
                     n.extend(state_keys);
                     n
                 }),
                 type_name,
-            }
-        } else {
-            InputSpec {
-                reads: names.clone(),
-                keys: names,
-                type_name,
-            }
+            };
+            return (spec, Vec::new());
+        }
+        let spec = InputSpec {
+            reads: names.clone(),
+            keys: names,
+            type_name,
         };
         (spec, declared.unwrap_or_default())
     }

@@ -450,3 +450,41 @@ fn the_compiler_says_what_a_node_may_take_and_return() {
     assert!(msg.contains("derive `State` for `Plain`"), "{msg}");
     assert!(msg.contains("`Plain` is not a state type"), "{msg}");
 }
+
+/// An input whose `topic` is a reducer channel, where [`Topics`] has a `LastValue`.
+#[derive(State, Debug)]
+pub(crate) struct AddingTopic {
+    #[state(reducer = add)]
+    topic: Vec<String>,
+}
+
+/// An input reading the state's reducer channel `results` as a plain field.
+#[derive(State, Debug)]
+pub(crate) struct ResultsView {
+    results: Vec<String>,
+}
+
+#[tokio::test]
+async fn an_input_field_must_not_redeclare_a_channel_with_another_reducer() {
+    let mut g = StateGraph::<Topics>::new();
+    g.add_node("bad", |_i: AddingTopic| async move {});
+    g.add_edge(START, "bad").add_edge("bad", END);
+    match g.compile() {
+        Err(Error::InvalidGraph(msg)) => {
+            assert_eq!(msg, "Channel 'topic' already exists with a different type")
+        }
+        other => panic!("expected InvalidGraph, got {:?}", other.err()),
+    }
+    // A plain field reads a reducer channel of that name as it is.
+    let mut g = StateGraph::<Topics>::new();
+    g.add_node("first", |_s: Topics| async move {
+        TopicsUpdate::default().results(vec!["x".to_owned()])
+    });
+    g.add_node("view", |v: ResultsView| async move {
+        TopicsUpdate::default().results(vec![v.results.len().to_string()])
+    });
+    g.add_edge(START, "first")
+        .add_edge("first", "view")
+        .add_edge("view", END);
+    assert_eq!(run_topics(&g).await.unwrap().results, ["x", "1"]);
+}
