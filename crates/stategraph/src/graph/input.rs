@@ -16,17 +16,19 @@ use crate::state::State;
 /// A type a node may take as its input: the graph's state, or any other
 /// `#[derive(State)]` struct (or [`crate::DynState`]).
 ///
-/// A node taking the graph's state reads every state channel, as before. A node taking
-/// another type reads only that type's fields: each field is a channel, and a field the
-/// graph's state lacks becomes a private channel of the graph (any node may write it; it
-/// is not part of the graph's output), as a node's input schema does in LangGraph
-/// (checkpoints keep it; unlike LangGraph, the `values` stream and `get_state` leave it
-/// out too, as `invoke` does). When
-/// a `Send` triggers the node, its payload must be a map of the type's fields: a payload
-/// that is not a map, names a key the type does not have, or holds a value of the wrong
-/// type fails the task with a `TypeError` naming the node, the type and the payload. A
-/// field the payload leaves out takes its default. An input with no declared fields
-/// ([`crate::DynState`]) reads every state channel and takes any map.
+/// A node taking the graph's state reads every state channel. A node taking another type
+/// reads only that type's fields, each a channel; a field the graph's state lacks becomes
+/// a private channel of the graph, as a node's input schema does in LangGraph: any node
+/// may write it and checkpoints keep it, but the graph's output leaves it out (so do the
+/// `values` stream and `get_state`, where LangGraph shows it). A field naming an existing
+/// channel must be a `LastValue` or of that channel's kind, else compiling fails with
+/// LangGraph's "Channel 'k' already exists with a different type".
+///
+/// When a `Send` triggers the node, its payload must be a map of the type's fields: a
+/// payload that is not a map, names a key the type does not have, or holds a value of the
+/// wrong type fails the task with a `TypeError` naming the node, the type and the
+/// payload. A field the payload leaves out takes its default. An input with no declared
+/// fields ([`crate::DynState`]) reads every state channel and takes any map.
 ///
 /// Every [`State`] type is a `NodeInput`.
 #[diagnostic::on_unimplemented(
