@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use stategraph_checkpoint::delta::DeltaChannelHistory;
 use stategraph_checkpoint::serde::{msgpack, JsonPlusSerializer, Serializer, TAG_MSGPACK};
 use stategraph_checkpoint::{
-    CheckpointConfig, CheckpointTuple, ChannelVersion, ChannelVersions, Error, List, Map,
+    ChannelVersion, ChannelVersions, CheckpointConfig, CheckpointTuple, Error, List, Map,
     PendingWrite, Result, Value,
 };
 

@@ -6,8 +6,8 @@ use indexmap::IndexMap;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use stategraph_checkpoint::{
-    CheckpointMetadata, CheckpointSaver, Error, ListOptions, MemorySaver, PruneStrategy, Result,
-    Value,
+    ChannelVersion, CheckpointMetadata, CheckpointSaver, Error, ListOptions, MemorySaver,
+    PruneStrategy, Result, Value,
 };
 use stategraph_checkpoint_postgres::PostgresSaver;
 use stategraph_checkpoint_sqlite::SqliteSaver;
@@ -204,8 +204,7 @@ impl NativeSaver {
             )?)?;
             let metadata = CheckpointMetadata::from_value(bridge::loads_plain(&metadata)?)?;
             let new_versions = bridge::versions(&new_versions)?;
-            let stored =
-                rt.block_on(saver.put(&config, &checkpoint, &metadata, &new_versions))?;
+            let stored = rt.block_on(saver.put(&config, &checkpoint, &metadata, &new_versions))?;
             Ok((
                 stored.thread_id.clone(),
                 stored.ns().to_owned(),
@@ -278,29 +277,23 @@ impl NativeSaver {
     }
 
     /// The version after `current` (None, an int or a version string), as the Rust saver
-    /// mints it.
+    /// mints it (LangGraph's `"{int:032}.{random:016}"` strings).
     #[pyo3(signature = (current))]
-    fn get_next_version(&self, current: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let py_current = match &current {
+    fn get_next_version(
+        &self,
+        py: Python<'_>,
+        current: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let current = match current {
             None => None,
-            Some(c) => Some(if let Ok(n) = c.extract::<i64>() {
-                stategraph_checkpoint::ChannelVersion::Int(n)
-            } else {
-                stategraph_checkpoint::ChannelVersion::Str(c.extract::<String>()?)
+            Some(c) => Some(match c.extract::<i64>() {
+                Ok(n) => ChannelVersion::Int(n),
+                Err(_) => ChannelVersion::Str(c.extract::<String>()?),
             }),
         };
-        let next = self.saver().get_next_version(py_current.as_ref());
-        let py = match &current {
-            Some(c) => c.py(),
-            None => return Python::attach(|py| version_to_py(py, next)),
-        };
-        version_to_py(py, next)
+        Ok(match self.saver().get_next_version(current.as_ref()) {
+            ChannelVersion::Int(n) => n.into_pyobject(py)?.into_any().unbind(),
+            ChannelVersion::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        })
     }
-}
-
-fn version_to_py(py: Python<'_>, version: stategraph_checkpoint::ChannelVersion) -> PyResult<Py<PyAny>> {
-    Ok(match version {
-        stategraph_checkpoint::ChannelVersion::Int(n) => n.into_pyobject(py)?.into_any().unbind(),
-        stategraph_checkpoint::ChannelVersion::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
-    })
 }
