@@ -42,8 +42,8 @@ enum Backend {
 
 /// A Rust saver, driven from Python (`stategraph._native.NativeSaver`).
 ///
-/// Every method takes and returns bytes (see [`crate::bridge`]) and runs with the GIL
-/// released.
+/// Every method takes and returns bytes (`(type tag, bytes)` pairs and msgpack, see the
+/// crate docs) and runs with the GIL released.
 #[pyclass(module = "stategraph._native", frozen)]
 pub struct NativeSaver {
     backend: Arc<Backend>,
