@@ -97,3 +97,43 @@ async def test_conformance_postgres():
     require_postgres()
     report = await validate(postgres_saver, progress=ProgressCallbacks.verbose())
     assert_all_passed(report)
+
+
+@checkpointer_test(name="stategraph.SqliteSaver(fencing=True)")
+async def fenced_sqlite_saver():
+    with tempfile.TemporaryDirectory() as tmp:
+        yield stategraph.SqliteSaver(Path(tmp) / "checkpoints.db", fencing=True)
+
+
+@checkpointer_test(name="stategraph.MemorySaver(fencing=True)")
+async def fenced_memory_saver():
+    yield stategraph.MemorySaver(fencing=True)
+
+
+# With the one-writer fence on, exactly the checks that put several parentless checkpoints
+# on one thread (two writers each starting the thread, to the fence) are refused, with
+# ConflictError; every other check passes.
+FENCED_FAILURES = {
+    ("list", "test_list_metadata_filter_multiple_keys"),
+    ("list", "test_list_metadata_custom_keys"),
+    ("delete_for_runs", "test_delete_for_runs_preserves_other_runs"),
+}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "registered", [fenced_sqlite_saver, fenced_memory_saver], ids=lambda r: r.name
+)
+async def test_conformance_fenced(registered):
+    errors = {}
+
+    def on_result(capability, test_name, passed, error):
+        if not passed:
+            errors[(capability, test_name)] = error
+
+    report = await validate(registered, progress=ProgressCallbacks(on_test_result=on_result))
+    assert set(errors) == FENCED_FAILURES
+    for error in errors.values():
+        assert "stategraph.ConflictError: conflict:" in error, error
+    ran = sum(r.tests_passed + r.tests_failed for r in report.results.values())
+    assert ran >= 81
