@@ -35,6 +35,20 @@
 //!   not `msgpack`/`bytes`/`null`, such as an encrypting one) is refused with an error,
 //!   never stored altered.
 //!
+//! # Async methods and the fence
+//!
+//! The async methods (`aget_tuple`, `alist`, `aput`, ...) run the sync method in the event
+//! loop's default executor. The native call releases the GIL, so the loop keeps running
+//! while the saver works; a Rust-future-to-awaitable bridge (`pyo3-async-runtimes`) would
+//! save the executor hop (tens of microseconds) but add a second runtime integration and
+//! dependency, for calls that cost hundreds of microseconds to milliseconds of I/O anyway.
+//!
+//! The one-writer fence of our savers is off by default (`fencing=False`): Python LangGraph
+//! does not mark its replays and `update_state` forks as deliberate branches, so with the
+//! fence on they would be refused as stale writes. With `fencing=True` a stale writer gets
+//! `stategraph.ConflictError`; the conformance suite then fails exactly the three checks
+//! that start one thread twice (see `tests/test_conformance.py`).
+//!
 //! # Errors
 //!
 //! Every [`stategraph_checkpoint::Error`] becomes a Python exception with the same message:
