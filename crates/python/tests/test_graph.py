@@ -160,3 +160,22 @@ def test_threads_run_while_a_call_is_in_rust(tmp_path):
         t.join()
     assert not errors
     assert len({t.config["configurable"]["thread_id"] for t in saver.list(None)}) == 4
+
+
+def test_list_before_takes_a_bare_checkpoint_id(tmp_path):
+    """LangGraph's subgraph replay lists with ``before={"configurable": {"checkpoint_id":
+    ...}}`` and no thread id; the answer must be Python's saver's."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver as PySqliteSaver
+
+    path = tmp_path / "before.db"
+    ours = stategraph.SqliteSaver(path)
+    config = {"configurable": {"thread_id": "b"}}
+    run_to_interrupt(build().compile(checkpointer=ours), config)
+    python = PySqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    head = ours.get_tuple(config)
+    before = {"configurable": {"checkpoint_id": head.checkpoint["id"]}}
+    got = list(ours.list(config, before=before, limit=1))
+    assert got == list(python.list(config, before=before, limit=1))
+    assert [t.config for t in got] == [head.parent_config]

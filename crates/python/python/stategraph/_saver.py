@@ -71,6 +71,18 @@ def _address(config: RunnableConfig, *, ns_default: str | None = "") -> tuple:
     )
 
 
+def _before(config: RunnableConfig) -> tuple:
+    """The bound of `list(before=...)`: only its checkpoint id counts (LangGraph passes
+    ``{"configurable": {"checkpoint_id": ...}}`` alone when replaying subgraphs)."""
+    conf = config.get("configurable") or {}
+    checkpoint_id = conf.get("checkpoint_id")
+    return (
+        str(conf.get("thread_id", "")),
+        None,
+        None if checkpoint_id is None else str(checkpoint_id),
+    )
+
+
 def _config_bytes(config: RunnableConfig) -> bytes:
     thread_id, ns, checkpoint_id = _address(config)
     conf = config.get("configurable") or {}
@@ -145,7 +157,7 @@ class _RustSaver(BaseCheckpointSaver[str]):
         data = self._native.list(
             address,
             _plain(filter) if filter else None,
-            _address(before, ns_default=None) if before is not None else None,
+            _before(before) if before is not None else None,
             limit,
         )
         for row in self._loads(data):
