@@ -1,0 +1,112 @@
+//! An Agent Server with the quickstart graph registered as `seed`: START → get_address →
+//! END, setting `name` and `address`. Start it with
+//!
+//! ```text
+//! cargo run --release -p stategraph-server --example agent_server -- \
+//!     --database-url postgresql://postgres@127.0.0.1:5432/postgres --port 2024 --workers 4
+//! ```
+//!
+//! and call it with the Python client: `langgraph_sdk.get_sync_client(url="http://127.0.0.1:2024")`.
+//! It prints `listening on http://127.0.0.1:PORT` once it takes requests (`--port 0`
+//! picks a free port), and stops on Ctrl-C or SIGTERM after the running runs end.
+
+use std::sync::Arc;
+
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph::{Command, CompileOptions, CompiledGraph, State, StateGraph, END, START};
+use stategraph_server::{Server, ServerError};
+
+/// The quickstart's state: two keys, each keeping the last value written.
+#[derive(State, Debug)]
+pub struct Person {
+    name: String,
+    address: String,
+}
+
+/// The quickstart graph, checkpointed in `saver`.
+pub fn seed(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Person>> {
+    let mut graph = StateGraph::<Person>::new();
+    graph.add_node("get_address", |_state: Person| async {
+        Command::update(
+            PersonUpdate::default()
+                .name("pavaneeshwar")
+                .address("Hyderabad residency"),
+        )
+    });
+    graph
+        .add_edge(START, "get_address")
+        .add_edge("get_address", END);
+    graph.compile_with(CompileOptions::new().checkpointer(saver))
+}
+
+struct Args {
+    database_url: String,
+    port: u16,
+    workers: usize,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        database_url: std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into()),
+        port: 2024,
+        workers: 4,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--database-url" => args.database_url = value,
+            "--port" => args.port = value.parse().map_err(|e| format!("--port: {e}"))?,
+            "--workers" => args.workers = value.parse().map_err(|e| format!("--workers: {e}"))?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(args)
+}
+
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), ServerError> {
+    let args = parse_args().map_err(ServerError::Startup)?;
+    let server = Server::builder()
+        .database_url(&args.database_url)
+        .workers(args.workers)
+        .graph("seed", seed)
+        .build()
+        .await?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        .await
+        .map_err(|e| ServerError::Startup(format!("binding port {}: {e}", args.port)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::Startup(e.to_string()))?;
+    println!("listening on http://{addr}");
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        terminated().await;
+        let _ = stop.send(true);
+    });
+    server.serve(listener, shutdown).await
+}

@@ -1,0 +1,444 @@
+//! The server's tables beside the checkpoints: threads and runs (the queue).
+//!
+//! A run is `pending` until a worker claims it (`FOR UPDATE SKIP LOCKED` on the run and
+//! its thread, so one thread has one running run), then `running`, then one of
+//! `success`, `error`, `interrupted` (paused at an interrupt, or cancelled) or
+//! `timeout`. Inserting a run sends `NOTIFY` on [`RUNS_CHANNEL`], which wakes idle
+//! workers in any process.
+
+use deadpool_postgres::Pool;
+use serde_json::{json, Value as Json};
+use uuid::Uuid;
+
+use crate::error::{Result, ServerError};
+
+/// The `LISTEN/NOTIFY` channel that announces new (or unblocked) pending runs.
+pub const RUNS_CHANNEL: &str = "stategraph_runs";
+
+/// Creates the tables if they are missing.
+pub async fn setup(pool: &Pool) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS threads (
+                thread_id uuid PRIMARY KEY,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                metadata jsonb NOT NULL DEFAULT '{}',
+                status text NOT NULL DEFAULT 'idle',
+                values jsonb,
+                interrupts jsonb NOT NULL DEFAULT '{}'
+            );
+            CREATE TABLE IF NOT EXISTS runs (
+                run_id uuid PRIMARY KEY,
+                thread_id uuid NOT NULL,
+                assistant_id uuid NOT NULL,
+                graph_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                status text NOT NULL DEFAULT 'pending',
+                metadata jsonb NOT NULL DEFAULT '{}',
+                kwargs jsonb NOT NULL,
+                multitask_strategy text NOT NULL DEFAULT 'reject',
+                stateless boolean NOT NULL DEFAULT false,
+                output jsonb,
+                error jsonb
+            );
+            CREATE INDEX IF NOT EXISTS runs_pending ON runs (created_at) WHERE status = 'pending';
+            CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);",
+        )
+        .await?;
+    Ok(())
+}
+
+const THREAD_COLS: &str = "thread_id, to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', \
+                           metadata, status, values, interrupts";
+
+/// A thread row as the SDK's `Thread`.
+fn thread_json(row: &tokio_postgres::Row) -> Json {
+    let id: Uuid = row.get(0);
+    let created: String = row.get(1);
+    let updated: String = row.get(2);
+    let metadata: Json = row.get(3);
+    let status: String = row.get(4);
+    let values: Option<Json> = row.get(5);
+    let interrupts: Json = row.get(6);
+    json!({
+        "thread_id": id.to_string(),
+        "created_at": created,
+        "updated_at": updated,
+        "metadata": metadata,
+        "status": status,
+        "config": {},
+        "values": values,
+        "interrupts": interrupts,
+    })
+}
+
+/// Inserts a thread; `if_exists = "do_nothing"` returns the existing one, otherwise an
+/// existing id is a conflict.
+pub async fn create_thread(
+    pool: &Pool,
+    id: Uuid,
+    metadata: &Json,
+    do_nothing: bool,
+) -> Result<Json> {
+    let client = pool.get().await?;
+    let inserted = client
+        .query_opt(
+            &format!(
+                "INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
+                 ON CONFLICT (thread_id) DO NOTHING RETURNING {THREAD_COLS}"
+            ),
+            &[&id, metadata],
+        )
+        .await?;
+    match inserted {
+        Some(row) => Ok(thread_json(&row)),
+        None if do_nothing => get_thread(pool, id).await,
+        None => Err(ServerError::Conflict(format!("thread {id} already exists"))),
+    }
+}
+
+/// A thread, or 404.
+pub async fn get_thread(pool: &Pool, id: Uuid) -> Result<Json> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            &format!("SELECT {THREAD_COLS} FROM threads WHERE thread_id = $1"),
+            &[&id],
+        )
+        .await?;
+    row.map(|r| thread_json(&r))
+        .ok_or_else(|| ServerError::NotFound(format!("thread {id} not found")))
+}
+
+/// Threads whose metadata contains `metadata` and whose status is `status` (when given),
+/// newest first.
+pub async fn search_threads(
+    pool: &Pool,
+    metadata: &Json,
+    status: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<Json>> {
+    let client = pool.get().await?;
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {THREAD_COLS} FROM threads WHERE metadata @> $1
+                 AND ($2::text IS NULL OR status = $2)
+                 ORDER BY created_at DESC LIMIT $3 OFFSET $4"
+            ),
+            &[metadata, &status, &limit, &offset],
+        )
+        .await?;
+    Ok(rows.iter().map(thread_json).collect())
+}
+
+/// Deletes a thread row and its runs; false when there was none.
+pub async fn delete_thread(pool: &Pool, id: Uuid) -> Result<bool> {
+    let client = pool.get().await?;
+    client
+        .execute("DELETE FROM runs WHERE thread_id = $1", &[&id])
+        .await?;
+    let n = client
+        .execute("DELETE FROM threads WHERE thread_id = $1", &[&id])
+        .await?;
+    Ok(n > 0)
+}
+
+/// Records a thread's values and status after a run or `update_state`.
+pub async fn set_thread_state(
+    pool: &Pool,
+    id: Uuid,
+    status: Option<&str>,
+    values: &Json,
+    interrupts: &Json,
+) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute(
+            "UPDATE threads SET values = $2, interrupts = $3, status = coalesce($4, status),
+             updated_at = now() WHERE thread_id = $1",
+            &[&id, values, interrupts, &status],
+        )
+        .await?;
+    Ok(())
+}
+
+/// A new run to queue.
+pub struct NewRun<'a> {
+    /// Its id.
+    pub run_id: Uuid,
+    /// Its thread.
+    pub thread_id: Uuid,
+    /// Its assistant.
+    pub assistant_id: Uuid,
+    /// The graph the assistant runs.
+    pub graph_id: &'a str,
+    /// The run's metadata.
+    pub metadata: &'a Json,
+    /// The request body (input, command, config, stream modes, interrupts).
+    pub kwargs: &'a Json,
+    /// `reject` or `enqueue`.
+    pub multitask_strategy: &'a str,
+    /// A run without a thread of its own (the thread is deleted afterwards).
+    pub stateless: bool,
+}
+
+/// Queues a run: under `reject`, a thread with a pending or running run is a conflict.
+/// Sends `NOTIFY` so that a worker claims it. Returns the run.
+pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let thread = tx
+        .query_opt(
+            "SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE",
+            &[&run.thread_id],
+        )
+        .await?;
+    if thread.is_none() {
+        return Err(ServerError::NotFound(format!(
+            "thread {} not found",
+            run.thread_id
+        )));
+    }
+    // The thread remembers its graph (existing keys win), as LangGraph's server does.
+    tx.execute(
+        "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
+         'assistant_id', $3::text) || metadata WHERE thread_id = $1",
+        &[&run.thread_id, &run.graph_id, &run.assistant_id.to_string()],
+    )
+    .await?;
+    if run.multitask_strategy == "reject" {
+        let busy = tx
+            .query_opt(
+                "SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
+                 LIMIT 1",
+                &[&run.thread_id],
+            )
+            .await?;
+        if busy.is_some() {
+            return Err(ServerError::Conflict(
+                "Thread is already running a task. Wait for it to finish or choose a \
+                 different multitask strategy."
+                    .into(),
+            ));
+        }
+    }
+    let row = tx
+        .query_one(
+            &format!(
+                "INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
+                 multitask_strategy, stateless) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 RETURNING {RUN_COLS}"
+            ),
+            &[
+                &run.run_id,
+                &run.thread_id,
+                &run.assistant_id,
+                &run.graph_id,
+                run.metadata,
+                run.kwargs,
+                &run.multitask_strategy,
+                &run.stateless,
+            ],
+        )
+        .await?;
+    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.commit().await?;
+    Ok(run_json(&row))
+}
+
+const RUN_COLS: &str = "run_id, thread_id, assistant_id, to_json(created_at)#>>'{}', \
+                        to_json(updated_at)#>>'{}', status, metadata, kwargs, multitask_strategy";
+
+/// A run row as the SDK's `Run`.
+fn run_json(row: &tokio_postgres::Row) -> Json {
+    let run_id: Uuid = row.get(0);
+    let thread_id: Uuid = row.get(1);
+    let assistant_id: Uuid = row.get(2);
+    let created: String = row.get(3);
+    let updated: String = row.get(4);
+    let status: String = row.get(5);
+    let metadata: Json = row.get(6);
+    let kwargs: Json = row.get(7);
+    let strategy: String = row.get(8);
+    json!({
+        "run_id": run_id.to_string(),
+        "thread_id": thread_id.to_string(),
+        "assistant_id": assistant_id.to_string(),
+        "created_at": created,
+        "updated_at": updated,
+        "status": status,
+        "metadata": metadata,
+        "kwargs": kwargs,
+        "multitask_strategy": strategy,
+    })
+}
+
+/// A run of a thread, or 404.
+pub async fn get_run(pool: &Pool, thread_id: Uuid, run_id: Uuid) -> Result<Json> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            &format!("SELECT {RUN_COLS} FROM runs WHERE run_id = $1 AND thread_id = $2"),
+            &[&run_id, &thread_id],
+        )
+        .await?;
+    row.map(|r| run_json(&r))
+        .ok_or_else(|| ServerError::NotFound(format!("run {run_id} not found")))
+}
+
+/// The runs of a thread, newest first.
+pub async fn list_runs(
+    pool: &Pool,
+    thread_id: Uuid,
+    status: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<Json>> {
+    let client = pool.get().await?;
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {RUN_COLS} FROM runs WHERE thread_id = $1
+                 AND ($2::text IS NULL OR status = $2)
+                 ORDER BY created_at DESC LIMIT $3 OFFSET $4"
+            ),
+            &[&thread_id, &status, &limit, &offset],
+        )
+        .await?;
+    Ok(rows.iter().map(run_json).collect())
+}
+
+/// A run's status and result: `(status, output, error)`; `None` when there is no such run.
+pub async fn run_result(pool: &Pool, run_id: Uuid) -> Result<Option<(String, Json, Json)>> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            "SELECT status, coalesce(output, 'null'), coalesce(error, 'null') FROM runs
+             WHERE run_id = $1",
+            &[&run_id],
+        )
+        .await?;
+    Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
+}
+
+/// Whether a status is final.
+pub fn is_final(status: &str) -> bool {
+    !matches!(status, "pending" | "running")
+}
+
+/// A claimed run, as a worker needs it.
+pub struct Claimed {
+    /// Its id.
+    pub run_id: Uuid,
+    /// Its thread.
+    pub thread_id: Uuid,
+    /// The graph to run.
+    pub graph_id: String,
+    /// The request body.
+    pub kwargs: Json,
+    /// Whether to delete the thread afterwards.
+    pub stateless: bool,
+}
+
+/// Claims the oldest pending run whose thread has no running run, and marks it and its
+/// thread busy, in one transaction; `None` when there is nothing to do.
+pub async fn claim(pool: &Pool) -> Result<Option<Claimed>> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let row = tx
+        .query_opt(
+            "SELECT r.run_id, r.thread_id, r.graph_id, r.kwargs, r.stateless
+             FROM runs r JOIN threads t ON t.thread_id = r.thread_id
+             WHERE r.status = 'pending' AND t.status <> 'busy'
+             ORDER BY r.created_at LIMIT 1
+             FOR UPDATE OF r, t SKIP LOCKED",
+            &[],
+        )
+        .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let claimed = Claimed {
+        run_id: row.get(0),
+        thread_id: row.get(1),
+        graph_id: row.get(2),
+        kwargs: row.get(3),
+        stateless: row.get(4),
+    };
+    tx.execute(
+        "UPDATE runs SET status = 'running', updated_at = clock_timestamp() WHERE run_id = $1",
+        &[&claimed.run_id],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE threads SET status = 'busy', updated_at = now() WHERE thread_id = $1",
+        &[&claimed.thread_id],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Some(claimed))
+}
+
+/// Records a run's end and frees its thread (`thread_status`), then wakes workers for
+/// the runs queued behind it.
+pub async fn finish_run(
+    pool: &Pool,
+    run: &Claimed,
+    status: &str,
+    output: &Json,
+    error: &Json,
+    thread_status: &str,
+) -> Result<()> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    tx.execute(
+        "UPDATE runs SET status = $2, output = $3, error = $4, updated_at = clock_timestamp()
+         WHERE run_id = $1",
+        &[&run.run_id, &status, output, error],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE threads SET status = $2, updated_at = now() WHERE thread_id = $1",
+        &[&run.thread_id, &thread_status],
+    )
+    .await?;
+    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Marks a pending run cancelled (`interrupted`); true when it was pending.
+pub async fn cancel_pending(pool: &Pool, run_id: Uuid) -> Result<bool> {
+    let client = pool.get().await?;
+    let n = client
+        .execute(
+            "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
+             WHERE run_id = $1 AND status = 'pending'",
+            &[&run_id],
+        )
+        .await?;
+    Ok(n > 0)
+}
+
+/// Deletes a thread row only (its runs stay as a record): a stateless run's thread.
+pub async fn delete_thread_row(pool: &Pool, id: Uuid) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute("DELETE FROM threads WHERE thread_id = $1", &[&id])
+        .await?;
+    Ok(())
+}
+
+/// Deletes a run row.
+pub async fn delete_run(pool: &Pool, run_id: Uuid) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
+        .await?;
+    Ok(())
+}

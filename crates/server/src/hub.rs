@@ -1,0 +1,126 @@
+//! Run events from the worker that runs a run to the API handlers that stream or wait for
+//! it, in this process: one tokio broadcast channel per run, plus its cancel signal.
+//!
+//! This is the in-process path: it works because this slice's API process runs its own
+//! workers. With workers in other processes the same events would travel over a
+//! Postgres `NOTIFY` channel per run (documented in the README as the next step);
+//! waiting (`join`, `runs.wait`) already falls back to polling the runs table.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::{broadcast, watch};
+use uuid::Uuid;
+
+/// One item of a run's event stream.
+#[derive(Clone, Debug)]
+pub enum HubEvent {
+    /// An SSE event: its name and its JSON data, already encoded.
+    Event {
+        /// The event name (`values`, `updates`, `custom`, `messages`, `error`, ...).
+        name: String,
+        /// The JSON payload.
+        data: String,
+    },
+    /// The run ended (its status is in the runs table).
+    End,
+}
+
+struct Channel {
+    events: broadcast::Sender<Arc<HubEvent>>,
+    cancel: watch::Sender<bool>,
+}
+
+/// The per-run channels of this process.
+#[derive(Default)]
+pub struct Hub {
+    runs: Mutex<HashMap<Uuid, Channel>>,
+}
+
+const CAPACITY: usize = 4096;
+
+impl Hub {
+    fn with<T>(&self, run_id: Uuid, f: impl FnOnce(&Channel) -> T) -> T {
+        let mut runs = self.runs.lock();
+        let ch = runs.entry(run_id).or_insert_with(|| Channel {
+            events: broadcast::channel(CAPACITY).0,
+            cancel: watch::channel(false).0,
+        });
+        f(ch)
+    }
+
+    /// Listens to a run's events (call before the run is queued to miss none).
+    pub fn subscribe(&self, run_id: Uuid) -> broadcast::Receiver<Arc<HubEvent>> {
+        self.with(run_id, |c| c.events.subscribe())
+    }
+
+    /// Publishes an event of a run (dropped when nobody listens).
+    pub fn publish(&self, run_id: Uuid, event: HubEvent) {
+        let tx = self.with(run_id, |c| c.events.clone());
+        // No receiver is fine: nobody streams this run.
+        let _ = tx.send(Arc::new(event));
+    }
+
+    /// The run's cancel signal, as the worker watches it.
+    pub fn cancel_signal(&self, run_id: Uuid) -> watch::Receiver<bool> {
+        self.with(run_id, |c| c.cancel.subscribe())
+    }
+
+    /// Asks the worker running `run_id` in this process to stop it.
+    pub fn cancel(&self, run_id: Uuid) {
+        self.with(run_id, |c| c.cancel.send_replace(true));
+    }
+
+    /// Sends [`HubEvent::End`] and forgets the run (receivers still get what was sent).
+    pub fn finish(&self, run_id: Uuid) {
+        self.publish(run_id, HubEvent::End);
+        self.runs.lock().remove(&run_id);
+    }
+
+    /// Forgets a run's channel if nobody listens to it any more.
+    pub fn release(&self, run_id: Uuid) {
+        let mut runs = self.runs.lock();
+        if runs
+            .get(&run_id)
+            .is_some_and(|c| c.events.receiver_count() == 0)
+        {
+            runs.remove(&run_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn subscribers_get_events_then_end() {
+        let hub = Hub::default();
+        let id = Uuid::new_v4();
+        let mut rx = hub.subscribe(id);
+        hub.publish(
+            id,
+            HubEvent::Event {
+                name: "values".into(),
+                data: "{}".into(),
+            },
+        );
+        hub.finish(id);
+        assert!(matches!(
+            &*rx.recv().await.expect("event"),
+            HubEvent::Event { name, .. } if name == "values"
+        ));
+        assert!(matches!(&*rx.recv().await.expect("end"), HubEvent::End));
+    }
+
+    #[tokio::test]
+    async fn cancel_reaches_the_watcher() {
+        let hub = Hub::default();
+        let id = Uuid::new_v4();
+        let mut sig = hub.cancel_signal(id);
+        hub.cancel(id);
+        sig.changed().await.expect("changed");
+        assert!(*sig.borrow());
+    }
+}

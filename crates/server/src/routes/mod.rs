@@ -1,0 +1,105 @@
+//! The HTTP API: paths, bodies and answers as the `langgraph-sdk` client uses them.
+
+mod assistants;
+mod runs;
+mod system;
+mod threads;
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::Value as Json;
+use uuid::Uuid;
+
+use crate::error::{Result, ServerError};
+use crate::server::AppState;
+
+type St = axum::extract::State<Arc<AppState>>;
+
+/// The API's router over the shared state.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/ok", get(system::ok))
+        .route("/info", get(system::info))
+        .route("/assistants/search", post(assistants::search))
+        .route("/assistants/{assistant_id}", get(assistants::get_one))
+        .route("/assistants/{assistant_id}/graph", get(assistants::graph))
+        .route("/threads", post(threads::create))
+        .route("/threads/search", post(threads::search))
+        .route(
+            "/threads/{thread_id}",
+            get(threads::get_one).delete(threads::delete),
+        )
+        .route(
+            "/threads/{thread_id}/state",
+            get(threads::state).post(threads::update_state),
+        )
+        .route(
+            "/threads/{thread_id}/state/checkpoint",
+            post(threads::state_at_body),
+        )
+        .route(
+            "/threads/{thread_id}/state/{checkpoint_id}",
+            get(threads::state_at),
+        )
+        .route("/threads/{thread_id}/history", post(threads::history))
+        .route(
+            "/threads/{thread_id}/runs",
+            post(runs::create).get(runs::list),
+        )
+        .route("/threads/{thread_id}/runs/wait", post(runs::wait))
+        .route("/threads/{thread_id}/runs/stream", post(runs::stream))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}",
+            get(runs::get_one).delete(runs::delete),
+        )
+        .route("/threads/{thread_id}/runs/{run_id}/join", get(runs::join))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/stream",
+            get(runs::join_stream),
+        )
+        .route("/threads/{thread_id}/runs/{run_id}/cancel", post(runs::cancel))
+        .route("/runs", post(runs::create_stateless))
+        .route("/runs/wait", post(runs::wait_stateless))
+        .route("/runs/stream", post(runs::stream_stateless))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+async fn not_found() -> ServerError {
+    ServerError::NotFound("Not Found".into())
+}
+
+/// A JSON body (an empty body is `{}`); anything else is 422.
+fn body_json(body: &Bytes) -> Result<Json> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Json::Object(Default::default()));
+    }
+    let json: Json = serde_json::from_slice(body)
+        .map_err(|e| ServerError::Invalid(format!("invalid JSON body: {e}")))?;
+    if !json.is_object() {
+        return Err(ServerError::Invalid("the body must be a JSON object".into()));
+    }
+    Ok(json)
+}
+
+/// A path id that must be a UUID; anything else names nothing (404).
+fn uuid_of(what: &str, id: &str) -> Result<Uuid> {
+    Uuid::parse_str(id).map_err(|_| ServerError::NotFound(format!("{what} {id} not found")))
+}
+
+/// `limit` / `offset` from a body or query, with defaults.
+fn page(body: &Json, default_limit: i64) -> Result<(i64, i64)> {
+    let num = |key: &str, default: i64| -> Result<i64> {
+        match body.get(key) {
+            None | Some(Json::Null) => Ok(default),
+            Some(v) => v
+                .as_i64()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| ServerError::Invalid(format!("{key} must be a non-negative integer"))),
+        }
+    };
+    Ok((num("limit", default_limit)?, num("offset", 0)?))
+}

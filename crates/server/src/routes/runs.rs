@@ -1,0 +1,336 @@
+//! Runs: create (background), wait, stream (SSE), get, list, join, cancel, delete; and
+//! the stateless forms on a thread of their own that is deleted afterwards.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+use super::{body_json, page, uuid_of, St};
+use crate::db::{self, NewRun};
+use crate::error::{Result, ServerError};
+use crate::graph_input::GraphInput;
+use crate::hub::HubEvent;
+use crate::run_config::{run_config, stream_modes};
+use crate::server::AppState;
+
+/// A queued run and the receiver of its events (subscribed before it was queued).
+struct Created {
+    run: Value,
+    run_id: Uuid,
+    thread_id: Uuid,
+    events: broadcast::Receiver<Arc<HubEvent>>,
+}
+
+/// Checks a run body, then queues the run on `thread` (a new thread when `None`).
+async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Result<Created> {
+    let body = body_json(&body)?;
+    let assistant = body
+        .get("assistant_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ServerError::Invalid("assistant_id is required".into()))?;
+    let (graph_id, assistant_id, _) = state.assistant(assistant)?;
+    // Everything the worker will read is checked now, so a bad body is a 422 here.
+    GraphInput::from_body(body.get("input"), body.get("command"))?;
+    run_config("t", &body)?;
+    stream_modes(&body)?;
+    let strategy = match body.get("multitask_strategy").and_then(Value::as_str) {
+        None | Some("reject") => "reject",
+        Some("enqueue") => "enqueue",
+        Some(other) => {
+            return Err(ServerError::Invalid(format!(
+                "multitask_strategy {other:?} is not supported yet (reject, enqueue)"
+            )))
+        }
+    };
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => json!({}),
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
+    };
+    let (thread_id, stateless) = match thread {
+        Some(t) => {
+            let id = uuid_of("thread", t)?;
+            if body.get("if_not_exists").and_then(Value::as_str) == Some("create") {
+                db::create_thread(&state.pool, id, &json!({}), true).await?;
+            }
+            (id, false)
+        }
+        None => {
+            let id = Uuid::new_v4();
+            db::create_thread(&state.pool, id, &json!({}), false).await?;
+            (id, true)
+        }
+    };
+    let run_id = Uuid::new_v4();
+    let events = state.hub.subscribe(run_id);
+    let inserted = db::insert_run(
+        &state.pool,
+        &NewRun {
+            run_id,
+            thread_id,
+            assistant_id,
+            graph_id,
+            metadata: &metadata,
+            kwargs: &body,
+            multitask_strategy: strategy,
+            stateless,
+        },
+    )
+    .await;
+    let run = match inserted {
+        Ok(run) => run,
+        Err(e) => {
+            drop(events);
+            state.hub.release(run_id);
+            if stateless {
+                db::delete_thread_row(&state.pool, thread_id).await?;
+            }
+            return Err(e);
+        }
+    };
+    state.wake.notify_waiters();
+    Ok(Created {
+        run,
+        run_id,
+        thread_id,
+        events,
+    })
+}
+
+/// Waits for the run's end and returns what `runs.wait` / `join` answer: the final
+/// values (with `__interrupt__` when paused), or `{"__error__": ...}` for a failed run.
+async fn result_of(
+    state: &AppState,
+    run_id: Uuid,
+    mut events: broadcast::Receiver<Arc<HubEvent>>,
+) -> Result<Value> {
+    loop {
+        match db::run_result(&state.pool, run_id).await? {
+            None => return Err(ServerError::NotFound(format!("run {run_id} not found"))),
+            Some((status, output, error)) if db::is_final(&status) => {
+                drop(events);
+                state.hub.release(run_id);
+                return Ok(if status == "error" {
+                    json!({ "__error__": error })
+                } else {
+                    output
+                });
+            }
+            Some(_) => {}
+        }
+        // Until the run's end is announced here, or a second passes (a run worked on
+        // by another process announces nothing here).
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            loop {
+                match events.recv().await {
+                    Ok(ev) if matches!(*ev, HubEvent::End) => break,
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => {
+                        futures::future::pending::<()>().await;
+                    }
+                }
+            }
+        })
+        .await;
+        if events.is_closed() {
+            events = state.hub.subscribe(run_id);
+        }
+    }
+}
+
+fn sse_frame(event: &str, data: &str) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+/// The run's events as an SSE response: `metadata` first, then the events until the end.
+fn sse(created: Created) -> Response {
+    let first = sse_frame(
+        "metadata",
+        &json!({ "run_id": created.run_id.to_string(), "attempt": 1 }).to_string(),
+    );
+    let rest = futures::stream::unfold(created.events, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => match &*ev {
+                    HubEvent::Event { name, data } => return Some((sse_frame(name, data), rx)),
+                    HubEvent::End => return None,
+                },
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    let stream = futures::stream::iter([first])
+        .chain(rest)
+        .map(Ok::<_, std::convert::Infallible>);
+    let location = format!("/threads/{}/runs/{}", created.thread_id, created.run_id);
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")
+        .header(header::CACHE_CONTROL, "no-store")
+        .header(header::CONTENT_LOCATION, location)
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+pub(super) async fn create(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let created = create_run(&state, Some(&thread), body).await?;
+    Ok(Json(created.run))
+}
+
+pub(super) async fn create_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+    let created = create_run(&state, None, body).await?;
+    Ok(Json(created.run))
+}
+
+pub(super) async fn wait(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let created = create_run(&state, Some(&thread), body).await?;
+    Ok(Json(result_of(&state, created.run_id, created.events).await?))
+}
+
+pub(super) async fn wait_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+    let created = create_run(&state, None, body).await?;
+    Ok(Json(result_of(&state, created.run_id, created.events).await?))
+}
+
+pub(super) async fn stream(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    Ok(sse(create_run(&state, Some(&thread), body).await?))
+}
+
+pub(super) async fn stream_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Response> {
+    Ok(sse(create_run(&state, None, body).await?))
+}
+
+pub(super) async fn get_one(
+    axum::extract::State(state): St,
+    Path((thread, run)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    Ok(Json(db::get_run(&state.pool, t, r).await?))
+}
+
+/// `?limit=&offset=&status=` of `GET /threads/{id}/runs`.
+#[derive(Deserialize)]
+pub(super) struct ListQuery {
+    limit: Option<i64>,
+    offset: Option<i64>,
+    status: Option<String>,
+}
+
+pub(super) async fn list(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>> {
+    let t = uuid_of("thread", &thread)?;
+    db::get_thread(&state.pool, t).await?;
+    let (limit, offset) = page(&json!({ "limit": q.limit, "offset": q.offset }), 10)?;
+    let runs = db::list_runs(&state.pool, t, q.status.as_deref(), limit, offset).await?;
+    Ok(Json(Value::Array(runs)))
+}
+
+pub(super) async fn join(
+    axum::extract::State(state): St,
+    Path((thread, run)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    let events = state.hub.subscribe(r);
+    if let Err(e) = db::get_run(&state.pool, t, r).await {
+        drop(events);
+        state.hub.release(r);
+        return Err(e);
+    }
+    Ok(Json(result_of(&state, r, events).await?))
+}
+
+pub(super) async fn join_stream(
+    axum::extract::State(state): St,
+    Path((thread, run)): Path<(String, String)>,
+) -> Result<Response> {
+    let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    let events = state.hub.subscribe(r);
+    let found = db::get_run(&state.pool, t, r).await;
+    let finished = match &found {
+        Ok(run) => run["status"].as_str().is_some_and(db::is_final),
+        Err(_) => true,
+    };
+    if finished {
+        drop(events);
+        state.hub.release(r);
+        found?;
+        let events = broadcast::channel(1).1;
+        return Ok(sse(Created { run: Value::Null, run_id: r, thread_id: t, events }));
+    }
+    Ok(sse(Created { run: Value::Null, run_id: r, thread_id: t, events }))
+}
+
+/// `?wait=&action=` of the cancel endpoint.
+#[derive(Deserialize)]
+pub(super) struct CancelQuery {
+    wait: Option<String>,
+    action: Option<String>,
+}
+
+pub(super) async fn cancel(
+    axum::extract::State(state): St,
+    Path((thread, run)): Path<(String, String)>,
+    Query(q): Query<CancelQuery>,
+) -> Result<Response> {
+    let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    match q.action.as_deref() {
+        None | Some("interrupt") => {}
+        Some(other) => {
+            return Err(ServerError::Invalid(format!(
+                "cancel action {other:?} is not supported yet (interrupt)"
+            )))
+        }
+    }
+    let events = state.hub.subscribe(r);
+    db::get_run(&state.pool, t, r).await?;
+    if db::cancel_pending(&state.pool, r).await? {
+        state.hub.finish(r);
+    } else {
+        state.hub.cancel(r);
+    }
+    if matches!(q.wait.as_deref(), Some("1" | "true")) {
+        result_of(&state, r, events).await?;
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    drop(events);
+    Ok(StatusCode::ACCEPTED.into_response())
+}
+
+pub(super) async fn delete(
+    axum::extract::State(state): St,
+    Path((thread, run)): Path<(String, String)>,
+) -> Result<StatusCode> {
+    let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    let run = db::get_run(&state.pool, t, r).await?;
+    if !run["status"].as_str().is_some_and(db::is_final) {
+        return Err(ServerError::Conflict("the run is not finished: cancel it first".into()));
+    }
+    db::delete_run(&state.pool, r).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

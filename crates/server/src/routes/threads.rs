@@ -1,0 +1,222 @@
+//! Threads: create, get, search, delete; state, state at a checkpoint, update_state, history.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::Json;
+use serde_json::{json, Value};
+use stategraph::checkpoint::{CheckpointConfig, ListOptions};
+use stategraph::RunConfig;
+use uuid::Uuid;
+
+use super::{body_json, page, uuid_of, St};
+use crate::db;
+use crate::error::{Result, ServerError};
+use crate::graph::ServedGraph;
+use crate::json::{checkpoint_json, interrupt_json, thread_state_json, to_value, to_writes, values_json};
+use crate::server::AppState;
+
+pub(super) async fn create(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+    let body = body_json(&body)?;
+    let id = match body.get("thread_id").and_then(Value::as_str) {
+        Some(id) => Uuid::parse_str(id)
+            .map_err(|_| ServerError::Invalid(format!("thread_id {id} is not a UUID")))?,
+        None => Uuid::new_v4(),
+    };
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => json!({}),
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
+    };
+    let do_nothing = match body.get("if_exists").and_then(Value::as_str) {
+        None | Some("raise") => false,
+        Some("do_nothing") => true,
+        Some(other) => return Err(ServerError::Invalid(format!("unknown if_exists {other:?}"))),
+    };
+    Ok(Json(db::create_thread(&state.pool, id, &metadata, do_nothing).await?))
+}
+
+pub(super) async fn get_one(
+    axum::extract::State(state): St,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    let id = uuid_of("thread", &id)?;
+    Ok(Json(db::get_thread(&state.pool, id).await?))
+}
+
+pub(super) async fn search(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+    let body = body_json(&body)?;
+    let (limit, offset) = page(&body, 10)?;
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => json!({}),
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
+    };
+    let status = body.get("status").and_then(Value::as_str);
+    let found = db::search_threads(&state.pool, &metadata, status, limit, offset).await?;
+    Ok(Json(Value::Array(found)))
+}
+
+pub(super) async fn delete(
+    axum::extract::State(state): St,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    let id = uuid_of("thread", &id)?;
+    if !db::delete_thread(&state.pool, id).await? {
+        return Err(ServerError::NotFound(format!("thread {id} not found")));
+    }
+    stategraph::checkpoint::CheckpointSaver::delete_thread(state.saver.as_ref(), &id.to_string())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The thread (404 if unknown) and the graph that runs it: the one named in its metadata
+/// (`graph_id`, set by its first run), else the only registered graph, else none.
+async fn thread_graph(state: &AppState, id: &str) -> Result<(Uuid, Option<Arc<dyn ServedGraph>>)> {
+    let id = uuid_of("thread", id)?;
+    let thread = db::get_thread(&state.pool, id).await?;
+    let named = thread
+        .pointer("/metadata/graph_id")
+        .and_then(Value::as_str)
+        .and_then(|g| state.graphs.get(g));
+    let graph = match named {
+        Some(g) => Some(g.clone()),
+        None if state.graphs.len() == 1 => state.graphs.values().next().cloned(),
+        None => None,
+    };
+    Ok((id, graph))
+}
+
+fn empty_state() -> Value {
+    json!({
+        "values": {}, "next": [], "checkpoint": null, "metadata": null, "created_at": null,
+        "parent_checkpoint": null, "tasks": [], "interrupts": [],
+    })
+}
+
+async fn state_of(state: &AppState, thread: &str, checkpoint_id: Option<&str>) -> Result<Json<Value>> {
+    let (id, graph) = thread_graph(state, thread).await?;
+    let Some(graph) = graph else {
+        return Ok(Json(empty_state()));
+    };
+    let mut cfg = RunConfig::thread(id.to_string());
+    if let Some(c) = checkpoint_id {
+        cfg = cfg.at_checkpoint(c);
+    }
+    let snapshot = graph.state(cfg).await?;
+    Ok(Json(thread_state_json(&snapshot)))
+}
+
+pub(super) async fn state(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+) -> Result<Json<Value>> {
+    state_of(&state, &thread, None).await
+}
+
+pub(super) async fn state_at(
+    axum::extract::State(state): St,
+    Path((thread, checkpoint)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    state_of(&state, &thread, Some(&checkpoint)).await
+}
+
+pub(super) async fn state_at_body(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let body = body_json(&body)?;
+    let checkpoint = body
+        .pointer("/checkpoint/checkpoint_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    state_of(&state, &thread, checkpoint.as_deref()).await
+}
+
+pub(super) async fn update_state(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let body = body_json(&body)?;
+    let (id, graph) = thread_graph(&state, &thread).await?;
+    let graph = graph.ok_or_else(|| {
+        ServerError::Invalid("the thread has no graph yet: run it first".into())
+    })?;
+    let values = match body.get("values") {
+        None | Some(Value::Null) => Default::default(),
+        Some(v) => to_writes(v).ok_or_else(|| {
+            ServerError::Invalid("values must be an object of channel values".into())
+        })?,
+    };
+    let as_node = match body.get("as_node") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(ServerError::Invalid("as_node must be a string".into())),
+    };
+    let mut cfg = RunConfig::thread(id.to_string());
+    let checkpoint_id = body
+        .get("checkpoint_id")
+        .and_then(Value::as_str)
+        .or_else(|| body.pointer("/checkpoint/checkpoint_id").and_then(Value::as_str));
+    if let Some(c) = checkpoint_id {
+        cfg = cfg.at_checkpoint(c);
+    }
+    let saved: CheckpointConfig = graph.update(cfg, values, as_node).await?;
+    // Keep the thread row's copy of the values current.
+    let snapshot = graph.state(RunConfig::thread(id.to_string())).await?;
+    let interrupts: serde_json::Map<String, Value> = snapshot
+        .tasks
+        .iter()
+        .filter(|t| !t.interrupts.is_empty())
+        .map(|t| (t.id.clone(), Value::Array(t.interrupts.iter().map(interrupt_json).collect())))
+        .collect();
+    db::set_thread_state(
+        &state.pool,
+        id,
+        None,
+        &values_json(&snapshot.values),
+        &Value::Object(interrupts),
+    )
+    .await?;
+    Ok(Json(json!({ "checkpoint": checkpoint_json(&saved) })))
+}
+
+pub(super) async fn history(
+    axum::extract::State(state): St,
+    Path(thread): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let body = body_json(&body)?;
+    let (limit, _) = page(&body, 10)?;
+    let (id, graph) = thread_graph(&state, &thread).await?;
+    let Some(graph) = graph else {
+        return Ok(Json(json!([])));
+    };
+    let mut options = ListOptions {
+        limit: Some(usize::try_from(limit).unwrap_or(usize::MAX)),
+        ..ListOptions::default()
+    };
+    let before = match body.get("before") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(b @ Value::Object(_)) => b.get("checkpoint_id").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    };
+    if let Some(b) = before {
+        options.before = Some(CheckpointConfig::thread(id.to_string()).with_checkpoint_id(b));
+    }
+    if let Some(Value::Object(m)) = body.get("metadata") {
+        for (k, v) in m {
+            options = options.filter(k.as_str(), to_value(v));
+        }
+    }
+    let mut cfg = RunConfig::thread(id.to_string());
+    if let Some(c) = body.pointer("/checkpoint/checkpoint_id").and_then(Value::as_str) {
+        cfg = cfg.at_checkpoint(c);
+    }
+    let snapshots = graph.history(cfg, options).await?;
+    Ok(Json(Value::Array(snapshots.iter().map(thread_state_json).collect())))
+}

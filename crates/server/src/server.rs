@@ -1,0 +1,187 @@
+//! The server: graphs registered in code, the Postgres database they share, the workers.
+
+use std::sync::Arc;
+
+use deadpool_postgres::Pool;
+use indexmap::IndexMap;
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph_checkpoint_postgres::PostgresSaver;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+use uuid::Uuid;
+
+use crate::error::{Result, ServerError};
+use crate::graph::ServedGraph;
+use crate::hub::Hub;
+
+/// The namespace of assistant ids: an assistant's id is `uuid5(NAMESPACE_GRAPH, graph_id)`,
+/// as LangGraph's server derives the id of a graph's default assistant.
+pub const NAMESPACE_GRAPH: Uuid = Uuid::from_u128(0x6ba7b821_9dad_11d1_80b4_00c04fd430c8);
+
+/// The id of the default assistant of graph `graph_id`.
+pub fn assistant_id(graph_id: &str) -> Uuid {
+    Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes())
+}
+
+type Factory =
+    Box<dyn FnOnce(Arc<dyn CheckpointSaver>) -> stategraph::Result<Arc<dyn ServedGraph>> + Send>;
+
+/// Builds a [`Server`]: `Server::builder().database_url(url).graph("seed", factory)`.
+pub struct ServerBuilder {
+    graphs: Vec<(String, Factory)>,
+    database_url: Option<String>,
+    workers: usize,
+}
+
+/// What the handlers and workers share.
+pub(crate) struct AppState {
+    pub(crate) pool: Pool,
+    pub(crate) saver: Arc<PostgresSaver>,
+    pub(crate) graphs: IndexMap<String, Arc<dyn ServedGraph>>,
+    pub(crate) hub: Hub,
+    pub(crate) wake: Notify,
+    pub(crate) database_url: String,
+    /// When this process started (the assistants' timestamps).
+    pub(crate) started_at: String,
+}
+
+impl AppState {
+    /// The graph an assistant id (or a graph id) names, with its graph id and assistant id.
+    pub(crate) fn assistant(&self, id: &str) -> Result<(&str, Uuid, &Arc<dyn ServedGraph>)> {
+        self.graphs
+            .iter()
+            .find(|(graph_id, _)| graph_id.as_str() == id || assistant_id(graph_id).to_string() == id)
+            .map(|(graph_id, g)| (graph_id.as_str(), assistant_id(graph_id), g))
+            .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")))
+    }
+}
+
+/// A running API process with its workers: serves LangGraph's HTTP API for the
+/// registered graphs, with checkpoints, threads and runs in one Postgres database.
+pub struct Server {
+    state: Arc<AppState>,
+    workers: usize,
+}
+
+impl Server {
+    /// A builder with no graphs, one worker and no database yet.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            graphs: Vec::new(),
+            database_url: None,
+            workers: 1,
+        }
+    }
+
+    /// The axum router of the API (without the workers: see [`Server::serve`]).
+    pub fn router(&self) -> axum::Router {
+        crate::routes::router(self.state.clone())
+    }
+
+    /// Serves on `listener` with this server's workers until `shutdown` becomes true:
+    /// then stops taking requests, lets the workers finish their current run, and returns.
+    pub async fn serve(self, listener: TcpListener, mut shutdown: watch::Receiver<bool>) -> Result<()> {
+        let workers = crate::worker::spawn(self.state.clone(), self.workers, shutdown.clone());
+        let app = self.router();
+        let stop = async move {
+            while !*shutdown.borrow() {
+                if shutdown.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stop)
+            .await
+            .map_err(|e| ServerError::Startup(format!("serving failed: {e}")))?;
+        for w in workers {
+            // A worker that panicked has already logged; the others have stopped.
+            let _ = w.await;
+        }
+        Ok(())
+    }
+}
+
+impl ServerBuilder {
+    /// The Postgres database for checkpoints, threads and runs.
+    pub fn database_url(mut self, url: impl Into<String>) -> Self {
+        self.database_url = Some(url.into());
+        self
+    }
+
+    /// How many runs this process works on at once (at least 1).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = n.max(1);
+        self
+    }
+
+    /// Registers a graph under `graph_id`: `factory` compiles it with the server's saver
+    /// as checkpointer (`graph.compile_with(CompileOptions::new().checkpointer(saver))`).
+    /// Its assistant is [`assistant_id`]`(graph_id)`.
+    pub fn graph<G, F>(mut self, graph_id: impl Into<String>, factory: F) -> Self
+    where
+        G: ServedGraph,
+        F: FnOnce(Arc<dyn CheckpointSaver>) -> stategraph::Result<G> + Send + 'static,
+    {
+        self.graphs.push((
+            graph_id.into(),
+            Box::new(move |saver| Ok(Arc::new(factory(saver)?) as Arc<dyn ServedGraph>)),
+        ));
+        self
+    }
+
+    /// Connects to the database, creates the tables, compiles the graphs.
+    pub async fn build(self) -> Result<Server> {
+        let url = self
+            .database_url
+            .ok_or_else(|| ServerError::Startup("no database_url given".into()))?;
+        let saver = PostgresSaver::connect(&url).await?;
+        saver.setup().await?;
+        let pool = saver.pool().clone();
+        crate::db::setup(&pool).await?;
+        let started_at: String = pool
+            .get()
+            .await?
+            .query_one("SELECT to_json(now())#>>'{}'", &[])
+            .await?
+            .get(0);
+        let saver = Arc::new(saver);
+        let mut graphs = IndexMap::new();
+        for (id, factory) in self.graphs {
+            if graphs.contains_key(&id) {
+                return Err(ServerError::Startup(format!("graph {id} registered twice")));
+            }
+            let g = factory(saver.clone() as Arc<dyn CheckpointSaver>)?;
+            graphs.insert(id, g);
+        }
+        Ok(Server {
+            state: Arc::new(AppState {
+                pool,
+                saver,
+                graphs,
+                hub: Hub::default(),
+                wake: Notify::new(),
+                database_url: url,
+                started_at,
+            }),
+            workers: self.workers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_ids_are_uuid5_of_the_graph_id() {
+        assert_eq!(assistant_id("seed"), assistant_id("seed"));
+        assert_ne!(assistant_id("seed"), assistant_id("agent"));
+        assert_eq!(assistant_id("seed").get_version_num(), 5);
+        // The id LangGraph's server gives the assistant of a graph named "agent".
+        assert_eq!(
+            assistant_id("agent").to_string(),
+            "fe096781-5601-53d2-b2f6-0d3403f7e9ca"
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Workers: claim pending runs from Postgres, run them, record the result, publish their
+//! events; and the `LISTEN` connection that wakes idle workers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value as Json};
+use stategraph::RunConfig;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::{info, warn, Instrument};
+
+use crate::db::{self, Claimed};
+use crate::graph_input::GraphInput;
+use crate::hub::HubEvent;
+use crate::json::{interrupt_json, run_output_json, values_json};
+use crate::run_config::{run_config, stream_modes};
+use crate::server::AppState;
+
+/// How long an idle worker waits for a `NOTIFY` before looking at the queue anyway.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Starts `n` workers and the listener; they stop when `shutdown` becomes true (a worker
+/// finishes its current run first).
+pub(crate) fn spawn(
+    state: Arc<AppState>,
+    n: usize,
+    shutdown: watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    let mut handles = vec![tokio::spawn(listen(state.clone(), shutdown.clone()))];
+    for i in 0..n {
+        handles.push(tokio::spawn(
+            work(state.clone(), shutdown.clone()).instrument(tracing::info_span!("worker", i)),
+        ));
+    }
+    handles
+}
+
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    while !*shutdown.borrow() {
+        if shutdown.changed().await.is_err() {
+            // The sender is gone: nobody can ask to stop; wait forever.
+            futures::future::pending::<()>().await;
+        }
+    }
+}
+
+/// `LISTEN`s on the runs channel and wakes the workers on each notification.
+async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        let conn = tokio_postgres::connect(&state.database_url, tokio_postgres::NoTls).await;
+        let (client, mut connection) = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(error = %e, "listener cannot connect; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(POLL) => continue,
+                    _ = stopped(&mut shutdown) => return,
+                }
+            }
+        };
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        let sql = format!("LISTEN {}", db::RUNS_CHANNEL);
+        let listen = client.batch_execute(&sql);
+        // The connection must be polled for LISTEN to complete.
+        let mut listen = std::pin::pin!(listen);
+        let ok = loop {
+            tokio::select! {
+                r = &mut listen => break r.is_ok(),
+                m = messages.next() => if m.is_none() { break false },
+            }
+        };
+        if !ok {
+            continue;
+        }
+        loop {
+            tokio::select! {
+                m = messages.next() => match m {
+                    Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => state.wake.notify_waiters(),
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break,
+                },
+                _ = stopped(&mut shutdown) => return,
+            }
+        }
+        warn!("listener connection lost; reconnecting");
+    }
+}
+
+async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        // Registered before looking at the queue, so a NOTIFY in between is not missed.
+        let woken = state.wake.notified();
+        let mut woken = std::pin::pin!(woken);
+        woken.as_mut().enable();
+        match db::claim(&state.pool).await {
+            Ok(Some(run)) => {
+                let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
+                execute(&state, run).instrument(span).await;
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => warn!(error = %e, "claiming a run failed"),
+        }
+        tokio::select! {
+            _ = woken => {}
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stopped(&mut shutdown) => return,
+        }
+    }
+}
+
+fn error_json(kind: &str, message: &str) -> Json {
+    json!({ "error": kind, "message": message })
+}
+
+/// Runs one claimed run to its end and records it.
+async fn execute(state: &AppState, run: Claimed) {
+    info!(graph = %run.graph_id, "run started");
+    let thread = run.thread_id.to_string();
+    let prepared = (|| {
+        let graph = state
+            .graphs
+            .get(&run.graph_id)
+            .cloned()
+            .ok_or_else(|| format!("graph {} is not registered here", run.graph_id))?;
+        let input = GraphInput::from_body(run.kwargs.get("input"), run.kwargs.get("command"))
+            .map_err(|e| e.to_string())?;
+        let config = run_config(&thread, &run.kwargs).map_err(|e| e.to_string())?;
+        let modes = stream_modes(&run.kwargs).map_err(|e| e.to_string())?;
+        Ok::<_, String>((graph, input, config, modes))
+    })();
+    let (graph, input, config, modes) = match prepared {
+        Ok(p) => p,
+        Err(message) => {
+            let err = error_json("ValueError", &message);
+            publish_error(state, &run, &err);
+            record(state, &run, "error", &Json::Null, &err, "idle").await;
+            return;
+        }
+    };
+    let mut graph_modes: Vec<_> = modes.iter().map(|(_, m)| *m).collect();
+    graph_modes.dedup();
+    let mut events = graph.run(input, config, graph_modes);
+    let mut signal = state.hub.cancel_signal(run.run_id);
+    let cancel = async move {
+        loop {
+            if signal.changed().await.is_err() {
+                // Nobody can cancel any more.
+                futures::future::pending::<()>().await;
+            }
+            if *signal.borrow() {
+                break;
+            }
+        }
+    };
+    let mut cancel = std::pin::pin!(cancel);
+    let mut failure: Option<stategraph::Error> = None;
+    let mut cancelled = false;
+    loop {
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => {
+                    let data = ev.data.to_json().to_string();
+                    for (name, _) in modes.iter().filter(|(_, m)| *m == ev.mode) {
+                        let name = if ev.ns.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{name}|{}", ev.ns.join("|"))
+                        };
+                        state.hub.publish(run.run_id, HubEvent::Event { name, data: data.clone() });
+                    }
+                }
+                Some(Err(e)) => { failure = Some(e); break; }
+                None => break,
+            },
+            _ = &mut cancel => { cancelled = true; break; }
+        }
+    }
+    drop(events);
+    let root = RunConfig::thread(thread.as_str());
+    if cancelled {
+        graph.settle(root.clone()).await;
+    }
+    let snapshot = graph.state(root).await;
+    let (values, interrupts, output, paused) = match &snapshot {
+        Ok(s) => {
+            let interrupts: serde_json::Map<String, Json> = s
+                .tasks
+                .iter()
+                .filter(|t| !t.interrupts.is_empty())
+                .map(|t| {
+                    (
+                        t.id.clone(),
+                        Json::Array(t.interrupts.iter().map(interrupt_json).collect()),
+                    )
+                })
+                .collect();
+            (
+                values_json(&s.values),
+                Json::Object(interrupts),
+                run_output_json(s),
+                !s.next.is_empty(),
+            )
+        }
+        Err(_) => (Json::Null, json!({}), Json::Null, false),
+    };
+    let (status, error, thread_status) = if cancelled {
+        ("interrupted", Json::Null, "idle")
+    } else if let Some(e) = &failure {
+        let err = error_json(error_kind(e), &e.to_string());
+        publish_error(state, &run, &err);
+        ("error", err, "error")
+    } else if let Err(e) = &snapshot {
+        let err = error_json("StateError", &e.to_string());
+        publish_error(state, &run, &err);
+        ("error", err, "error")
+    } else if paused {
+        ("interrupted", Json::Null, "interrupted")
+    } else {
+        ("success", Json::Null, "idle")
+    };
+    if !run.stateless {
+        if let Err(e) = db::set_thread_state(&state.pool, run.thread_id, None, &values, &interrupts).await {
+            warn!(error = %e, "recording the thread's values failed");
+        }
+    }
+    record(state, &run, status, &output, &error, thread_status).await;
+    info!(status, "run ended");
+}
+
+fn error_kind(e: &stategraph::Error) -> &'static str {
+    match e {
+        stategraph::Error::RecursionLimit(_) => "GraphRecursionError",
+        stategraph::Error::InvalidConfig(_) | stategraph::Error::UnknownNode { .. } => "ValueError",
+        _ => "GraphError",
+    }
+}
+
+fn publish_error(state: &AppState, run: &Claimed, err: &Json) {
+    state.hub.publish(
+        run.run_id,
+        HubEvent::Event {
+            name: "error".into(),
+            data: err.to_string(),
+        },
+    );
+}
+
+async fn record(state: &AppState, run: &Claimed, status: &str, output: &Json, error: &Json, thread_status: &str) {
+    if let Err(e) = db::finish_run(&state.pool, run, status, output, error, thread_status).await {
+        warn!(error = %e, "recording the run's end failed");
+    }
+    if run.stateless {
+        if let Err(e) = stategraph::checkpoint::CheckpointSaver::delete_thread(
+            state.saver.as_ref(),
+            &run.thread_id.to_string(),
+        )
+        .await
+        {
+            warn!(error = %e, "deleting a stateless run's checkpoints failed");
+        }
+        if let Err(e) = db::delete_thread_row(&state.pool, run.thread_id).await {
+            warn!(error = %e, "deleting a stateless run's thread failed");
+        }
+    }
+    state.wake.notify_waiters();
+    state.hub.finish(run.run_id);
+}
