@@ -45,7 +45,9 @@ impl ServerError {
             ServerError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServerError::Conflict(_) => StatusCode::CONFLICT,
             ServerError::Pool(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ServerError::Graph(stategraph::Error::CheckpointNotFound { .. }) => StatusCode::NOT_FOUND,
+            ServerError::Graph(stategraph::Error::CheckpointNotFound { .. }) => {
+                StatusCode::NOT_FOUND
+            }
             ServerError::Graph(
                 stategraph::Error::InvalidConfig(_)
                 | stategraph::Error::UnknownNode { .. }

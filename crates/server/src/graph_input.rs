@@ -22,7 +22,10 @@ pub enum GraphInput {
 impl GraphInput {
     /// Reads `input` and `command` from a run body; both given is an error (422).
     pub fn from_body(input: Option<&Json>, command: Option<&Json>) -> Result<GraphInput> {
-        match (input.filter(|j| !j.is_null()), command.filter(|j| !j.is_null())) {
+        match (
+            input.filter(|j| !j.is_null()),
+            command.filter(|j| !j.is_null()),
+        ) {
             (Some(_), Some(_)) => Err(ServerError::Invalid(
                 "give either input or command, not both".into(),
             )),
@@ -54,9 +57,9 @@ fn command_from(c: &Json) -> Result<InputCommand> {
         Some(Json::String(s)) => cmd.goto.push(Goto::Node(s.clone())),
         Some(Json::Array(items)) => {
             for item in items {
-                let node = item.as_str().ok_or_else(|| {
-                    ServerError::Invalid("command.goto takes node names".into())
-                })?;
+                let node = item
+                    .as_str()
+                    .ok_or_else(|| ServerError::Invalid("command.goto takes node names".into()))?;
                 cmd.goto.push(Goto::Node(node.to_owned()));
             }
         }

@@ -20,7 +20,11 @@ pub fn stream_modes(body: &Json) -> Result<Vec<(String, StreamMode)>> {
                     .ok_or_else(|| ServerError::Invalid("stream_mode takes strings".into()))
             })
             .collect::<Result<_>>()?,
-        Some(_) => return Err(ServerError::Invalid("stream_mode must be a string or a list".into())),
+        Some(_) => {
+            return Err(ServerError::Invalid(
+                "stream_mode must be a string or a list".into(),
+            ))
+        }
     };
     names
         .into_iter()
@@ -40,7 +44,11 @@ pub fn stream_modes(body: &Json) -> Result<Vec<(String, StreamMode)>> {
                 }
             };
             // The SDK's `messages-tuple` arrives as `messages` events.
-            let event = if name == "messages-tuple" { "messages".into() } else { name };
+            let event = if name == "messages-tuple" {
+                "messages".into()
+            } else {
+                name
+            };
             Ok((event, mode))
         })
         .collect()
@@ -74,10 +82,9 @@ pub fn run_config(thread_id: &str, body: &Json) -> Result<RunConfig> {
             .as_object()
             .ok_or_else(|| ServerError::Invalid("config must be an object".into()))?;
         if let Some(limit) = obj.get("recursion_limit").filter(|l| !l.is_null()) {
-            let limit = limit
-                .as_u64()
-                .filter(|l| *l >= 1)
-                .ok_or_else(|| ServerError::Invalid("recursion_limit must be a positive integer".into()))?;
+            let limit = limit.as_u64().filter(|l| *l >= 1).ok_or_else(|| {
+                ServerError::Invalid("recursion_limit must be a positive integer".into())
+            })?;
             cfg = cfg.recursion_limit(usize::try_from(limit).unwrap_or(usize::MAX));
         }
         if let Some(Json::Object(c)) = obj.get("configurable") {
@@ -97,7 +104,10 @@ pub fn run_config(thread_id: &str, body: &Json) -> Result<RunConfig> {
     let checkpoint_id = body
         .get("checkpoint_id")
         .and_then(Json::as_str)
-        .or_else(|| body.pointer("/checkpoint/checkpoint_id").and_then(Json::as_str));
+        .or_else(|| {
+            body.pointer("/checkpoint/checkpoint_id")
+                .and_then(Json::as_str)
+        });
     if let Some(id) = checkpoint_id {
         cfg = cfg.at_checkpoint(id);
     }
@@ -119,7 +129,8 @@ mod tests {
     fn modes_default_to_values_and_map_messages_tuple() {
         let m = stream_modes(&json!({})).expect("modes");
         assert_eq!(m, vec![("values".to_string(), StreamMode::Values)]);
-        let m = stream_modes(&json!({"stream_mode": ["updates", "messages-tuple"]})).expect("modes");
+        let m =
+            stream_modes(&json!({"stream_mode": ["updates", "messages-tuple"]})).expect("modes");
         assert_eq!(m[1], ("messages".to_string(), StreamMode::Messages));
         assert!(stream_modes(&json!({"stream_mode": ["nope"]})).is_err());
     }

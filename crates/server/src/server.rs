@@ -50,7 +50,9 @@ impl AppState {
     pub(crate) fn assistant(&self, id: &str) -> Result<(&str, Uuid, &Arc<dyn ServedGraph>)> {
         self.graphs
             .iter()
-            .find(|(graph_id, _)| graph_id.as_str() == id || assistant_id(graph_id).to_string() == id)
+            .find(|(graph_id, _)| {
+                graph_id.as_str() == id || assistant_id(graph_id).to_string() == id
+            })
             .map(|(graph_id, g)| (graph_id.as_str(), assistant_id(graph_id), g))
             .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")))
     }
@@ -80,7 +82,11 @@ impl Server {
 
     /// Serves on `listener` with this server's workers until `shutdown` becomes true:
     /// then stops taking requests, lets the workers finish their current run, and returns.
-    pub async fn serve(self, listener: TcpListener, mut shutdown: watch::Receiver<bool>) -> Result<()> {
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Result<()> {
         let workers = crate::worker::spawn(self.state.clone(), self.workers, shutdown.clone());
         let app = self.router();
         let stop = async move {

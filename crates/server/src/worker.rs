@@ -99,7 +99,8 @@ async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
         woken.as_mut().enable();
         match db::claim(&state.pool).await {
             Ok(Some(run)) => {
-                let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
+                let span =
+                    tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
                 execute(&state, run).instrument(span).await;
                 continue;
             }
@@ -225,7 +226,9 @@ async fn execute(state: &AppState, run: Claimed) {
         ("success", Json::Null, "idle")
     };
     if !run.stateless {
-        if let Err(e) = db::set_thread_state(&state.pool, run.thread_id, None, &values, &interrupts).await {
+        if let Err(e) =
+            db::set_thread_state(&state.pool, run.thread_id, None, &values, &interrupts).await
+        {
             warn!(error = %e, "recording the thread's values failed");
         }
     }
@@ -251,7 +254,14 @@ fn publish_error(state: &AppState, run: &Claimed, err: &Json) {
     );
 }
 
-async fn record(state: &AppState, run: &Claimed, status: &str, output: &Json, error: &Json, thread_status: &str) {
+async fn record(
+    state: &AppState,
+    run: &Claimed,
+    status: &str,
+    output: &Json,
+    error: &Json,
+    thread_status: &str,
+) {
     if let Err(e) = db::finish_run(&state.pool, run, status, output, error, thread_status).await {
         warn!(error = %e, "recording the run's end failed");
     }

@@ -60,7 +60,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/threads/{thread_id}/runs/{run_id}/stream",
             get(runs::join_stream),
         )
-        .route("/threads/{thread_id}/runs/{run_id}/cancel", post(runs::cancel))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/cancel",
+            post(runs::cancel),
+        )
         .route("/runs", post(runs::create_stateless))
         .route("/runs/wait", post(runs::wait_stateless))
         .route("/runs/stream", post(runs::stream_stateless))
@@ -80,7 +83,9 @@ fn body_json(body: &Bytes) -> Result<Json> {
     let json: Json = serde_json::from_slice(body)
         .map_err(|e| ServerError::Invalid(format!("invalid JSON body: {e}")))?;
     if !json.is_object() {
-        return Err(ServerError::Invalid("the body must be a JSON object".into()));
+        return Err(ServerError::Invalid(
+            "the body must be a JSON object".into(),
+        ));
     }
     Ok(json)
 }
@@ -95,10 +100,9 @@ fn page(body: &Json, default_limit: i64) -> Result<(i64, i64)> {
     let num = |key: &str, default: i64| -> Result<i64> {
         match body.get(key) {
             None | Some(Json::Null) => Ok(default),
-            Some(v) => v
-                .as_i64()
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| ServerError::Invalid(format!("{key} must be a non-negative integer"))),
+            Some(v) => v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+                ServerError::Invalid(format!("{key} must be a non-negative integer"))
+            }),
         }
     };
     Ok((num("limit", default_limit)?, num("offset", 0)?))

@@ -192,7 +192,10 @@ pub(super) async fn create(
     Ok(Json(created.run))
 }
 
-pub(super) async fn create_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+pub(super) async fn create_stateless(
+    axum::extract::State(state): St,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let created = create_run(&state, None, body).await?;
     Ok(Json(created.run))
 }
@@ -203,12 +206,19 @@ pub(super) async fn wait(
     body: Bytes,
 ) -> Result<Json<Value>> {
     let created = create_run(&state, Some(&thread), body).await?;
-    Ok(Json(result_of(&state, created.run_id, created.events).await?))
+    Ok(Json(
+        result_of(&state, created.run_id, created.events).await?,
+    ))
 }
 
-pub(super) async fn wait_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
+pub(super) async fn wait_stateless(
+    axum::extract::State(state): St,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let created = create_run(&state, None, body).await?;
-    Ok(Json(result_of(&state, created.run_id, created.events).await?))
+    Ok(Json(
+        result_of(&state, created.run_id, created.events).await?,
+    ))
 }
 
 pub(super) async fn stream(
@@ -219,7 +229,10 @@ pub(super) async fn stream(
     Ok(sse(create_run(&state, Some(&thread), body).await?))
 }
 
-pub(super) async fn stream_stateless(axum::extract::State(state): St, body: Bytes) -> Result<Response> {
+pub(super) async fn stream_stateless(
+    axum::extract::State(state): St,
+    body: Bytes,
+) -> Result<Response> {
     Ok(sse(create_run(&state, None, body).await?))
 }
 
@@ -281,9 +294,19 @@ pub(super) async fn join_stream(
         state.hub.release(r);
         found?;
         let events = broadcast::channel(1).1;
-        return Ok(sse(Created { run: Value::Null, run_id: r, thread_id: t, events }));
+        return Ok(sse(Created {
+            run: Value::Null,
+            run_id: r,
+            thread_id: t,
+            events,
+        }));
     }
-    Ok(sse(Created { run: Value::Null, run_id: r, thread_id: t, events }))
+    Ok(sse(Created {
+        run: Value::Null,
+        run_id: r,
+        thread_id: t,
+        events,
+    }))
 }
 
 /// `?wait=&action=` of the cancel endpoint.
@@ -329,7 +352,9 @@ pub(super) async fn delete(
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
     let run = db::get_run(&state.pool, t, r).await?;
     if !run["status"].as_str().is_some_and(db::is_final) {
-        return Err(ServerError::Conflict("the run is not finished: cancel it first".into()));
+        return Err(ServerError::Conflict(
+            "the run is not finished: cancel it first".into(),
+        ));
     }
     db::delete_run(&state.pool, r).await?;
     Ok(StatusCode::NO_CONTENT)

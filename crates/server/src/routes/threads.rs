@@ -15,7 +15,9 @@ use super::{body_json, page, uuid_of, St};
 use crate::db;
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
-use crate::json::{checkpoint_json, interrupt_json, thread_state_json, to_value, to_writes, values_json};
+use crate::json::{
+    checkpoint_json, interrupt_json, thread_state_json, to_value, to_writes, values_json,
+};
 use crate::server::AppState;
 
 pub(super) async fn create(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
@@ -35,7 +37,9 @@ pub(super) async fn create(axum::extract::State(state): St, body: Bytes) -> Resu
         Some("do_nothing") => true,
         Some(other) => return Err(ServerError::Invalid(format!("unknown if_exists {other:?}"))),
     };
-    Ok(Json(db::create_thread(&state.pool, id, &metadata, do_nothing).await?))
+    Ok(Json(
+        db::create_thread(&state.pool, id, &metadata, do_nothing).await?,
+    ))
 }
 
 pub(super) async fn get_one(
@@ -96,7 +100,11 @@ fn empty_state() -> Value {
     })
 }
 
-async fn state_of(state: &AppState, thread: &str, checkpoint_id: Option<&str>) -> Result<Json<Value>> {
+async fn state_of(
+    state: &AppState,
+    thread: &str,
+    checkpoint_id: Option<&str>,
+) -> Result<Json<Value>> {
     let (id, graph) = thread_graph(state, thread).await?;
     let Some(graph) = graph else {
         return Ok(Json(empty_state()));
@@ -143,9 +151,8 @@ pub(super) async fn update_state(
 ) -> Result<Json<Value>> {
     let body = body_json(&body)?;
     let (id, graph) = thread_graph(&state, &thread).await?;
-    let graph = graph.ok_or_else(|| {
-        ServerError::Invalid("the thread has no graph yet: run it first".into())
-    })?;
+    let graph = graph
+        .ok_or_else(|| ServerError::Invalid("the thread has no graph yet: run it first".into()))?;
     let values = match body.get("values") {
         None | Some(Value::Null) => Default::default(),
         Some(v) => to_writes(v).ok_or_else(|| {
@@ -161,7 +168,10 @@ pub(super) async fn update_state(
     let checkpoint_id = body
         .get("checkpoint_id")
         .and_then(Value::as_str)
-        .or_else(|| body.pointer("/checkpoint/checkpoint_id").and_then(Value::as_str));
+        .or_else(|| {
+            body.pointer("/checkpoint/checkpoint_id")
+                .and_then(Value::as_str)
+        });
     if let Some(c) = checkpoint_id {
         cfg = cfg.at_checkpoint(c);
     }
@@ -172,7 +182,12 @@ pub(super) async fn update_state(
         .tasks
         .iter()
         .filter(|t| !t.interrupts.is_empty())
-        .map(|t| (t.id.clone(), Value::Array(t.interrupts.iter().map(interrupt_json).collect())))
+        .map(|t| {
+            (
+                t.id.clone(),
+                Value::Array(t.interrupts.iter().map(interrupt_json).collect()),
+            )
+        })
         .collect();
     db::set_thread_state(
         &state.pool,
@@ -202,7 +217,10 @@ pub(super) async fn history(
     };
     let before = match body.get("before") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(b @ Value::Object(_)) => b.get("checkpoint_id").and_then(Value::as_str).map(str::to_owned),
+        Some(b @ Value::Object(_)) => b
+            .get("checkpoint_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         _ => None,
     };
     if let Some(b) = before {
@@ -214,9 +232,14 @@ pub(super) async fn history(
         }
     }
     let mut cfg = RunConfig::thread(id.to_string());
-    if let Some(c) = body.pointer("/checkpoint/checkpoint_id").and_then(Value::as_str) {
+    if let Some(c) = body
+        .pointer("/checkpoint/checkpoint_id")
+        .and_then(Value::as_str)
+    {
         cfg = cfg.at_checkpoint(c);
     }
     let snapshots = graph.history(cfg, options).await?;
-    Ok(Json(Value::Array(snapshots.iter().map(thread_state_json).collect())))
+    Ok(Json(Value::Array(
+        snapshots.iter().map(thread_state_json).collect(),
+    )))
 }

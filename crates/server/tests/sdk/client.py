@@ -1,16 +1,23 @@
 """Drives a running stategraph server with the official langgraph_sdk client.
 
-Usage: client.py URL. Prints one line per check; exits non-zero on the first failure.
+Usage: client.py URL GATE_DIR. The server serves `seed` (the quickstart graph) and `gate`
+(node `wait` waits until the file named by the `path` channel exists, writing a custom
+event first; node `ask` then interrupts and stores the resume value in `answer`).
+GATE_DIR is an empty directory for those files. Prints one line per check; exits
+non-zero on the first failure.
 """
 
+import os
 import sys
-import threading
 import time
+import uuid
 
 import httpx
 from langgraph_sdk import get_sync_client
 
 URL = sys.argv[1]
+GATE_DIR = sys.argv[2]
+OWNER = f"sdk-test-{uuid.uuid4()}"
 client = get_sync_client(url=URL)
 EXPECTED = {"name": "pavaneeshwar", "address": "Hyderabad residency"}
 
@@ -24,8 +31,8 @@ def check(name, cond, detail=""):
 
 # Assistants: one per graph, id = uuid5(NAMESPACE_GRAPH, graph_id).
 assistants = client.assistants.search()
-check("assistants.search", [a["graph_id"] for a in assistants] == ["seed"], assistants)
-seed = assistants[0]["assistant_id"]
+check("assistants.search", sorted(a["graph_id"] for a in assistants) == ["gate", "seed"], assistants)
+seed = client.assistants.search(graph_id="seed")[0]["assistant_id"]
 check("assistants.get", client.assistants.get(seed)["graph_id"] == "seed")
 check("assistants.get by graph id", client.assistants.get("seed")["assistant_id"] == seed)
 drawing = client.assistants.get_graph(seed)
@@ -37,9 +44,9 @@ check(
 )
 
 # runs.wait on a new thread.
-thread = client.threads.create(metadata={"owner": "sdk-test"})
+thread = client.threads.create(metadata={"owner": OWNER})
 tid = thread["thread_id"]
-check("threads.get", client.threads.get(tid)["metadata"]["owner"] == "sdk-test")
+check("threads.get", client.threads.get(tid)["metadata"]["owner"] == OWNER)
 out = client.runs.wait(tid, "seed", input={})
 check("runs.wait", out == EXPECTED, out)
 state = client.threads.get_state(tid)
@@ -119,23 +126,75 @@ for name, call, code in [
         check(f"{name} -> {code}", status_of(e) == code, (status_of(e), e.response.text))
         check(f"{name} detail", "detail" in e.response.json(), e.response.text)
 
-# 409: a second run on a busy thread under reject. The first waits at an interrupt-free
-# pending state: create it, and race a second create before a worker can finish it is
-# flaky, so occupy the thread with runs queued behind a paused... instead enqueue many.
+# 409: a second run on a thread whose run waits at the gate, under reject; enqueue is
+# accepted and runs after it.
+def gate_path():
+    return os.path.join(GATE_DIR, str(uuid.uuid4()))
+
+
+def open_gate(path):
+    with open(path, "w") as f:
+        f.write("open")
+
+
 t3 = client.threads.create()["thread_id"]
-r1 = client.runs.create(t3, "seed", input={}, multitask_strategy="enqueue")
-r2 = client.runs.create(t3, "seed", input={}, multitask_strategy="enqueue")
-codes = []
-for _ in range(1):
-    try:
-        client.runs.create(t3, "seed", input={}, multitask_strategy="reject")
-        codes.append(200)
-    except httpx.HTTPStatusError as e:
-        codes.append(status_of(e))
-print("reject codes", codes, flush=True)
-client.runs.join(t3, r1["run_id"])
-out2 = client.runs.join(t3, r2["run_id"])
-check("enqueued runs both finish", out2 == EXPECTED and client.runs.get(t3, r1["run_id"])["status"] == "success")
+p3 = gate_path()
+r1 = client.runs.create(t3, "gate", input={"path": p3})
+try:
+    client.runs.create(t3, "seed", input={}, multitask_strategy="reject")
+    check("busy thread under reject -> 409", False, "accepted")
+except httpx.HTTPStatusError as e:
+    check("busy thread under reject -> 409", status_of(e) == 409, e.response.text)
+    check("409 detail", "detail" in e.response.json())
+check("rejected run not queued", len(client.runs.list(t3)) == 1)
+r2 = client.runs.create(t3, "gate", command={"resume": "42"}, multitask_strategy="enqueue")
+check("enqueued run waits", client.runs.get(t3, r2["run_id"])["status"] == "pending")
+open_gate(p3)
+first = client.runs.join(t3, r1["run_id"])
+check(
+    "gate run pauses at the interrupt",
+    first["opened"] is True and first["__interrupt__"][0]["value"] == "what is the answer?",
+    first,
+)
+second = client.runs.join(t3, r2["run_id"])
+check("enqueued Command(resume) answers it", second["answer"] == "42" and "__interrupt__" not in second, second)
+check("runs in order", [r["status"] for r in client.runs.list(t3)] == ["success", "interrupted"])
+
+# Custom stream mode, and interrupt + resume through runs.stream.
+t4 = client.threads.create()["thread_id"]
+p4 = gate_path()
+open_gate(p4)
+parts = list(client.runs.stream(t4, "gate", input={"path": p4}, stream_mode=["custom", "updates"]))
+custom = [p.data for p in parts if p.event == "custom"]
+check("custom events", custom == [{"waiting": p4}], parts)
+ups = [p.data for p in parts if p.event == "updates"]
+check("interrupt in updates", "__interrupt__" in ups[-1], ups)
+parts = list(client.runs.stream(t4, "gate", command={"resume": "yes"}, stream_mode="values"))
+check("resumed stream", parts[-1].data["answer"] == "yes", parts)
+
+# Cancel a running run: it ends interrupted and frees the thread.
+t5 = client.threads.create()["thread_id"]
+r5 = client.runs.create(t5, "gate", input={"path": gate_path()})
+for _ in range(200):
+    if client.runs.get(t5, r5["run_id"])["status"] == "running":
+        break
+    time.sleep(0.02)
+client.runs.cancel(t5, r5["run_id"], wait=True)
+check("cancelled run", client.runs.get(t5, r5["run_id"])["status"] == "interrupted")
+check("thread free after cancel", client.threads.get(t5)["status"] == "idle")
+out = client.runs.wait(t5, "seed", input={})
+check("thread runs again after cancel", out["name"] == "pavaneeshwar", out)
+
+# Cancel a pending run.
+p6 = gate_path()
+t6 = client.threads.create()["thread_id"]
+r6 = client.runs.create(t6, "gate", input={"path": p6})
+r7 = client.runs.create(t6, "seed", input={}, multitask_strategy="enqueue")
+client.runs.cancel(t6, r7["run_id"])
+check("cancelled pending run", client.runs.get(t6, r7["run_id"])["status"] == "interrupted")
+open_gate(p6)
+client.runs.join(t6, r6["run_id"])
+check("cancelled pending run never ran", client.runs.get(t6, r7["run_id"])["status"] == "interrupted")
 
 # Delete a thread.
 client.threads.delete(t3)
@@ -145,6 +204,6 @@ try:
 except httpx.HTTPStatusError as e:
     check("deleted thread is gone", status_of(e) == 404)
 
-found = client.threads.search(metadata={"owner": "sdk-test"})
+found = client.threads.search(metadata={"owner": OWNER})
 check("threads.search", [t["thread_id"] for t in found] == [tid], found)
 print("ALL OK", flush=True)
