@@ -15,6 +15,10 @@ use crate::error::{Result, ServerError};
 /// The `LISTEN/NOTIFY` channel that announces new (or unblocked) pending runs.
 pub const RUNS_CHANNEL: &str = "stategraph_runs";
 
+/// The `LISTEN/NOTIFY` channel that asks whichever process runs a run (the payload is its
+/// id) to stop it; the run's `cancel` column says how (`interrupt` or `rollback`).
+pub const CANCEL_CHANNEL: &str = "stategraph_cancel";
+
 /// Creates the tables if they are missing.
 pub async fn setup(pool: &Pool) -> Result<()> {
     let client = pool.get().await?;
@@ -42,7 +46,8 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 multitask_strategy text NOT NULL DEFAULT 'reject',
                 stateless boolean NOT NULL DEFAULT false,
                 output jsonb,
-                error jsonb
+                error jsonb,
+                cancel text
             );
             CREATE INDEX IF NOT EXISTS runs_pending ON runs (created_at) WHERE status = 'pending';
             CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);",
@@ -181,15 +186,17 @@ pub struct NewRun<'a> {
     pub metadata: &'a Json,
     /// The request body (input, command, config, stream modes, interrupts).
     pub kwargs: &'a Json,
-    /// `reject` or `enqueue`.
+    /// `reject`, `enqueue`, `interrupt` or `rollback`.
     pub multitask_strategy: &'a str,
     /// A run without a thread of its own (the thread is deleted afterwards).
     pub stateless: bool,
 }
 
-/// Queues a run: under `reject`, a thread with a pending or running run is a conflict.
-/// Sends `NOTIFY` so that a worker claims it. Returns the run.
-pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
+/// Queues a run: under `reject`, a thread with a pending or running run is a conflict;
+/// under `interrupt` / `rollback`, the thread's pending runs are cancelled and its running
+/// run is asked to stop (`NOTIFY` on [`CANCEL_CHANNEL`]). Sends `NOTIFY` so that a worker
+/// claims it. Returns the run and the runs it stopped.
+pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let thread = tx
@@ -211,6 +218,10 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
         &[&run.thread_id, &run.graph_id, &run.assistant_id.to_string()],
     )
     .await?;
+    let mut stopped = Stopped::default();
+    if matches!(run.multitask_strategy, "interrupt" | "rollback") {
+        stopped = stop_thread_runs(&tx, run.thread_id, run.multitask_strategy).await?;
+    }
     if run.multitask_strategy == "reject" {
         let busy = tx
             .query_opt(
@@ -248,7 +259,88 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
         .await?;
     tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
     tx.commit().await?;
-    Ok(run_json(&row))
+    Ok((run_json(&row), stopped))
+}
+
+/// The runs a new run's `interrupt` / `rollback` strategy stopped.
+#[derive(Default, Debug)]
+pub struct Stopped {
+    /// Pending runs, now cancelled (`interrupted`, or deleted under `rollback`).
+    pub pending: Vec<Uuid>,
+    /// Running runs asked to stop (their worker records how they ended).
+    pub running: Vec<Uuid>,
+}
+
+/// Cancels the pending runs of a thread and asks its running run to stop, in `tx`.
+async fn stop_thread_runs(
+    tx: &deadpool_postgres::Transaction<'_>,
+    thread_id: Uuid,
+    action: &str,
+) -> Result<Stopped> {
+    let pending = if action == "rollback" {
+        tx.query(
+            "DELETE FROM runs WHERE thread_id = $1 AND status = 'pending' RETURNING run_id",
+            &[&thread_id],
+        )
+        .await?
+    } else {
+        tx.query(
+            "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
+             WHERE thread_id = $1 AND status = 'pending' RETURNING run_id",
+            &[&thread_id],
+        )
+        .await?
+    };
+    let running = tx
+        .query(
+            "UPDATE runs SET cancel = $2 WHERE thread_id = $1 AND status = 'running'
+             RETURNING run_id",
+            &[&thread_id, &action],
+        )
+        .await?;
+    let running: Vec<Uuid> = running.iter().map(|r| r.get(0)).collect();
+    for id in &running {
+        tx.execute(
+            "SELECT pg_notify($1, $2)",
+            &[&CANCEL_CHANNEL, &id.to_string()],
+        )
+        .await?;
+    }
+    Ok(Stopped {
+        pending: pending.iter().map(|r| r.get(0)).collect(),
+        running,
+    })
+}
+
+/// Asks the process running `run_id` to stop it (`action` is `interrupt` or `rollback`);
+/// true when the run was running.
+pub async fn request_cancel(pool: &Pool, run_id: Uuid, action: &str) -> Result<bool> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let n = tx
+        .execute(
+            "UPDATE runs SET cancel = $2 WHERE run_id = $1 AND status = 'running'",
+            &[&run_id, &action],
+        )
+        .await?;
+    if n > 0 {
+        tx.execute(
+            "SELECT pg_notify($1, $2)",
+            &[&CANCEL_CHANNEL, &run_id.to_string()],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(n > 0)
+}
+
+/// How a run was asked to stop, if it was.
+pub async fn cancel_requested(pool: &Pool, run_id: Uuid) -> Result<Option<String>> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt("SELECT cancel FROM runs WHERE run_id = $1", &[&run_id])
+        .await?;
+    Ok(row.and_then(|r| r.get(0)))
 }
 
 const RUN_COLS: &str = "run_id, thread_id, assistant_id, to_json(created_at)#>>'{}', \
@@ -441,4 +533,38 @@ pub async fn delete_run(pool: &Pool, run_id: Uuid) -> Result<()> {
         .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
         .await?;
     Ok(())
+}
+
+/// Merges `metadata` into a thread's metadata; 404 when there is no such thread.
+pub async fn patch_thread(pool: &Pool, id: Uuid, metadata: &Json) -> Result<Json> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            &format!(
+                "UPDATE threads SET metadata = metadata || $2, updated_at = now()
+                 WHERE thread_id = $1 RETURNING {THREAD_COLS}"
+            ),
+            &[&id, metadata],
+        )
+        .await?;
+    row.map(|r| thread_json(&r))
+        .ok_or_else(|| ServerError::NotFound(format!("thread {id} not found")))
+}
+
+/// A new thread with the metadata, values and status of `source` (not its runs).
+pub async fn copy_thread_row(pool: &Pool, source: Uuid, target: Uuid) -> Result<Json> {
+    let client = pool.get().await?;
+    let row = client
+        .query_opt(
+            &format!(
+                "INSERT INTO threads (thread_id, metadata, status, values, interrupts)
+                 SELECT $2, metadata, CASE WHEN status = 'busy' THEN 'idle' ELSE status END,
+                 values, interrupts FROM threads WHERE thread_id = $1
+                 RETURNING {THREAD_COLS}"
+            ),
+            &[&source, &target],
+        )
+        .await?;
+    row.map(|r| thread_json(&r))
+        .ok_or_else(|| ServerError::NotFound(format!("thread {source} not found")))
 }

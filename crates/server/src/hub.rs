@@ -67,9 +67,11 @@ impl Hub {
         self.with(run_id, |c| c.cancel.subscribe())
     }
 
-    /// Asks the worker running `run_id` in this process to stop it.
+    /// Asks the worker running `run_id` in this process, if any, to stop it.
     pub fn cancel(&self, run_id: Uuid) {
-        self.with(run_id, |c| c.cancel.send_replace(true));
+        if let Some(c) = self.runs.lock().get(&run_id) {
+            c.cancel.send_replace(true);
+        }
     }
 
     /// Sends [`HubEvent::End`] and forgets the run (receivers still get what was sent).
@@ -118,6 +120,7 @@ mod tests {
     async fn cancel_reaches_the_watcher() {
         let hub = Hub::default();
         let id = Uuid::new_v4();
+        hub.cancel(Uuid::new_v4());
         let mut sig = hub.cancel_signal(id);
         hub.cancel(id);
         sig.changed().await.expect("changed");

@@ -61,7 +61,7 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             }
         };
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
-        let sql = format!("LISTEN {}", db::RUNS_CHANNEL);
+        let sql = format!("LISTEN {}; LISTEN {}", db::RUNS_CHANNEL, db::CANCEL_CHANNEL);
         let listen = client.batch_execute(&sql);
         // The connection must be polled for LISTEN to complete.
         let mut listen = std::pin::pin!(listen);
@@ -77,7 +77,15 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
         loop {
             tokio::select! {
                 m = messages.next() => match m {
-                    Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => state.wake.notify_waiters(),
+                    Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
+                        if n.channel() == db::CANCEL_CHANNEL {
+                            if let Ok(run_id) = n.payload().parse() {
+                                state.hub.cancel(run_id);
+                            }
+                        } else {
+                            state.wake.notify_waiters();
+                        }
+                    }
                     Some(Ok(_)) => {}
                     Some(Err(_)) | None => break,
                 },
@@ -131,7 +139,11 @@ async fn execute(state: &AppState, run: Claimed) {
             .ok_or_else(|| format!("graph {} is not registered here", run.graph_id))?;
         let input = GraphInput::from_body(run.kwargs.get("input"), run.kwargs.get("command"))
             .map_err(|e| e.to_string())?;
-        let config = run_config(&thread, &run.kwargs).map_err(|e| e.to_string())?;
+        // The run id goes into each checkpoint's metadata, as LangGraph's server does
+        // (and as `rollback` finds the checkpoints to delete).
+        let config = run_config(&thread, &run.kwargs)
+            .map_err(|e| e.to_string())?
+            .with_metadata("run_id", run.run_id.to_string());
         let modes = stream_modes(&run.kwargs).map_err(|e| e.to_string())?;
         Ok::<_, String>((graph, input, config, modes))
     })();
@@ -148,6 +160,11 @@ async fn execute(state: &AppState, run: Claimed) {
     graph_modes.dedup();
     let mut events = graph.run(input, config, graph_modes);
     let mut signal = state.hub.cancel_signal(run.run_id);
+    // A cancel requested between the claim and the line above reached no one.
+    let early_cancel = matches!(
+        db::cancel_requested(&state.pool, run.run_id).await,
+        Ok(Some(_))
+    );
     let cancel = async move {
         loop {
             if signal.changed().await.is_err() {
@@ -161,8 +178,8 @@ async fn execute(state: &AppState, run: Claimed) {
     };
     let mut cancel = std::pin::pin!(cancel);
     let mut failure: Option<stategraph::Error> = None;
-    let mut cancelled = false;
-    loop {
+    let mut cancelled = early_cancel;
+    while !cancelled {
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
@@ -186,6 +203,12 @@ async fn execute(state: &AppState, run: Claimed) {
     let root = RunConfig::thread(thread.as_str());
     if cancelled {
         graph.settle(root.clone()).await;
+        if let Ok(Some(action)) = db::cancel_requested(&state.pool, run.run_id).await {
+            if action == "rollback" {
+                rollback(state, &run).await;
+                return;
+            }
+        }
     }
     let snapshot = graph.state(root).await;
     let (values, interrupts, output, paused) = match &snapshot {
@@ -234,6 +257,22 @@ async fn execute(state: &AppState, run: Claimed) {
     }
     record(state, &run, status, &output, &error, thread_status).await;
     info!(status, "run ended");
+}
+
+/// Deletes a cancelled run and the checkpoints it wrote, and frees its thread.
+async fn rollback(state: &AppState, run: &Claimed) {
+    let saver = state.saver.as_ref();
+    if let Err(e) =
+        stategraph::checkpoint::CheckpointSaver::delete_for_runs(saver, &[run.run_id.to_string()])
+            .await
+    {
+        warn!(error = %e, "deleting a rolled-back run's checkpoints failed");
+    }
+    record(state, run, "interrupted", &Json::Null, &Json::Null, "idle").await;
+    if let Err(e) = db::delete_run(&state.pool, run.run_id).await {
+        warn!(error = %e, "deleting a rolled-back run failed");
+    }
+    info!("run rolled back");
 }
 
 fn error_kind(e: &stategraph::Error) -> &'static str {

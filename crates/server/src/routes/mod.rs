@@ -30,8 +30,11 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/threads/search", post(threads::search))
         .route(
             "/threads/{thread_id}",
-            get(threads::get_one).delete(threads::delete),
+            get(threads::get_one)
+                .delete(threads::delete)
+                .patch(threads::patch),
         )
+        .route("/threads/{thread_id}/copy", post(threads::copy))
         .route(
             "/threads/{thread_id}/state",
             get(threads::state).post(threads::update_state),
@@ -68,7 +71,28 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/runs/wait", post(runs::wait_stateless))
         .route("/runs/stream", post(runs::stream_stateless))
         .fallback(not_found)
+        .layer(axum::middleware::map_response(json_errors))
         .with_state(state)
+}
+
+/// Gives the errors axum answers by itself (a body over the 2 MB limit, a wrong method)
+/// the server's `{"detail": ...}` shape.
+async fn json_errors(response: axum::response::Response) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !status.is_client_error() || is_json {
+        return response;
+    }
+    let detail = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "request body too large".to_owned(),
+        other => other.canonical_reason().unwrap_or("error").to_owned(),
+    };
+    (status, axum::Json(serde_json::json!({ "detail": detail }))).into_response()
 }
 
 async fn not_found() -> ServerError {

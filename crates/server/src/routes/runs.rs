@@ -46,9 +46,11 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
     let strategy = match body.get("multitask_strategy").and_then(Value::as_str) {
         None | Some("reject") => "reject",
         Some("enqueue") => "enqueue",
+        Some("interrupt") => "interrupt",
+        Some("rollback") => "rollback",
         Some(other) => {
             return Err(ServerError::Invalid(format!(
-                "multitask_strategy {other:?} is not supported yet (reject, enqueue)"
+                "unknown multitask_strategy {other:?} (reject, enqueue, interrupt, rollback)"
             )))
         }
     };
@@ -88,7 +90,15 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
     )
     .await;
     let run = match inserted {
-        Ok(run) => run,
+        Ok((run, stopped)) => {
+            for id in stopped.pending {
+                state.hub.finish(id);
+            }
+            for id in stopped.running {
+                state.hub.cancel(id);
+            }
+            run
+        }
         Err(e) => {
             drop(events);
             state.hub.release(run_id);
@@ -322,19 +332,24 @@ pub(super) async fn cancel(
     Query(q): Query<CancelQuery>,
 ) -> Result<Response> {
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
-    match q.action.as_deref() {
-        None | Some("interrupt") => {}
+    let action = match q.action.as_deref() {
+        None | Some("interrupt") => "interrupt",
+        Some("rollback") => "rollback",
         Some(other) => {
             return Err(ServerError::Invalid(format!(
-                "cancel action {other:?} is not supported yet (interrupt)"
+                "unknown cancel action {other:?} (interrupt, rollback)"
             )))
         }
-    }
+    };
     let events = state.hub.subscribe(r);
-    db::get_run(&state.pool, t, r).await?;
+    if let Err(e) = db::get_run(&state.pool, t, r).await {
+        drop(events);
+        state.hub.release(r);
+        return Err(e);
+    }
     if db::cancel_pending(&state.pool, r).await? {
         state.hub.finish(r);
-    } else {
+    } else if db::request_cancel(&state.pool, r, action).await? {
         state.hub.cancel(r);
     }
     if matches!(q.wait.as_deref(), Some("1" | "true")) {

@@ -63,6 +63,38 @@ pub(super) async fn search(axum::extract::State(state): St, body: Bytes) -> Resu
     Ok(Json(Value::Array(found)))
 }
 
+pub(super) async fn patch(
+    axum::extract::State(state): St,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let id = uuid_of("thread", &id)?;
+    let body = body_json(&body)?;
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => json!({}),
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
+    };
+    Ok(Json(db::patch_thread(&state.pool, id, &metadata).await?))
+}
+
+pub(super) async fn copy(
+    axum::extract::State(state): St,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    let source = uuid_of("thread", &id)?;
+    let target = Uuid::new_v4();
+    let thread = db::copy_thread_row(&state.pool, source, target).await?;
+    let saver = state.saver.as_ref();
+    stategraph::checkpoint::CheckpointSaver::copy_thread(
+        saver,
+        &source.to_string(),
+        &target.to_string(),
+    )
+    .await?;
+    Ok(Json(thread))
+}
+
 pub(super) async fn delete(
     axum::extract::State(state): St,
     Path(id): Path<String>,

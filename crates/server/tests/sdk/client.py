@@ -196,6 +196,53 @@ open_gate(p6)
 client.runs.join(t6, r6["run_id"])
 check("cancelled pending run never ran", client.runs.get(t6, r7["run_id"])["status"] == "interrupted")
 
+def wait_running(thread_id, run_id):
+    for _ in range(500):
+        if client.runs.get(thread_id, run_id)["status"] == "running":
+            return
+        time.sleep(0.02)
+    check("run starts", False, run_id)
+
+
+# multitask_strategy="interrupt": the running run is stopped (interrupted), the new one runs.
+t7 = client.threads.create()["thread_id"]
+r8 = client.runs.create(t7, "gate", input={"path": gate_path()})
+wait_running(t7, r8["run_id"])
+p7 = gate_path()
+open_gate(p7)
+out = client.runs.wait(t7, "gate", input={"path": p7}, multitask_strategy="interrupt")
+check("interrupt strategy runs the new run", out["opened"] is True and out["path"] == p7, out)
+check("interrupt strategy stops the old run", client.runs.get(t7, r8["run_id"])["status"] == "interrupted")
+
+# multitask_strategy="rollback": the running run and its checkpoints are deleted.
+t8 = client.threads.create()["thread_id"]
+r9 = client.runs.create(t8, "gate", input={"path": gate_path()})
+wait_running(t8, r9["run_id"])
+p8 = gate_path()
+open_gate(p8)
+out = client.runs.wait(t8, "gate", input={"path": p8}, multitask_strategy="rollback")
+check("rollback strategy runs the new run", out["opened"] is True, out)
+try:
+    client.runs.get(t8, r9["run_id"])
+    check("rolled-back run deleted", False)
+except httpx.HTTPStatusError as e:
+    check("rolled-back run deleted", status_of(e) == 404)
+runs8 = client.runs.list(t8)
+check("one run left after rollback", len(runs8) == 1, runs8)
+run_ids = {h["metadata"].get("run_id") for h in client.threads.get_history(t8, limit=50)}
+check("rolled-back checkpoints deleted", run_ids == {runs8[0]["run_id"]}, run_ids)
+
+# Thread copy and metadata update.
+copied = client.threads.copy(tid)
+check("threads.copy state", client.threads.get_state(copied["thread_id"])["values"] == client.threads.get_state(tid)["values"])
+check("threads.copy history", len(client.threads.get_history(copied["thread_id"], limit=50)) == len(client.threads.get_history(tid, limit=50)))
+patched = client.threads.update(tid, metadata={"tag": "x"})
+check("threads.update merges metadata", patched["metadata"]["tag"] == "x" and patched["metadata"]["owner"] == OWNER, patched)
+
+# A body over the limit is refused in the server's error shape.
+big = httpx.post(URL + "/threads", content=b'{"metadata": {"x": "' + b"a" * (3 << 20) + b'"}}', headers={"content-type": "application/json"})
+check("huge body -> 413", big.status_code == 413 and "detail" in big.json(), big.text[:200])
+
 # Delete a thread.
 client.threads.delete(t3)
 try:
@@ -204,6 +251,8 @@ try:
 except httpx.HTTPStatusError as e:
     check("deleted thread is gone", status_of(e) == 404)
 
-found = client.threads.search(metadata={"owner": OWNER})
+found = client.threads.search(metadata={"owner": OWNER, "tag": "x"})
 check("threads.search", [t["thread_id"] for t in found] == [tid], found)
+found = client.threads.search(metadata={"owner": OWNER})
+check("threads.search finds the copy", {t["thread_id"] for t in found} == {tid, copied["thread_id"]}, found)
 print("ALL OK", flush=True)
