@@ -243,6 +243,32 @@ check("threads.update merges metadata", patched["metadata"]["tag"] == "x" and pa
 big = httpx.post(URL + "/threads", content=b'{"metadata": {"x": "' + b"a" * (3 << 20) + b'"}}', headers={"content-type": "application/json"})
 check("huge body -> 413", big.status_code == 413 and "detail" in big.json(), big.text[:200])
 
+# RemoteGraph: the server's graph as a node of a Python graph.
+from typing import TypedDict  # noqa: E402
+
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.pregel.remote import RemoteGraph  # noqa: E402
+
+remote = RemoteGraph("seed", url=URL)
+check("RemoteGraph.invoke", remote.invoke({}) == EXPECTED)
+
+
+class Outer(TypedDict):
+    name: str
+    address: str
+
+
+outer = StateGraph(Outer)
+outer.add_node("remote", remote)
+outer.add_edge(START, "remote")
+outer.add_edge("remote", END)
+out = outer.compile().invoke({"name": "n", "address": "a"})
+check("RemoteGraph as a node", out == EXPECTED, out)
+t9 = client.threads.create()["thread_id"]
+cfg = {"configurable": {"thread_id": t9}}
+remote.invoke({}, config=cfg)
+check("RemoteGraph.get_state", remote.get_state(cfg).values == EXPECTED)
+
 # Delete a thread.
 client.threads.delete(t3)
 try:
