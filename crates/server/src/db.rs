@@ -15,6 +15,12 @@ use crate::error::{Result, ServerError};
 /// The `LISTEN/NOTIFY` channel that announces new (or unblocked) pending runs.
 pub const RUNS_CHANNEL: &str = "stategraph_runs";
 
+/// The `LISTEN/NOTIFY` channel that announces new events of a run (the payload is its id).
+pub const EVENTS_CHANNEL: &str = "stategraph_events";
+
+/// The `LISTEN/NOTIFY` channel that announces the end of a run (the payload is its id).
+pub const RUN_END_CHANNEL: &str = "stategraph_run_end";
+
 /// The `LISTEN/NOTIFY` channel that asks whichever process runs a run (the payload is its
 /// id) to stop it; the run's `cancel` column says how (`interrupt` or `rollback`).
 pub const CANCEL_CHANNEL: &str = "stategraph_cancel";
@@ -48,6 +54,13 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 output jsonb,
                 error jsonb,
                 cancel text
+            );
+            CREATE TABLE IF NOT EXISTS run_events (
+                run_id uuid NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                seq bigint NOT NULL,
+                event text NOT NULL,
+                data text NOT NULL,
+                PRIMARY KEY (run_id, seq)
             );
             CREATE INDEX IF NOT EXISTS runs_pending ON runs (created_at) WHERE status = 'pending';
             CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);",
@@ -500,8 +513,52 @@ pub async fn finish_run(
     )
     .await?;
     tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&RUN_END_CHANNEL, &run.run_id.to_string()],
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`].
+pub async fn append_event(
+    pool: &Pool,
+    run_id: Uuid,
+    seq: i64,
+    event: &str,
+    data: &str,
+) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute(
+            "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text)",
+            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL],
+        )
+        .await?;
+    Ok(())
+}
+
+/// The events of a run after `seq`, in order: `(seq, event, data)`.
+pub async fn events_after(
+    pool: &Pool,
+    run_id: Uuid,
+    seq: i64,
+) -> Result<Vec<(i64, String, String)>> {
+    let client = pool.get().await?;
+    let rows = client
+        .query(
+            "SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
+             ORDER BY seq LIMIT 1000",
+            &[&run_id, &seq],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
 }
 
 /// Marks a pending run cancelled (`interrupted`); true when it was pending.

@@ -1,10 +1,10 @@
-//! Run events from the worker that runs a run to the API handlers that stream or wait for
-//! it, in this process: one tokio broadcast channel per run, plus its cancel signal.
+//! Wake-ups for the API handlers that stream or wait for a run, in this process: one tokio
+//! broadcast channel per run, plus its cancel signal.
 //!
-//! This is the in-process path: it works because this slice's API process runs its own
-//! workers. With workers in other processes the same events would travel over a
-//! Postgres `NOTIFY` channel per run (documented in the README as the next step);
-//! waiting (`join`, `runs.wait`) already falls back to polling the runs table.
+//! A run's events themselves are rows of the `run_events` table (see [`crate::db`]), so
+//! any API process can stream a run that any worker process runs. The hub only says
+//! "look again": the worker of this process wakes the readers of this process directly,
+//! and the `LISTEN` connection turns other processes' `NOTIFY`s into the same wake-ups.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,16 +13,11 @@ use parking_lot::Mutex;
 use tokio::sync::{broadcast, watch};
 use uuid::Uuid;
 
-/// One item of a run's event stream.
-#[derive(Clone, Debug)]
+/// A wake-up about a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HubEvent {
-    /// An SSE event: its name and its JSON data, already encoded.
-    Event {
-        /// The event name (`values`, `updates`, `custom`, `messages`, `error`, ...).
-        name: String,
-        /// The JSON payload.
-        data: String,
-    },
+    /// The run has new events in its log.
+    Events,
     /// The run ended (its status is in the runs table).
     End,
 }
@@ -55,11 +50,13 @@ impl Hub {
         self.with(run_id, |c| c.events.subscribe())
     }
 
-    /// Publishes an event of a run (dropped when nobody listens).
+    /// Wakes the readers of a run in this process, if there are any.
     pub fn publish(&self, run_id: Uuid, event: HubEvent) {
-        let tx = self.with(run_id, |c| c.events.clone());
-        // No receiver is fine: nobody streams this run.
-        let _ = tx.send(Arc::new(event));
+        let tx = self.runs.lock().get(&run_id).map(|c| c.events.clone());
+        if let Some(tx) = tx {
+            // No receiver is fine: nobody reads this run.
+            let _ = tx.send(Arc::new(event));
+        }
     }
 
     /// The run's cancel signal, as the worker watches it.
@@ -97,23 +94,18 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn subscribers_get_events_then_end() {
+    async fn subscribers_get_wakeups_then_end() {
         let hub = Hub::default();
         let id = Uuid::new_v4();
+        // Nobody listens yet: nothing is kept for this run.
+        hub.publish(id, HubEvent::Events);
+        assert!(hub.runs.lock().is_empty());
         let mut rx = hub.subscribe(id);
-        hub.publish(
-            id,
-            HubEvent::Event {
-                name: "values".into(),
-                data: "{}".into(),
-            },
-        );
+        hub.publish(id, HubEvent::Events);
         hub.finish(id);
-        assert!(matches!(
-            &*rx.recv().await.expect("event"),
-            HubEvent::Event { name, .. } if name == "values"
-        ));
-        assert!(matches!(&*rx.recv().await.expect("end"), HubEvent::End));
+        assert_eq!(*rx.recv().await.expect("event"), HubEvent::Events);
+        assert_eq!(*rx.recv().await.expect("end"), HubEvent::End);
+        assert!(rx.recv().await.is_err(), "closed after the end");
     }
 
     #[tokio::test]

@@ -115,9 +115,11 @@ impl ServerBuilder {
         self
     }
 
-    /// How many runs this process works on at once (at least 1).
+    /// How many runs this process works on at once (default 1). `0` makes an API-only
+    /// process: it queues runs and streams their events, and the workers of other
+    /// processes on the same database run them.
     pub fn workers(mut self, n: usize) -> Self {
-        self.workers = n.max(1);
+        self.workers = n;
         self
     }
 

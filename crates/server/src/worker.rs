@@ -61,7 +61,13 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             }
         };
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
-        let sql = format!("LISTEN {}; LISTEN {}", db::RUNS_CHANNEL, db::CANCEL_CHANNEL);
+        let sql = format!(
+            "LISTEN {}; LISTEN {}; LISTEN {}; LISTEN {}",
+            db::RUNS_CHANNEL,
+            db::CANCEL_CHANNEL,
+            db::EVENTS_CHANNEL,
+            db::RUN_END_CHANNEL
+        );
         let listen = client.batch_execute(&sql);
         // The connection must be polled for LISTEN to complete.
         let mut listen = std::pin::pin!(listen);
@@ -78,12 +84,12 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             tokio::select! {
                 m = messages.next() => match m {
                     Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
-                        if n.channel() == db::CANCEL_CHANNEL {
-                            if let Ok(run_id) = n.payload().parse() {
-                                state.hub.cancel(run_id);
-                            }
-                        } else {
-                            state.wake.notify_waiters();
+                        let run_id = n.payload().parse();
+                        match (n.channel(), run_id) {
+                            (db::CANCEL_CHANNEL, Ok(id)) => state.hub.cancel(id),
+                            (db::EVENTS_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::Events),
+                            (db::RUN_END_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::End),
+                            _ => state.wake.notify_waiters(),
                         }
                     }
                     Some(Ok(_)) => {}
@@ -151,7 +157,7 @@ async fn execute(state: &AppState, run: Claimed) {
         Ok(p) => p,
         Err(message) => {
             let err = error_json("ValueError", &message);
-            publish_error(state, &run, &err);
+            publish(state, &run, 1, "error", &err.to_string()).await;
             record(state, &run, "error", &Json::Null, &err, "idle").await;
             return;
         }
@@ -177,6 +183,7 @@ async fn execute(state: &AppState, run: Claimed) {
         }
     };
     let mut cancel = std::pin::pin!(cancel);
+    let mut seq: i64 = 0;
     let mut failure: Option<stategraph::Error> = None;
     let mut cancelled = early_cancel;
     while !cancelled {
@@ -190,7 +197,8 @@ async fn execute(state: &AppState, run: Claimed) {
                         } else {
                             format!("{name}|{}", ev.ns.join("|"))
                         };
-                        state.hub.publish(run.run_id, HubEvent::Event { name, data: data.clone() });
+                        seq += 1;
+                        publish(state, &run, seq, &name, &data).await;
                     }
                 }
                 Some(Err(e)) => { failure = Some(e); break; }
@@ -237,11 +245,11 @@ async fn execute(state: &AppState, run: Claimed) {
         ("interrupted", Json::Null, "idle")
     } else if let Some(e) = &failure {
         let err = error_json(error_kind(e), &e.to_string());
-        publish_error(state, &run, &err);
+        publish(state, &run, seq + 1, "error", &err.to_string()).await;
         ("error", err, "error")
     } else if let Err(e) = &snapshot {
         let err = error_json("StateError", &e.to_string());
-        publish_error(state, &run, &err);
+        publish(state, &run, seq + 1, "error", &err.to_string()).await;
         ("error", err, "error")
     } else if paused {
         ("interrupted", Json::Null, "interrupted")
@@ -283,14 +291,12 @@ fn error_kind(e: &stategraph::Error) -> &'static str {
     }
 }
 
-fn publish_error(state: &AppState, run: &Claimed, err: &Json) {
-    state.hub.publish(
-        run.run_id,
-        HubEvent::Event {
-            name: "error".into(),
-            data: err.to_string(),
-        },
-    );
+/// Appends an event to the run's log and wakes this process's readers of the run.
+async fn publish(state: &AppState, run: &Claimed, seq: i64, name: &str, data: &str) {
+    if let Err(e) = db::append_event(&state.pool, run.run_id, seq, name, data).await {
+        warn!(error = %e, "storing a run event failed");
+    }
+    state.hub.publish(run.run_id, HubEvent::Events);
 }
 
 async fn record(

@@ -1,5 +1,5 @@
 //! The server driven by the official Python client: starts the server in-process on a free
-//! port with a fresh Postgres schema, registers `seed` (the quickstart graph) and `gate`
+//! port with a fresh Postgres database (and a second, API-only server on it), registers `seed` (the quickstart graph) and `gate`
 //! (a node that waits for a file, then one that interrupts), and runs
 //! `tests/sdk/client.py` with the pinned venv's `langgraph_sdk`.
 //!
@@ -188,7 +188,22 @@ async fn the_python_sdk_drives_the_server() {
         .expect("a free port");
     let addr = listener.local_addr().expect("its address");
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let serving = tokio::spawn(server.serve(listener, shutdown));
+    let serving = tokio::spawn(server.serve(listener, shutdown.clone()));
+    // A second, API-only process on the same database: its runs are worked on by the
+    // first one's workers, and it streams their events from the database.
+    let api_only = Server::builder()
+        .database_url(&db.url)
+        .workers(0)
+        .graph("seed", seed)
+        .graph("gate", gate)
+        .build()
+        .await
+        .expect("build the API-only server");
+    let listener2 = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr2 = listener2.local_addr().expect("its address");
+    let serving2 = tokio::spawn(api_only.serve(listener2, shutdown));
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/client.py");
     let gate_dir = std::env::temp_dir().join(format!("sg-gate-{}", uuid::Uuid::new_v4().simple()));
@@ -197,6 +212,7 @@ async fn the_python_sdk_drives_the_server() {
         .arg(&script)
         .arg(format!("http://{addr}"))
         .arg(&gate_dir)
+        .arg(format!("http://{addr2}"))
         .output()
         .await
         .expect("run the client script");
@@ -210,8 +226,9 @@ async fn the_python_sdk_drives_the_server() {
     );
 
     stop.send(true).expect("stop the server");
-    serving
-        .await
-        .expect("the server task")
-        .expect("the server stops cleanly");
+    for s in [serving, serving2] {
+        s.await
+            .expect("the server task")
+            .expect("the server stops cleanly");
+    }
 }

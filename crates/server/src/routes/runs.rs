@@ -162,27 +162,90 @@ fn sse_frame(event: &str, data: &str) -> String {
     format!("event: {event}\ndata: {data}\n\n")
 }
 
-/// The run's events as an SSE response: `metadata` first, then the events until the end.
-fn sse(created: Created) -> Response {
+/// Where an SSE reader is in a run's event log.
+struct Reader {
+    state: Arc<AppState>,
+    run_id: Uuid,
+    wake: broadcast::Receiver<Arc<HubEvent>>,
+    seq: i64,
+    frames: std::collections::VecDeque<String>,
+    ended: bool,
+    done: bool,
+}
+
+impl Reader {
+    /// The next SSE frame, reading the log when the buffer is empty and waiting for a
+    /// wake-up (or a second) when the log has nothing new; `None` after the run ended
+    /// and its log was read to the end.
+    async fn next(&mut self) -> Option<String> {
+        loop {
+            if let Some(frame) = self.frames.pop_front() {
+                return Some(frame);
+            }
+            if self.done {
+                return None;
+            }
+            match db::events_after(&self.state.pool, self.run_id, self.seq).await {
+                Ok(rows) if !rows.is_empty() => {
+                    for (seq, event, data) in rows {
+                        self.seq = seq;
+                        self.frames.push_back(sse_frame(&event, &data));
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+                Err(_) => self.done = true,
+            }
+            if self.ended {
+                // The log was read once more after the end: nothing can follow.
+                self.done = true;
+                continue;
+            }
+            // A run's events are all stored before its final status is.
+            match db::run_result(&self.state.pool, self.run_id).await {
+                Ok(Some((status, _, _))) if !db::is_final(&status) => {}
+                _ => {
+                    self.ended = true;
+                    continue;
+                }
+            }
+            let woken = tokio::time::timeout(Duration::from_secs(1), self.wake.recv()).await;
+            if let Ok(Err(broadcast::error::RecvError::Closed)) = woken {
+                // The run ended in this process (its channel is gone): read again.
+                self.ended = true;
+            }
+        }
+    }
+}
+
+/// The run's events as an SSE response: `metadata` first, then the events of its log
+/// until the run ends.
+fn sse(state: Arc<AppState>, created: Created) -> Response {
     let first = sse_frame(
         "metadata",
         &json!({ "run_id": created.run_id.to_string(), "attempt": 1 }).to_string(),
     );
-    let rest = futures::stream::unfold(created.events, |mut rx| async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) => match &*ev {
-                    HubEvent::Event { name, data } => return Some((sse_frame(name, data), rx)),
-                    HubEvent::End => return None,
-                },
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return None,
+    let reader = Reader {
+        state,
+        run_id: created.run_id,
+        wake: created.events,
+        seq: 0,
+        frames: std::collections::VecDeque::from([first]),
+        ended: false,
+        done: false,
+    };
+    let stream = futures::stream::unfold(reader, |mut r| async move {
+        match r.next().await {
+            Some(frame) => Some((frame, r)),
+            None => {
+                let (hub_state, run_id) = (r.state.clone(), r.run_id);
+                drop(r);
+                hub_state.hub.release(run_id);
+                None
             }
         }
-    });
-    let stream = futures::stream::iter([first])
-        .chain(rest)
-        .map(Ok::<_, std::convert::Infallible>);
+    })
+    .map(Ok::<_, std::convert::Infallible>);
     let location = format!("/threads/{}/runs/{}", created.thread_id, created.run_id);
     Response::builder()
         .status(StatusCode::OK)
@@ -236,14 +299,16 @@ pub(super) async fn stream(
     Path(thread): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    Ok(sse(create_run(&state, Some(&thread), body).await?))
+    let created = create_run(&state, Some(&thread), body).await?;
+    Ok(sse(state, created))
 }
 
 pub(super) async fn stream_stateless(
     axum::extract::State(state): St,
     body: Bytes,
 ) -> Result<Response> {
-    Ok(sse(create_run(&state, None, body).await?))
+    let created = create_run(&state, None, body).await?;
+    Ok(sse(state, created))
 }
 
 pub(super) async fn get_one(
@@ -294,29 +359,19 @@ pub(super) async fn join_stream(
 ) -> Result<Response> {
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
     let events = state.hub.subscribe(r);
-    let found = db::get_run(&state.pool, t, r).await;
-    let finished = match &found {
-        Ok(run) => run["status"].as_str().is_some_and(db::is_final),
-        Err(_) => true,
-    };
-    if finished {
+    if let Err(e) = db::get_run(&state.pool, t, r).await {
         drop(events);
         state.hub.release(r);
-        found?;
-        let events = broadcast::channel(1).1;
-        return Ok(sse(Created {
-            run: Value::Null,
-            run_id: r,
-            thread_id: t,
-            events,
-        }));
+        return Err(e);
     }
-    Ok(sse(Created {
+    // The run's log from its start, then what follows until it ends.
+    let created = Created {
         run: Value::Null,
         run_id: r,
         thread_id: t,
         events,
-    }))
+    };
+    Ok(sse(state, created))
 }
 
 /// `?wait=&action=` of the cancel endpoint.

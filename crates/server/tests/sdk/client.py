@@ -1,6 +1,7 @@
 """Drives a running stategraph server with the official langgraph_sdk client.
 
-Usage: client.py URL GATE_DIR. The server serves `seed` (the quickstart graph) and `gate`
+Usage: client.py URL GATE_DIR API_ONLY_URL (a second server on the same database, with
+no workers of its own). The server serves `seed` (the quickstart graph) and `gate`
 (node `wait` waits until the file named by the `path` channel exists, writing a custom
 event first; node `ask` then interrupts and stores the resume value in `answer`).
 GATE_DIR is an empty directory for those files. Prints one line per check; exits
@@ -17,6 +18,8 @@ from langgraph_sdk import get_sync_client
 
 URL = sys.argv[1]
 GATE_DIR = sys.argv[2]
+API_ONLY = get_sync_client(url=sys.argv[3])
+T0 = time.monotonic()
 OWNER = f"sdk-test-{uuid.uuid4()}"
 client = get_sync_client(url=URL)
 EXPECTED = {"name": "pavaneeshwar", "address": "Hyderabad residency"}
@@ -26,7 +29,7 @@ def check(name, cond, detail=""):
     if not cond:
         print(f"FAIL {name}: {detail}", flush=True)
         sys.exit(1)
-    print(f"ok {name}", flush=True)
+    print(f"ok {name} {time.monotonic() - T0:.2f}", flush=True)
 
 
 # Assistants: one per graph, id = uuid5(NAMESPACE_GRAPH, graph_id).
@@ -242,6 +245,33 @@ check("threads.update merges metadata", patched["metadata"]["tag"] == "x" and pa
 # A body over the limit is refused in the server's error shape.
 big = httpx.post(URL + "/threads", content=b'{"metadata": {"x": "' + b"a" * (3 << 20) + b'"}}', headers={"content-type": "application/json"})
 check("huge body -> 413", big.status_code == 413 and "detail" in big.json(), big.text[:200])
+
+# The API-only process: its runs are run by the other process's workers; it streams
+# their events from the database and sees their results.
+ta = API_ONLY.threads.create()["thread_id"]
+parts = list(API_ONLY.runs.stream(ta, "seed", input={"name": "far"}, stream_mode=["values", "updates"]))
+check(
+    "stream through an API-only process",
+    [p.event for p in parts] == ["metadata", "values", "updates", "values"]
+    and parts[-1].data == EXPECTED,
+    parts,
+)
+check("wait through an API-only process", API_ONLY.runs.wait(ta, "seed", input={}) == EXPECTED)
+ra = client.runs.create(ta, "seed", input={})
+check("join through the other process", API_ONLY.runs.join(ta, ra["run_id"]) == EXPECTED)
+replay = list(API_ONLY.runs.join_stream(ta, ra["run_id"]))
+check(
+    "join_stream replays the run's events",
+    replay[0].event == "metadata"
+    and {p.event for p in replay[1:]} == {"values"}
+    and replay[-1].data == EXPECTED,
+    replay,
+)
+pa = gate_path()
+rb = API_ONLY.runs.create(ta, "gate", input={"path": pa})
+wait_running(ta, rb["run_id"])
+API_ONLY.runs.cancel(ta, rb["run_id"], wait=True)
+check("cancel through the other process", client.runs.get(ta, rb["run_id"])["status"] == "interrupted")
 
 # RemoteGraph: the server's graph as a node of a Python graph.
 from typing import TypedDict  # noqa: E402
