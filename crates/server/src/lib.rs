@@ -21,9 +21,9 @@
 //! ```
 //!
 //! Runs are rows of the `runs` table, claimed by the workers of any process with
-//! `FOR UPDATE SKIP LOCKED` and woken by `LISTEN/NOTIFY` (see [`db`]). In this version a
-//! run's stream events travel in-process (see [`hub`]), so the API process runs its
-//! workers itself.
+//! `FOR UPDATE SKIP LOCKED` and woken by `LISTEN/NOTIFY` (see [`db`]). A run's stream
+//! events are rows of `run_events`, announced by `NOTIFY`, so an API process (even one
+//! with no workers) streams a run whichever process works on it (see [`hub`]).
 
 pub mod db;
 pub mod error;
