@@ -6,6 +6,8 @@
 //! `timeout`. Inserting a run sends `NOTIFY` on [`RUNS_CHANNEL`], which wakes idle
 //! workers in any process.
 
+use std::time::Duration;
+
 use deadpool_postgres::Pool;
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
@@ -53,7 +55,10 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 stateless boolean NOT NULL DEFAULT false,
                 output jsonb,
                 error jsonb,
-                cancel text
+                cancel text,
+                attempt integer NOT NULL DEFAULT 0,
+                worker text,
+                lease_until timestamptz
             );
             CREATE TABLE IF NOT EXISTS run_events (
                 run_id uuid NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
@@ -448,18 +453,26 @@ pub struct Claimed {
     pub kwargs: Json,
     /// Whether to delete the thread afterwards.
     pub stateless: bool,
+    /// 1 for the first claim; more when the run was taken over from a worker whose lease
+    /// ran out.
+    pub attempt: i32,
+    /// The worker holding the lease.
+    pub worker: String,
 }
 
-/// Claims the oldest pending run whose thread has no running run, and marks it and its
-/// thread busy, in one transaction; `None` when there is nothing to do.
-pub async fn claim(pool: &Pool) -> Result<Option<Claimed>> {
+/// Claims the oldest run that is pending on a thread without a running run, or running
+/// under a lease that ran out (its worker died: the reaper's case), marks it running under
+/// `worker`'s lease and its thread busy, in one transaction; `None` when there is nothing
+/// to do.
+pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<Claimed>> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let row = tx
         .query_opt(
-            "SELECT r.run_id, r.thread_id, r.graph_id, r.kwargs, r.stateless
+            "SELECT r.run_id, r.thread_id, r.graph_id, r.kwargs, r.stateless, r.attempt
              FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-             WHERE r.status = 'pending' AND t.status <> 'busy'
+             WHERE (r.status = 'pending' AND t.status <> 'busy')
+                OR (r.status = 'running' AND r.lease_until < now())
              ORDER BY r.created_at LIMIT 1
              FOR UPDATE OF r, t SKIP LOCKED",
             &[],
@@ -468,16 +481,21 @@ pub async fn claim(pool: &Pool) -> Result<Option<Claimed>> {
     let Some(row) = row else {
         return Ok(None);
     };
+    let attempt: i32 = row.get(5);
     let claimed = Claimed {
         run_id: row.get(0),
         thread_id: row.get(1),
         graph_id: row.get(2),
         kwargs: row.get(3),
         stateless: row.get(4),
+        attempt: attempt + 1,
+        worker: worker.to_owned(),
     };
     tx.execute(
-        "UPDATE runs SET status = 'running', updated_at = clock_timestamp() WHERE run_id = $1",
-        &[&claimed.run_id],
+        "UPDATE runs SET status = 'running', attempt = $2, worker = $3,
+         lease_until = now() + make_interval(secs => $4), updated_at = clock_timestamp()
+         WHERE run_id = $1",
+        &[&claimed.run_id, &claimed.attempt, &worker, &lease.as_secs_f64()],
     )
     .await?;
     tx.execute(
@@ -489,8 +507,34 @@ pub async fn claim(pool: &Pool) -> Result<Option<Claimed>> {
     Ok(Some(claimed))
 }
 
+/// Extends a run's lease; false when the worker no longer holds it (it ran out and
+/// another worker took the run, or the run ended).
+pub async fn heartbeat(pool: &Pool, run: &Claimed, lease: Duration) -> Result<bool> {
+    let client = pool.get().await?;
+    let n = client
+        .execute(
+            "UPDATE runs SET lease_until = now() + make_interval(secs => $3)
+             WHERE run_id = $1 AND worker = $2 AND status = 'running'",
+            &[&run.run_id, &run.worker, &lease.as_secs_f64()],
+        )
+        .await?;
+    Ok(n > 0)
+}
+
+/// The last event number in a run's log (0 when empty).
+pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
+    let client = pool.get().await?;
+    let row = client
+        .query_one(
+            "SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1",
+            &[&run_id],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
 /// Records a run's end and frees its thread (`thread_status`), then wakes workers for
-/// the runs queued behind it.
+/// the runs queued behind it; does nothing when `run.worker` no longer holds the run.
 pub async fn finish_run(
     pool: &Pool,
     run: &Claimed,
@@ -501,12 +545,17 @@ pub async fn finish_run(
 ) -> Result<()> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    tx.execute(
-        "UPDATE runs SET status = $2, output = $3, error = $4, updated_at = clock_timestamp()
-         WHERE run_id = $1",
-        &[&run.run_id, &status, output, error],
-    )
-    .await?;
+    let mine = tx
+        .execute(
+            "UPDATE runs SET status = $2, output = $3, error = $4, lease_until = NULL,
+             updated_at = clock_timestamp() WHERE run_id = $1 AND worker = $5",
+            &[&run.run_id, &status, output, error, &run.worker],
+        )
+        .await?;
+    if mine == 0 {
+        // Another worker took the run over (or it was deleted): not ours to record.
+        return Ok(());
+    }
     tx.execute(
         "UPDATE threads SET status = $2, updated_at = now() WHERE thread_id = $1",
         &[&run.thread_id, &thread_status],

@@ -1,6 +1,7 @@
 //! The server: graphs registered in code, the Postgres database they share, the workers.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use indexmap::IndexMap;
@@ -31,6 +32,7 @@ pub struct ServerBuilder {
     graphs: Vec<(String, Factory)>,
     database_url: Option<String>,
     workers: usize,
+    lease: Duration,
 }
 
 /// What the handlers and workers share.
@@ -43,6 +45,8 @@ pub(crate) struct AppState {
     pub(crate) database_url: String,
     /// When this process started (the assistants' timestamps).
     pub(crate) started_at: String,
+    /// How long a claimed run stays a worker's without a heartbeat.
+    pub(crate) lease: Duration,
 }
 
 impl AppState {
@@ -72,6 +76,7 @@ impl Server {
             graphs: Vec::new(),
             database_url: None,
             workers: 1,
+            lease: Duration::from_secs(10),
         }
     }
 
@@ -123,6 +128,14 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a worker holds a run without renewing its lease (default 10 s; renewed
+    /// every third of it). A run whose worker died is taken over by another worker once
+    /// its lease runs out, and continues from its last checkpoint.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
+        self
+    }
+
     /// Registers a graph under `graph_id`: `factory` compiles it with the server's saver
     /// as checkpointer (`graph.compile_with(CompileOptions::new().checkpointer(saver))`).
     /// Its assistant is [`assistant_id`]`(graph_id)`.
@@ -171,6 +184,7 @@ impl ServerBuilder {
                 wake: Notify::new(),
                 database_url: url,
                 started_at,
+                lease: self.lease,
             }),
             workers: self.workers,
         })

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{json, Value as Json};
+use stategraph::checkpoint::ListOptions;
 use stategraph::RunConfig;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -103,6 +104,8 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
 }
 
 async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
+    // The name this worker holds leases under.
+    let me = uuid::Uuid::new_v4().to_string();
     loop {
         if *shutdown.borrow() {
             return;
@@ -111,7 +114,7 @@ async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
         let woken = state.wake.notified();
         let mut woken = std::pin::pin!(woken);
         woken.as_mut().enable();
-        match db::claim(&state.pool).await {
+        match db::claim(&state.pool, &me, state.lease).await {
             Ok(Some(run)) => {
                 let span =
                     tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
@@ -153,7 +156,7 @@ async fn execute(state: &AppState, run: Claimed) {
         let modes = stream_modes(&run.kwargs).map_err(|e| e.to_string())?;
         Ok::<_, String>((graph, input, config, modes))
     })();
-    let (graph, input, config, modes) = match prepared {
+    let (graph, mut input, mut config, modes) = match prepared {
         Ok(p) => p,
         Err(message) => {
             let err = error_json("ValueError", &message);
@@ -162,6 +165,21 @@ async fn execute(state: &AppState, run: Claimed) {
             return;
         }
     };
+    let mut seq: i64 = 0;
+    if run.attempt > 1 {
+        // Taken over from a dead worker: continue from the run's last checkpoint (its
+        // finished tasks' writes are saved and are not run again) if it saved one.
+        let mine = ListOptions::default()
+            .filter("run_id", run.run_id.to_string().as_str())
+            .limit(1);
+        let saved = graph.history(RunConfig::thread(thread.as_str()), mine).await;
+        if saved.is_ok_and(|h| !h.is_empty()) {
+            input = GraphInput::None;
+            config.checkpoint_id = None;
+        }
+        seq = db::last_event(&state.pool, run.run_id).await.unwrap_or(0);
+        info!(attempt = run.attempt, "run taken over");
+    }
     let mut graph_modes: Vec<_> = modes.iter().map(|(_, m)| *m).collect();
     graph_modes.dedup();
     let mut events = graph.run(input, config, graph_modes);
@@ -183,11 +201,19 @@ async fn execute(state: &AppState, run: Claimed) {
         }
     };
     let mut cancel = std::pin::pin!(cancel);
-    let mut seq: i64 = 0;
+    let mut heartbeat = tokio::time::interval(state.lease / 3);
+    heartbeat.tick().await;
     let mut failure: Option<stategraph::Error> = None;
     let mut cancelled = early_cancel;
+    let mut lost = false;
     while !cancelled {
         tokio::select! {
+            _ = heartbeat.tick() => {
+                if let Ok(false) = db::heartbeat(&state.pool, &run, state.lease).await {
+                    lost = true;
+                    break;
+                }
+            }
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
                     let data = ev.data.to_json().to_string();
@@ -209,6 +235,13 @@ async fn execute(state: &AppState, run: Claimed) {
     }
     drop(events);
     let root = RunConfig::thread(thread.as_str());
+    if lost {
+        // Another worker has the run now: it records the end.
+        warn!("lease lost; run left to the worker that took it over");
+        graph.settle(root).await;
+        state.hub.cancel(run.run_id);
+        return;
+    }
     if cancelled {
         graph.settle(root.clone()).await;
         if let Ok(Some(action)) = db::cancel_requested(&state.pool, run.run_id).await {
