@@ -495,7 +495,12 @@ pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<
         "UPDATE runs SET status = 'running', attempt = $2, worker = $3,
          lease_until = now() + make_interval(secs => $4), updated_at = clock_timestamp()
          WHERE run_id = $1",
-        &[&claimed.run_id, &claimed.attempt, &worker, &lease.as_secs_f64()],
+        &[
+            &claimed.run_id,
+            &claimed.attempt,
+            &worker,
+            &lease.as_secs_f64(),
+        ],
     )
     .await?;
     tx.execute(

@@ -1,7 +1,7 @@
 //! A run request's body as a [`RunConfig`] and stream modes.
 
 use serde_json::Value as Json;
-use stategraph::{RunConfig, StreamMode};
+use stategraph::{Durability, RunConfig, StreamMode};
 
 use crate::error::{Result, ServerError};
 use crate::json::to_value;
@@ -74,7 +74,8 @@ fn node_list(body: &Json, key: &str) -> Result<Option<Vec<String>>> {
 }
 
 /// The run's config on `thread_id`: `config.configurable` keys, `config.recursion_limit`,
-/// `checkpoint_id` (or `checkpoint.checkpoint_id`), `interrupt_before` / `interrupt_after`.
+/// `checkpoint_id` (or `checkpoint.checkpoint_id`), `durability`, `interrupt_before` /
+/// `interrupt_after`.
 pub fn run_config(thread_id: &str, body: &Json) -> Result<RunConfig> {
     let mut cfg = RunConfig::thread(thread_id);
     if let Some(config) = body.get("config").filter(|c| !c.is_null()) {
@@ -111,6 +112,17 @@ pub fn run_config(thread_id: &str, body: &Json) -> Result<RunConfig> {
     if let Some(id) = checkpoint_id {
         cfg = cfg.at_checkpoint(id);
     }
+    match body.get("durability") {
+        None | Some(Json::Null) => {}
+        Some(Json::String(d)) if d == "sync" => cfg = cfg.durability(Durability::Sync),
+        Some(Json::String(d)) if d == "async" => cfg = cfg.durability(Durability::Async),
+        Some(Json::String(d)) if d == "exit" => cfg = cfg.durability(Durability::Exit),
+        Some(other) => {
+            return Err(ServerError::Invalid(format!(
+                "durability must be \"sync\", \"async\" or \"exit\", not {other}"
+            )))
+        }
+    }
     if let Some(nodes) = node_list(body, "interrupt_before")? {
         cfg = cfg.interrupt_before(nodes);
     }
@@ -141,6 +153,7 @@ mod tests {
             "interrupt_before": ["a"],
             "interrupt_after": "*",
             "checkpoint_id": "c1",
+            "durability": "sync",
             "config": {"recursion_limit": 5, "configurable": {"user": "u"}},
         });
         let cfg = run_config("t", &body).expect("config");
@@ -149,6 +162,8 @@ mod tests {
         assert_eq!(cfg.interrupt_before, Some(vec!["a".to_string()]));
         assert_eq!(cfg.interrupt_after, Some(vec!["*".to_string()]));
         assert_eq!(cfg.recursion_limit, 5);
+        assert_eq!(cfg.durability, Durability::Sync);
+        assert!(run_config("t", &json!({"durability": "never"})).is_err());
         assert!(run_config("t", &json!({"interrupt_before": 3})).is_err());
     }
 }

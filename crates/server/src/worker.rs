@@ -172,7 +172,9 @@ async fn execute(state: &AppState, run: Claimed) {
         let mine = ListOptions::default()
             .filter("run_id", run.run_id.to_string().as_str())
             .limit(1);
-        let saved = graph.history(RunConfig::thread(thread.as_str()), mine).await;
+        let saved = graph
+            .history(RunConfig::thread(thread.as_str()), mine)
+            .await;
         if saved.is_ok_and(|h| !h.is_empty()) {
             input = GraphInput::None;
             config.checkpoint_id = None;
