@@ -512,6 +512,32 @@ pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<
     Ok(Some(claimed))
 }
 
+/// Puts a running run back in the queue (its worker is stopping) and frees its thread;
+/// the next claim continues it from its last checkpoint.
+pub async fn hand_back(pool: &Pool, run: &Claimed) -> Result<()> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let mine = tx
+        .execute(
+            "UPDATE runs SET status = 'pending', worker = NULL, lease_until = NULL,
+             updated_at = clock_timestamp() WHERE run_id = $1 AND worker = $2
+             AND status = 'running'",
+            &[&run.run_id, &run.worker],
+        )
+        .await?;
+    if mine == 0 {
+        return Ok(());
+    }
+    tx.execute(
+        "UPDATE threads SET status = 'idle', updated_at = now() WHERE thread_id = $1",
+        &[&run.thread_id],
+    )
+    .await?;
+    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Extends a run's lease; false when the worker no longer holds it (it ran out and
 /// another worker took the run, or the run ended).
 pub async fn heartbeat(pool: &Pool, run: &Claimed, lease: Duration) -> Result<bool> {

@@ -86,7 +86,9 @@ impl Server {
     }
 
     /// Serves on `listener` with this server's workers until `shutdown` becomes true:
-    /// then stops taking requests, lets the workers finish their current run, and returns.
+    /// then stops taking requests, hands the runs its workers are running back to the
+    /// queue (another process continues them from their last checkpoint), waits for open
+    /// responses to end, and returns.
     pub async fn serve(
         self,
         listener: TcpListener,

@@ -23,7 +23,7 @@ use crate::server::AppState;
 const POLL: Duration = Duration::from_secs(1);
 
 /// Starts `n` workers and the listener; they stop when `shutdown` becomes true (a worker
-/// finishes its current run first).
+/// hands its current run back to the queue, to be continued from its last checkpoint).
 pub(crate) fn spawn(
     state: Arc<AppState>,
     n: usize,
@@ -118,7 +118,7 @@ async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             Ok(Some(run)) => {
                 let span =
                     tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
-                execute(&state, run).instrument(span).await;
+                execute(&state, run, &mut shutdown).instrument(span).await;
                 continue;
             }
             Ok(None) => {}
@@ -137,7 +137,7 @@ fn error_json(kind: &str, message: &str) -> Json {
 }
 
 /// Runs one claimed run to its end and records it.
-async fn execute(state: &AppState, run: Claimed) {
+async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<bool>) {
     info!(graph = %run.graph_id, "run started");
     let thread = run.thread_id.to_string();
     let prepared = (|| {
@@ -208,6 +208,7 @@ async fn execute(state: &AppState, run: Claimed) {
     let mut failure: Option<stategraph::Error> = None;
     let mut cancelled = early_cancel;
     let mut lost = false;
+    let mut handed_back = false;
     while !cancelled {
         tokio::select! {
             _ = heartbeat.tick() => {
@@ -233,10 +234,21 @@ async fn execute(state: &AppState, run: Claimed) {
                 None => break,
             },
             _ = &mut cancel => { cancelled = true; break; }
+            _ = stopped(shutdown) => { handed_back = true; break; }
         }
     }
     drop(events);
     let root = RunConfig::thread(thread.as_str());
+    if handed_back {
+        // This process stops: the run goes back to the queue, and the next worker
+        // continues it from its last checkpoint.
+        graph.settle(root).await;
+        if let Err(e) = db::hand_back(&state.pool, &run).await {
+            warn!(error = %e, "handing the run back failed; it is taken over when its lease runs out");
+        }
+        info!("run handed back");
+        return;
+    }
     if lost {
         // Another worker has the run now: it records the end.
         warn!("lease lost; run left to the worker that took it over");

@@ -1,23 +1,45 @@
-//! A worker dies mid-run (its runtime is dropped, as `kill -9` would leave it: no
-//! cleanup, no more heartbeats); another worker takes the run over when its lease runs
-//! out and continues from the last checkpoint without running the finished task again;
-//! the client, streaming through an API-only server, still gets the final state.
+//! A run outlives the worker that started it. A worker dies mid-run (its runtime is
+//! dropped, as `kill -9` would leave it: no cleanup, no more heartbeats) and another takes
+//! the run over when its lease runs out; or a worker stops (SIGTERM) and hands its run
+//! back. Either way the run continues from its last checkpoint without running the
+//! finished task again, and the client, streaming through an API-only server, still gets
+//! the final state.
 
 mod support;
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::{CompileOptions, CompiledGraph, State, StateGraph, END, START};
 use stategraph_server::Server;
 
-/// Times node `one` ran (it finishes before the worker dies).
-static ONE_RUNS: AtomicUsize = AtomicUsize::new(0);
-/// Times node `two` started (it is running when the worker dies).
-static TWO_STARTS: AtomicUsize = AtomicUsize::new(0);
+/// Per gate path (one per test): how many times node `one` ran (it finishes before the
+/// worker goes) and node `two` started (it is running when the worker goes).
+static COUNTS: Mutex<Vec<(String, usize, usize)>> = Mutex::new(Vec::new());
+
+fn count(path: &str, one: usize, two: usize) {
+    let mut counts = COUNTS.lock().expect("counts");
+    match counts.iter_mut().find(|(p, _, _)| p == path) {
+        Some(c) => {
+            c.1 += one;
+            c.2 += two;
+        }
+        None => counts.push((path.to_owned(), one, two)),
+    }
+}
+
+fn counts(path: &Path) -> (usize, usize) {
+    let path = path.to_string_lossy();
+    let counts = COUNTS.lock().expect("counts");
+    let by_path: HashMap<_, _> = counts
+        .iter()
+        .map(|(p, a, b)| (p.as_str(), (*a, *b)))
+        .collect();
+    by_path.get(path.as_ref()).copied().unwrap_or((0, 0))
+}
 
 #[derive(State, Debug)]
 struct Steps {
@@ -29,12 +51,12 @@ struct Steps {
 /// START → one → two → END; `two` waits for the file at `path`.
 fn steps(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Steps>> {
     let mut graph = StateGraph::<Steps>::new();
-    graph.add_node("one", |_s: Steps| async {
-        ONE_RUNS.fetch_add(1, Ordering::SeqCst);
+    graph.add_node("one", |s: Steps| async move {
+        count(&s.path, 1, 0);
         StepsUpdate::default().a(1)
     });
     graph.add_node("two", |s: Steps| async move {
-        TWO_STARTS.fetch_add(1, Ordering::SeqCst);
+        count(&s.path, 0, 1);
         for _ in 0..3000 {
             if Path::new(&s.path).exists() {
                 return StepsUpdate::default().b(2);
@@ -89,8 +111,16 @@ fn doomed_worker(url: String) -> std::sync::mpsc::Sender<()> {
     kill
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
+/// What the client sees and what ran, whichever way the first worker goes.
+#[derive(Clone, Copy)]
+enum Going {
+    /// Its runtime is dropped: the run is taken over when the lease runs out.
+    Killed,
+    /// It is asked to stop: it hands the run back.
+    Stopped,
+}
+
+async fn outlive_the_worker(going: Going) {
     let Some(python) = support::python() else {
         return;
     };
@@ -111,7 +141,28 @@ async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
     let addr = listener.local_addr().expect("its address");
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let serving = tokio::spawn(api.serve(listener, shutdown.clone()));
-    let kill = doomed_worker(db.url.clone());
+    // The first worker process.
+    let (stop_first, first_shutdown) = tokio::sync::watch::channel(false);
+    let (kill, first) = match going {
+        Going::Killed => (Some(doomed_worker(db.url.clone())), None),
+        Going::Stopped => {
+            let worker = Server::builder()
+                .database_url(&db.url)
+                .workers(1)
+                .lease(LEASE)
+                .graph("steps", steps)
+                .build()
+                .await
+                .expect("build the first worker");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a free port");
+            (
+                None,
+                Some(tokio::spawn(worker.serve(listener, first_shutdown))),
+            )
+        }
+    };
 
     let gate = std::env::temp_dir().join(format!("sg-takeover-{}", uuid::Uuid::new_v4().simple()));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/takeover.py");
@@ -123,22 +174,37 @@ async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
         .output();
     let client = tokio::spawn(client);
 
-    // Wait until the doomed worker is inside `two`, then kill it.
+    // Wait until the first worker is inside `two`, then make it go.
     for _ in 0..1500 {
-        if TWO_STARTS.load(Ordering::SeqCst) == 1 {
+        if counts(&gate).1 == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(
-        TWO_STARTS.load(Ordering::SeqCst),
-        1,
-        "the run never reached `two`"
-    );
-    assert_eq!(ONE_RUNS.load(Ordering::SeqCst), 1);
-    kill.send(()).expect("kill the worker");
+    assert_eq!(counts(&gate), (1, 1), "the run never reached `two`");
+    if let Some(kill) = kill {
+        kill.send(()).expect("kill the worker");
+    }
+    if let Some(first) = first {
+        stop_first.send(true).expect("stop the first worker");
+        first
+            .await
+            .expect("the first worker's task")
+            .expect("the first worker stops cleanly");
+        // Handed back, not left to run out its lease.
+        let (pg, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(conn);
+        let row = pg
+            .query_one("SELECT status, worker IS NULL FROM runs", &[])
+            .await
+            .expect("the one run");
+        assert_eq!(row.get::<_, String>(0), "pending");
+        assert!(row.get::<_, bool>(1), "no worker holds it");
+    }
 
-    // A new worker process; the gate opens; it takes the run over once the lease runs out.
+    // A new worker process; the gate opens; it takes the run over.
     let rescuer = Server::builder()
         .database_url(&db.url)
         .workers(1)
@@ -164,13 +230,9 @@ async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
         out.status.success() && stdout.contains("ALL OK"),
         "the client script failed:\n{stdout}\n{stderr}"
     );
-    // `one` finished before the death and did not run again; `two` was cut and re-ran.
-    assert_eq!(
-        ONE_RUNS.load(Ordering::SeqCst),
-        1,
-        "a finished task ran again"
-    );
-    assert_eq!(TWO_STARTS.load(Ordering::SeqCst), 2);
+    // `one` finished before the first worker went and did not run again; `two` was cut
+    // and ran again.
+    assert_eq!(counts(&gate), (1, 2), "(runs of one, starts of two)");
     let (pg, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
         .await
         .expect("connect");
@@ -187,4 +249,14 @@ async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
     for s in [serving, rescuing] {
         s.await.expect("server task").expect("server stops cleanly");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_workers_run_is_taken_over_from_its_last_checkpoint() {
+    outlive_the_worker(Going::Killed).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_hands_its_run_back() {
+    outlive_the_worker(Going::Stopped).await;
 }
