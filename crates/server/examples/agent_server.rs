@@ -89,6 +89,12 @@ async fn terminated() {
 
 #[tokio::main]
 async fn main() -> Result<(), ServerError> {
+    // Logs on stderr: each run's lines carry its run_id and thread_id (tracing spans).
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
     let args = parse_args().map_err(ServerError::Startup)?;
     let server = Server::builder()
         .database_url(&args.database_url)
