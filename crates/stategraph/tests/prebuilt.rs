@@ -1,0 +1,536 @@
+//! Prebuilt agents: `ToolNode` (concurrent calls, answers in order, LangGraph's error
+//! texts), `tools_condition`, `create_react_agent` (the loop, the system prompt, the
+//! interrupt before tools and its resume, persistence on SQLite, message chunks in the
+//! `messages` stream mode, ids where LangChain gives them) and its Mermaid drawing,
+//! equal to what pinned Python draws (fixtures in `tests/prebuilt/`, written by
+//! `scripts/gen_agent_fixtures.py`; rerun and compared when `STATEGRAPH_PYTHON` is set).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, MemorySaver};
+use stategraph::prebuilt::{
+    create_react_agent, tools_condition, FakeChatModel, MessagesState, Tool, ToolError,
+    ToolErrorHandling, ToolNode,
+};
+use stategraph::{
+    map, CompiledGraph, Message, NoInput, Role, RunConfig, StateGraph, StreamMode, ToolCall, Value,
+    END, START,
+};
+
+#[derive(serde::Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn add_tool() -> Tool {
+    Tool::new(
+        "add",
+        "Add two integers.",
+        |x: Add| async move { Ok(x.a + x.b) },
+    )
+    .arg("a", "integer")
+    .arg("b", "integer")
+}
+
+fn boom_tool() -> Tool {
+    Tool::new("boom", "Fails.", |_: Value| async move {
+        Err::<String, _>(ToolError::named("ValueError", "it 'broke'"))
+    })
+    .arg("x", "string")
+}
+
+fn calls(list: &[(&str, Value, &str)]) -> Message {
+    let calls = list
+        .iter()
+        .map(|(name, args, id)| ToolCall::new(*name, args.clone(), *id))
+        .collect();
+    Message::ai("").with_id("ai-1").with_tool_calls(calls)
+}
+
+/// A graph running only `node` (from START), to call a ToolNode on a given conversation.
+fn tool_graph(node: ToolNode) -> CompiledGraph<MessagesState> {
+    let mut g = StateGraph::<MessagesState>::new();
+    g.add_node("tools", node.node::<MessagesState>())
+        .add_edge(START, "tools")
+        .add_edge("tools", END);
+    g.compile().expect("compiles")
+}
+
+async fn run_tools(node: ToolNode, ai: Message) -> stategraph::Result<Vec<Message>> {
+    let out = tool_graph(node)
+        .invoke(MessagesState::input(ai), &RunConfig::default())
+        .await?;
+    Ok(out.messages[1..].to_vec())
+}
+
+#[tokio::test]
+async fn tool_node_runs_the_calls_concurrently_and_answers_in_call_order() {
+    // Each call waits until both have started: run one after the other, they would never
+    // finish (the timeout only turns that deadlock into a failure).
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let wait = |name: &'static str| {
+        let barrier = barrier.clone();
+        Tool::new(name, "Waits for the other call.", move |_: Value| {
+            let barrier = barrier.clone();
+            async move {
+                barrier.wait().await;
+                Ok(format!("{name} done"))
+            }
+        })
+    };
+    let node = ToolNode::new(vec![wait("first"), wait("second")]);
+    let ai = calls(&[("second", map! {}, "c1"), ("first", map! {}, "c2")]);
+    let out = tokio::time::timeout(Duration::from_secs(60), run_tools(node, ai))
+        .await
+        .expect("both calls ran at once")
+        .unwrap();
+    let got: Vec<(String, String, String)> = out
+        .iter()
+        .map(|m| {
+            (
+                m.text(),
+                m.tool_call_id.clone().unwrap(),
+                m.name.clone().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("second done".into(), "c1".into(), "second".into()),
+            ("first done".into(), "c2".into(), "first".into())
+        ]
+    );
+    assert!(out
+        .iter()
+        .all(|m| m.role == Role::Tool && m.status == "success"));
+}
+
+#[tokio::test]
+async fn tool_node_answers_unknown_tools_and_bad_arguments_with_pythons_texts() {
+    // Expected texts: what LangGraph 1.2.24's ToolNode answers to the same calls.
+    let node = ToolNode::new(vec![add_tool(), boom_tool()]);
+    let ai = calls(&[
+        ("add", map! {"a" => 1, "b" => 2}, "c1"),
+        ("nope", map! {}, "c2"),
+        ("add", map! {"a" => "x"}, "c3"),
+    ]);
+    let out = run_tools(node, ai).await.unwrap();
+    assert_eq!(out.len(), 3);
+    assert_eq!(
+        (out[0].text().as_str(), out[0].status.as_str()),
+        ("3", "success")
+    );
+    assert_eq!(
+        out[1].text(),
+        "Error: nope is not a valid tool, try one of [add, boom]."
+    );
+    assert_eq!(out[1].name.as_deref(), Some("nope"));
+    assert_eq!(
+        out[2].text(),
+        "Error invoking tool 'add' with kwargs {'a': 'x'} with error:\n a: Input should be a valid integer, unable to parse string as an integer\nb: Field required\n Please fix the error and try again."
+    );
+    for m in &out[1..] {
+        assert_eq!(m.status, "error");
+    }
+    assert_eq!(
+        out.iter()
+            .map(|m| m.tool_call_id.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["c1", "c2", "c3"]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_tool_fails_the_node_by_default_and_becomes_a_message_when_asked() {
+    let ai = calls(&[("boom", map! {"x" => "1"}, "c4")]);
+    let err = run_tools(ToolNode::new(vec![boom_tool()]), ai.clone())
+        .await
+        .expect_err("LangGraph's default re-raises a tool's own error");
+    assert!(
+        err.to_string().contains(r#"ValueError("it 'broke'")"#),
+        "{err}"
+    );
+
+    let node = ToolNode::new(vec![boom_tool()]).handle_tool_errors(ToolErrorHandling::All);
+    let out = run_tools(node, ai).await.unwrap();
+    assert_eq!(
+        out[0].text(),
+        "Error: ValueError(\"it 'broke'\")\n Please fix your mistakes."
+    );
+    assert_eq!(out[0].status, "error");
+}
+
+#[tokio::test]
+async fn tool_results_that_are_not_strings_are_written_as_python_json() {
+    let obj = Tool::new("obj", "A dict.", |_: Value| async move {
+        Ok(serde_json::json!({"a": [1, 2.5, null, true]}))
+    });
+    let out = run_tools(ToolNode::new(vec![obj]), calls(&[("obj", map! {}, "c5")]))
+        .await
+        .unwrap();
+    assert_eq!(out[0].text(), r#"{"a": [1, 2.5, null, true]}"#);
+}
+
+#[tokio::test]
+async fn tool_node_refuses_a_conversation_not_ending_with_an_ai_message() {
+    let err = run_tools(ToolNode::new(vec![add_tool()]), Message::human("hi"))
+        .await
+        .expect_err("the last message must be an AI message");
+    assert!(
+        err.to_string().contains("Last message is not an AIMessage"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tools_condition_goes_to_tools_only_while_the_model_calls_some() {
+    let state = |m: Vec<Message>| MessagesState { messages: m };
+    assert_eq!(tools_condition(&state(vec![])), END);
+    assert_eq!(tools_condition(&state(vec![Message::ai("done")])), END);
+    let ai = calls(&[("add", map! {}, "c1")]);
+    assert_eq!(tools_condition(&state(vec![ai.clone()])), "tools");
+    let answered = vec![ai, Message::tool("3", "c1")];
+    assert_eq!(tools_condition(&state(answered)), END);
+}
+
+fn script() -> FakeChatModel {
+    FakeChatModel::new([
+        Message::ai("let me add").with_tool_calls(vec![ToolCall::new(
+            "add",
+            map! {"a" => 1, "b" => 2},
+            "call-1",
+        )]),
+        Message::ai("1 + 2 = 3"),
+    ])
+}
+
+fn summary(messages: &[Message]) -> Vec<(Role, String)> {
+    messages
+        .iter()
+        .map(|m| (m.role.clone(), m.text()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_agent_calls_the_tool_then_answers() {
+    let model = script();
+    let agent = create_react_agent(model.clone(), vec![add_tool()])
+        .prompt("You add numbers.")
+        .name("adder")
+        .compile()
+        .unwrap();
+    let out = agent
+        .invoke(
+            MessagesState::input(Message::human("what is 1 + 2?")),
+            &RunConfig::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&out.messages),
+        [
+            (Role::Human, "what is 1 + 2?".into()),
+            (Role::Ai, "let me add".into()),
+            (Role::Tool, "3".into()),
+            (Role::Ai, "1 + 2 = 3".into()),
+        ]
+    );
+    assert_eq!(out.messages[1].name.as_deref(), Some("adder"));
+    assert_eq!(out.messages[2].tool_call_id.as_deref(), Some("call-1"));
+    assert_eq!(model.remaining(), 0);
+    // The system prompt leads every model call and is not stored.
+    let seen = model.calls();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0][0], Message::system("You add numbers."));
+    assert_eq!(seen[1].len(), 4, "prompt, question, tool call, tool answer");
+    assert!(out.messages.iter().all(|m| m.role != Role::System));
+}
+
+#[tokio::test]
+async fn the_model_sees_the_bound_tools() {
+    let model = script();
+    let bound = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    // `bind_tools` is the model's: wrap the fake to record what it was given.
+    struct Recorder(FakeChatModel, Arc<parking_lot::Mutex<Vec<String>>>);
+    #[async_trait::async_trait]
+    impl stategraph::prebuilt::ChatModel for Recorder {
+        async fn invoke(
+            &self,
+            messages: &[Message],
+            ctx: &stategraph::NodeContext,
+        ) -> Result<Message, stategraph::NodeError> {
+            self.0.invoke(messages, ctx).await
+        }
+        fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn stategraph::prebuilt::ChatModel> {
+            *self.1.lock() = tools.iter().map(|t| t.name().to_owned()).collect();
+            self.0.bind_tools(tools)
+        }
+    }
+    let agent = create_react_agent(
+        Recorder(model, bound.clone()),
+        vec![add_tool(), boom_tool()],
+    )
+    .compile()
+    .unwrap();
+    drop(agent);
+    assert_eq!(*bound.lock(), ["add", "boom"]);
+    assert_eq!(
+        add_tool().schema()["required"],
+        serde_json::json!(["a", "b"])
+    );
+}
+
+#[tokio::test]
+async fn the_agent_stops_before_tools_and_resumes() {
+    let saver = Arc::new(MemorySaver::new());
+    let agent = create_react_agent(script(), vec![add_tool()])
+        .checkpointer(saver.clone())
+        .interrupt_before(["tools"])
+        .compile()
+        .unwrap();
+    let config = RunConfig::thread("approve");
+    let paused = agent
+        .invoke(
+            MessagesState::input(Message::human("what is 1 + 2?")),
+            &config,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        paused.messages.len(),
+        2,
+        "stopped after the model asked for the tool"
+    );
+    let snapshot = agent.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.next, ["tools"]);
+
+    let done = agent.invoke(NoInput, &config).await.unwrap();
+    assert_eq!(done.messages.len(), 4);
+    assert_eq!(done.messages[3].text(), "1 + 2 = 3");
+    assert!(agent.get_state(&config).await.unwrap().next.is_empty());
+}
+
+fn temp_db(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "stategraph-prebuilt-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[tokio::test]
+async fn a_conversation_persists_in_sqlite_across_agent_instances() {
+    let path = temp_db("agent.db");
+    let config = RunConfig::thread("chat");
+    {
+        let saver = Arc::new(stategraph::sqlite::SqliteSaver::open(&path).unwrap());
+        let agent = create_react_agent(script(), vec![add_tool()])
+            .checkpointer(saver)
+            .compile()
+            .unwrap();
+        let out = agent
+            .invoke(
+                MessagesState::input(Message::human("what is 1 + 2?")),
+                &config,
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.messages.len(), 4);
+    }
+    // A new process would do the same: open the file, run another turn on the thread.
+    let saver = Arc::new(stategraph::sqlite::SqliteSaver::open(&path).unwrap());
+    let model = FakeChatModel::new([Message::ai("you are welcome")]);
+    let agent = create_react_agent(model.clone(), vec![add_tool()])
+        .checkpointer(saver)
+        .compile()
+        .unwrap();
+    let out = agent
+        .invoke(MessagesState::input(Message::human("thanks")), &config)
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&out.messages[3..]),
+        [
+            (Role::Ai, "1 + 2 = 3".into()),
+            (Role::Human, "thanks".into()),
+            (Role::Ai, "you are welcome".into()),
+        ]
+    );
+    assert_eq!(
+        model.calls()[0].len(),
+        5,
+        "the model saw the stored history"
+    );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// The `[chunk, metadata]` pairs of a messages-mode event.
+fn chunk_of(data: &Value) -> Option<(Message, Value)> {
+    let items = data.as_list()?;
+    let msg = Message::from_value(items.first()?).ok()?;
+    Some((msg, items.get(1)?.clone()))
+}
+
+#[tokio::test]
+async fn the_messages_mode_streams_the_models_answer_word_by_word() {
+    let saver = Arc::new(MemorySaver::new());
+    let agent = create_react_agent(script(), vec![add_tool()])
+        .checkpointer(saver)
+        .compile()
+        .unwrap();
+    let config = RunConfig::thread("stream");
+    let mut events = agent.stream(
+        MessagesState::input(Message::human("what is 1 + 2?")),
+        &config,
+        &[StreamMode::Messages],
+    );
+    let mut chunks = Vec::new();
+    while let Some(event) = events.next().await {
+        let event = event.unwrap();
+        assert_eq!(event.mode, StreamMode::Messages);
+        let (msg, meta) = chunk_of(&event.data).expect("a [chunk, metadata] pair");
+        let node = meta.as_map().and_then(|m| m.get("langgraph_node").cloned());
+        if node == Some(Value::from("agent")) {
+            chunks.push(msg);
+        }
+    }
+    let texts: Vec<String> = chunks.iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        ["let", " ", "me", " ", "add", "", "1", " ", "+", " ", "2", " ", "=", " ", "3"]
+    );
+    assert_eq!(
+        chunks[5].tool_calls[0].name, "add",
+        "the tool calls come as a chunk"
+    );
+    // The chunks carry the id of the message the agent stores.
+    let state = agent.get_state(&config).await.unwrap();
+    let stored: Vec<Message> =
+        stategraph::checkpoint::serde::rust::from_value(state.values["messages"].clone()).unwrap();
+    assert_eq!(chunks[0].id, stored[1].id);
+    assert_eq!(chunks[14].id, stored[3].id);
+    assert_ne!(stored[1].id, stored[3].id);
+}
+
+#[tokio::test]
+async fn stored_writes_hold_ids_where_python_stores_them() {
+    // Python (langgraph 1.2.24, GenericFakeChatModel): the model's answers are written
+    // with an `lc_run--<uuid>` id, the input and the tool messages without one (the
+    // reducer gives those theirs).
+    let saver = Arc::new(MemorySaver::new());
+    let agent = create_react_agent(script(), vec![add_tool()])
+        .checkpointer(saver.clone())
+        .compile()
+        .unwrap();
+    let config = RunConfig::thread("ids");
+    let _ = agent
+        .invoke(
+            MessagesState::input(Message::human("what is 1 + 2?")),
+            &config,
+        )
+        .await
+        .unwrap();
+    let tuples = saver
+        .list(
+            Some(&CheckpointConfig::thread("ids")),
+            &ListOptions::default(),
+        )
+        .await
+        .unwrap();
+    let mut written: Vec<(Role, Option<String>)> = Vec::new();
+    for t in tuples.iter().rev() {
+        for w in t.pending_writes.iter().filter(|w| w.channel == "messages") {
+            let list = w.value.as_list().expect("a list of messages");
+            for m in list.iter() {
+                let m = Message::from_value(m).unwrap();
+                written.push((m.role, m.id));
+            }
+        }
+    }
+    let roles: Vec<&Role> = written.iter().map(|(r, _)| r).collect();
+    assert_eq!(roles, [&Role::Human, &Role::Ai, &Role::Tool, &Role::Ai]);
+    assert_eq!(written[0].1, None);
+    assert_eq!(written[2].1, None);
+    for (_, id) in [&written[1], &written[3]] {
+        let id = id.as_deref().expect("the model's answer has an id");
+        let uuid = id
+            .strip_prefix("lc_run--")
+            .expect("LangChain's run id form");
+        assert!(uuid::Uuid::parse_str(uuid).is_ok(), "{id}");
+    }
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/prebuilt")
+}
+
+fn weather_tool() -> Tool {
+    Tool::new(
+        "get_weather",
+        "The weather in a city.",
+        |_: Value| async move { Ok("sunny") },
+    )
+    .arg("city", "string")
+}
+
+/// Each fixture and the stategraph agent built as `scripts/gen_agent_fixtures.py` builds
+/// its Python twin.
+fn agents() -> Vec<(&'static str, CompiledGraph<MessagesState>)> {
+    let model = || FakeChatModel::new(Vec::<Message>::new());
+    vec![
+        (
+            "react_agent",
+            create_react_agent(model(), vec![add_tool()])
+                .compile()
+                .unwrap(),
+        ),
+        (
+            "react_agent_two_tools_interrupt",
+            create_react_agent(model(), vec![add_tool(), weather_tool()])
+                .interrupt_before(["tools"])
+                .compile()
+                .unwrap(),
+        ),
+        (
+            "react_agent_no_tools",
+            create_react_agent(model(), vec![]).compile().unwrap(),
+        ),
+    ]
+}
+
+#[test]
+fn the_agents_mermaid_equals_pythons() {
+    for (name, agent) in agents() {
+        let expected = std::fs::read_to_string(fixtures().join(format!("{name}.mmd"))).unwrap();
+        assert_eq!(agent.get_graph().draw_mermaid(), expected, "{name}");
+    }
+}
+
+#[test]
+fn the_agents_mermaid_equals_what_pinned_python_draws_now() {
+    let Some(python) = std::env::var_os("STATEGRAPH_PYTHON") else {
+        println!("note: skipping: no pinned Python (STATEGRAPH_PYTHON)");
+        return;
+    };
+    let out = temp_db("mmd");
+    let dir = out.parent().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/gen_agent_fixtures.py");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for (name, agent) in agents() {
+        let expected = std::fs::read_to_string(dir.join(format!("{name}.mmd"))).unwrap();
+        assert_eq!(agent.get_graph().draw_mermaid(), expected, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
