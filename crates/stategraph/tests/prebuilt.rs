@@ -3,7 +3,16 @@
 //! interrupt before tools and its resume, persistence on SQLite, message chunks in the
 //! `messages` stream mode, ids where LangChain gives them) and its Mermaid drawing,
 //! equal to what pinned Python draws (fixtures in `tests/prebuilt/`, written by
-//! `scripts/gen_agent_fixtures.py`; rerun and compared when `STATEGRAPH_PYTHON` is set).
+//! `scripts/gen_agent_fixtures.py`; rerun and compared when `STATEGRAPH_PYTHON` is set),
+//! and the `react_agent` example on SQLite and Postgres, printing what its Python twin
+//! prints (run too when `STATEGRAPH_INTEROP=1`).
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "../examples/react_agent.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod react_agent_example;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -533,4 +542,80 @@ fn the_agents_mermaid_equals_what_pinned_python_draws_now() {
         assert_eq!(agent.get_graph().draw_mermaid(), expected, "{name}");
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// What `examples/react_agent.rs` and `examples/python/react_agent.py` print.
+const EXAMPLE_OUTPUT: &str = "Let| |me| |add| |them.|1| |+| |2| |=| |3.|
+human: What is 1 + 2?
+ai: Let me add them.
+tool: 3
+ai: 1 + 2 = 3.
+";
+
+async fn example_output(saver: Arc<dyn CheckpointSaver>) -> String {
+    let mut out = Vec::new();
+    react_agent_example::run(saver, &mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn the_react_agent_example_streams_and_stores_on_sqlite() {
+    let path = temp_db("example.sqlite");
+    let saver = Arc::new(stategraph::sqlite::SqliteSaver::open(&path).unwrap());
+    assert_eq!(example_output(saver).await, EXAMPLE_OUTPUT);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[tokio::test]
+async fn the_react_agent_example_streams_and_stores_on_postgres() {
+    let Some((saver, _schema)) = support::savers::postgres().await else {
+        return;
+    };
+    assert_eq!(example_output(saver).await, EXAMPLE_OUTPUT);
+}
+
+fn interop_python() -> Option<std::ffi::OsString> {
+    if std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v.is_empty() || v == "0") {
+        println!("note: skipping: STATEGRAPH_INTEROP is not set");
+        return None;
+    }
+    Some(std::env::var_os("STATEGRAPH_PYTHON").expect("STATEGRAPH_INTEROP needs STATEGRAPH_PYTHON"))
+}
+
+fn run_python_twin(python: &std::ffi::OsStr, args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/react_agent.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_python_twin_prints_what_the_example_prints() {
+    let Some(python) = interop_python() else {
+        return;
+    };
+    assert_eq!(run_python_twin(&python, &[]), EXAMPLE_OUTPUT);
+}
+
+#[tokio::test]
+async fn the_python_twin_prints_the_same_on_postgres() {
+    let Some(python) = interop_python() else {
+        return;
+    };
+    let Some((_saver, schema)) = support::savers::postgres().await else {
+        return;
+    };
+    let url = schema.url();
+    let out = tokio::task::spawn_blocking(move || run_python_twin(&python, &["--postgres", &url]))
+        .await
+        .unwrap();
+    assert_eq!(out, EXAMPLE_OUTPUT);
 }
