@@ -430,16 +430,16 @@ async fn the_messages_mode_streams_the_models_answer_word_by_word() {
 
 #[tokio::test]
 async fn stored_writes_hold_ids_where_python_stores_them() {
-    // Python (langgraph 1.2.24, GenericFakeChatModel): the model's answers are written
-    // with an `lc_run--<uuid>` id, the input and the tool messages without one (the
-    // reducer gives those theirs).
+    // Python (langgraph 1.2.24 on SqliteSaver): the model's answers are written with an
+    // `lc_run--<uuid>` id; the input and the tool messages with the uuid4 `add_messages`
+    // gave them (it sets the id on the written object before the saver stores the write).
     let saver = Arc::new(MemorySaver::new());
     let agent = create_react_agent(script(), vec![add_tool()])
         .checkpointer(saver.clone())
         .compile()
         .unwrap();
     let config = RunConfig::thread("ids");
-    let _ = agent
+    let out = agent
         .invoke(
             MessagesState::input(Message::human("what is 1 + 2?")),
             &config,
@@ -453,27 +453,88 @@ async fn stored_writes_hold_ids_where_python_stores_them() {
         )
         .await
         .unwrap();
-    let mut written: Vec<(Role, Option<String>)> = Vec::new();
+    let mut written: Vec<Message> = Vec::new();
     for t in tuples.iter().rev() {
         for w in t.pending_writes.iter().filter(|w| w.channel == "messages") {
             let list = w.value.as_list().expect("a list of messages");
-            for m in list.iter() {
-                let m = Message::from_value(m).unwrap();
-                written.push((m.role, m.id));
-            }
+            written.extend(list.iter().map(|m| Message::from_value(m).unwrap()));
         }
     }
-    let roles: Vec<&Role> = written.iter().map(|(r, _)| r).collect();
+    let roles: Vec<&Role> = written.iter().map(|m| &m.role).collect();
     assert_eq!(roles, [&Role::Human, &Role::Ai, &Role::Tool, &Role::Ai]);
-    assert_eq!(written[0].1, None);
-    assert_eq!(written[2].1, None);
-    for (_, id) in [&written[1], &written[3]] {
-        let id = id.as_deref().expect("the model's answer has an id");
+    for m in [&written[0], &written[2]] {
+        let id = m.id.as_deref().expect("an id in the stored write");
+        let uuid = uuid::Uuid::parse_str(id).unwrap();
+        assert_eq!(uuid.get_version_num(), 4);
+    }
+    for m in [&written[1], &written[3]] {
+        let id = m.id.as_deref().expect("the model's answer has an id");
         let uuid = id
             .strip_prefix("lc_run--")
             .expect("LangChain's run id form");
         assert!(uuid::Uuid::parse_str(uuid).is_ok(), "{id}");
     }
+    // The state keeps the ids the writes hold.
+    let ids = |ms: &[Message]| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&written), ids(&out.messages));
+}
+
+#[tokio::test]
+async fn a_message_written_as_a_pair_or_a_dict_is_stored_as_given() {
+    // Python converts a `("user", text)` pair or a dict to a new message: the write keeps
+    // what was given (no id), the state gets the converted message with its id.
+    let saver = Arc::new(MemorySaver::new());
+    let mut g = StateGraph::<stategraph::DynState>::with_channels(vec![(
+        "messages".into(),
+        Box::new(stategraph::channels::BinaryOperatorAggregate::new(
+            stategraph::reducers::add_messages(),
+            Some(stategraph::list![]),
+        )) as _,
+    )]);
+    g.add_node("n", |_s: stategraph::DynState| async move {
+        stategraph::update([(
+            "messages",
+            stategraph::list![
+                stategraph::list!["ai", "a pair"],
+                map! {"role" => "ai", "content" => "a dict"}
+            ],
+        )])
+    })
+    .add_edge(START, "n")
+    .add_edge("n", END);
+    let app = g
+        .compile_with(stategraph::CompileOptions::new().checkpointer(saver.clone()))
+        .unwrap();
+    let out = app
+        .invoke(
+            stategraph::update([("messages", stategraph::list![])]),
+            &RunConfig::thread("t"),
+        )
+        .await
+        .unwrap();
+    let tuples = saver
+        .list(
+            Some(&CheckpointConfig::thread("t")),
+            &ListOptions::default(),
+        )
+        .await
+        .unwrap();
+    let node_write = tuples
+        .iter()
+        .flat_map(|t| t.pending_writes.iter())
+        .find(|w| w.channel == "messages" && w.value.as_list().is_some_and(|l| l.len() == 2))
+        .expect("the node's write");
+    assert_eq!(
+        node_write.value,
+        stategraph::list![
+            stategraph::list!["ai", "a pair"],
+            map! {"role" => "ai", "content" => "a dict"}
+        ]
+    );
+    let state: Vec<Message> =
+        stategraph::checkpoint::serde::rust::from_value(out.get("messages").unwrap().clone())
+            .unwrap();
+    assert!(state.iter().all(|m| m.id.is_some()));
 }
 
 fn fixtures() -> PathBuf {
@@ -618,4 +679,108 @@ async fn the_python_twin_prints_the_same_on_postgres() {
         .await
         .unwrap();
     assert_eq!(out, EXAMPLE_OUTPUT);
+}
+
+/// A stored value with message ids replaced by their kind (`lc_run--…` for a model's
+/// answer, `<uuid>` for one the reducer gave), so that two runs compare by shape.
+fn id_shape(v: &Value) -> Value {
+    if let Ok(mut m) = Message::from_value(v) {
+        m.id = m.id.map(|id| {
+            if id.starts_with("lc_run--") {
+                "lc_run--<run>".to_owned()
+            } else {
+                "<uuid>".to_owned()
+            }
+        });
+        return m.to_value();
+    }
+    match v.as_list() {
+        Some(items) => Value::list(items.iter().map(id_shape).collect::<Vec<_>>()),
+        None => v.clone(),
+    }
+}
+
+/// Per checkpoint, oldest first: its metadata source and step, its messages, and the
+/// writes stored against it (channel and value), ids by shape.
+async fn thread_shape(saver: &dyn CheckpointSaver, thread: &str) -> Vec<Value> {
+    let tuples = saver
+        .list(
+            Some(&CheckpointConfig::thread(thread)),
+            &ListOptions::default(),
+        )
+        .await
+        .unwrap();
+    tuples
+        .iter()
+        .rev()
+        .map(|t| {
+            let writes: Vec<Value> = t
+                .pending_writes
+                .iter()
+                .map(|w| stategraph::list![w.channel.as_str(), id_shape(&w.value)])
+                .collect();
+            let messages = t
+                .checkpoint
+                .channel_values
+                .get("messages")
+                .map(id_shape)
+                .unwrap_or_default();
+            let source = t.metadata.source.as_ref().map(|s| s.as_str().to_owned());
+            Value::list(vec![
+                Value::from(source),
+                Value::from(t.metadata.step),
+                messages,
+                Value::list(writes),
+            ])
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_agents_stored_thread_has_pythons_shape() {
+    // Python's create_react_agent (`version="v1"`, the form this agent runs) on the same
+    // script: every checkpoint and every write alike, ids compared by kind.
+    let Some(python) = interop_python() else {
+        return;
+    };
+    let path = temp_db("python.sqlite");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/react_agent_thread.py");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let python_saver = stategraph::sqlite::SqliteSaver::open(&path).unwrap();
+    let expected = thread_shape(&python_saver, "agent").await;
+
+    let saver = Arc::new(
+        stategraph::sqlite::SqliteSaver::open(path.with_file_name("rust.sqlite")).unwrap(),
+    );
+    let model = FakeChatModel::new([
+        Message::ai("Let me add them.").with_tool_calls(vec![ToolCall::new(
+            "add",
+            map! {"a" => 1, "b" => 2},
+            "call-1",
+        )]),
+        Message::ai("1 + 2 = 3."),
+    ]);
+    let agent = create_react_agent(model, vec![add_tool()])
+        .prompt("You add numbers.")
+        .checkpointer(saver.clone())
+        .compile()
+        .unwrap();
+    let _ = agent
+        .invoke(
+            MessagesState::input(Message::human("What is 1 + 2?")),
+            &RunConfig::thread("agent"),
+        )
+        .await
+        .unwrap();
+    let got = thread_shape(saver.as_ref(), "agent").await;
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "checkpoint {i}:\n  stategraph {g}\n  python     {e}");
+    }
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

@@ -297,6 +297,8 @@ async fn commit(
     let name = lp.tasks()[i].name.clone();
     match result {
         Ok(mut writes) => {
+            // Messages get their ids as written, as Python's stored writes hold them.
+            crate::reducers::give_written_message_ids(&lp.params().graph.channels, &mut writes);
             if writes
                 .iter()
                 .all(|(c, _)| CONTROL_WRITES.contains(&c.as_str()))
