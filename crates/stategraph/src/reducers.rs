@@ -45,9 +45,10 @@ pub(crate) fn is_add_messages(reducer: &Reducer) -> bool {
 /// merges with `add_messages`, before the write is stored and applied.
 ///
 /// This is where Python's ids come from: `add_messages` sets the id on the written
-/// message object itself, and Python's savers serialize the write after that (SQLite and
-/// Postgres: the write is stored in the background, after the reducer ran), so the stored
-/// write holds the id the state keeps. A tuple, dict or string is converted to a new
+/// message object itself, and Python's saver, storing the write in the background,
+/// usually serializes it after that (a race in Python: sometimes the write is stored
+/// first, without the id), so the stored write holds the id the state keeps. Here it is
+/// always so. A tuple, dict or string is converted to a new
 /// message there, so its write stays as given: such writes are left alone here too.
 pub(crate) fn give_written_message_ids(
     channels: &indexmap::IndexMap<String, Box<dyn crate::channels::Channel>>,

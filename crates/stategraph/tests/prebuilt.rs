@@ -324,6 +324,30 @@ async fn the_agent_stops_before_tools_and_resumes() {
     assert!(agent.get_state(&config).await.unwrap().next.is_empty());
 }
 
+#[tokio::test]
+async fn a_tool_call_left_unanswered_is_refused_with_pythons_text() {
+    let saver = Arc::new(MemorySaver::new());
+    let agent = create_react_agent(script(), vec![add_tool()])
+        .checkpointer(saver)
+        .interrupt_before(["tools"])
+        .compile()
+        .unwrap();
+    let config = RunConfig::thread("unanswered");
+    let q = || MessagesState::input(Message::human("what is 1 + 2?"));
+    let _ = agent.invoke(q(), &config).await.unwrap();
+    // A new question instead of resuming: the model would see an unanswered call.
+    let err = agent
+        .invoke(q(), &config)
+        .await
+        .expect_err("the history has a tool call without its answer");
+    let text = err.to_string();
+    assert!(
+        text.contains("Found AIMessages with tool_calls that do not have a corresponding ToolMessage. Here are the first few of those tool calls: [{'name': 'add', 'args': {'a': 1, 'b': 2}, 'id': 'call-1', 'type': 'tool_call'}]."),
+        "{text}"
+    );
+    assert!(text.contains("errors/INVALID_CHAT_HISTORY"), "{text}");
+}
+
 fn temp_db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "stategraph-prebuilt-{}-{}",
@@ -432,7 +456,8 @@ async fn the_messages_mode_streams_the_models_answer_word_by_word() {
 async fn stored_writes_hold_ids_where_python_stores_them() {
     // Python (langgraph 1.2.24 on SqliteSaver): the model's answers are written with an
     // `lc_run--<uuid>` id; the input and the tool messages with the uuid4 `add_messages`
-    // gave them (it sets the id on the written object before the saver stores the write).
+    // gave them (it sets the id on the written object, which Python's saver usually
+    // stores after that; here always).
     let saver = Arc::new(MemorySaver::new());
     let agent = create_react_agent(script(), vec![add_tool()])
         .checkpointer(saver.clone())
@@ -682,20 +707,27 @@ async fn the_python_twin_prints_the_same_on_postgres() {
 }
 
 /// A stored value with message ids replaced by their kind (`lc_run--…` for a model's
-/// answer, `<uuid>` for one the reducer gave), so that two runs compare by shape.
-fn id_shape(v: &Value) -> Value {
+/// answer, `<uuid>` for one `add_messages` gave), so that two runs compare by shape. In a
+/// write (`in_write`), a message without an id reads as one with a uuid: Python sets the
+/// id on the written object while its saver stores the write in the background, so a
+/// stored write usually has it, and sometimes (the saver first) not.
+fn id_shape(v: &Value, in_write: bool) -> Value {
     if let Ok(mut m) = Message::from_value(v) {
-        m.id = m.id.map(|id| {
-            if id.starts_with("lc_run--") {
-                "lc_run--<run>".to_owned()
-            } else {
-                "<uuid>".to_owned()
-            }
-        });
+        m.id = match m.id {
+            Some(id) if id.starts_with("lc_run--") => Some("lc_run--<run>".to_owned()),
+            Some(_) => Some("<uuid>".to_owned()),
+            None if in_write => Some("<uuid>".to_owned()),
+            None => None,
+        };
         return m.to_value();
     }
     match v.as_list() {
-        Some(items) => Value::list(items.iter().map(id_shape).collect::<Vec<_>>()),
+        Some(items) => Value::list(
+            items
+                .iter()
+                .map(|x| id_shape(x, in_write))
+                .collect::<Vec<_>>(),
+        ),
         None => v.clone(),
     }
 }
@@ -717,13 +749,13 @@ async fn thread_shape(saver: &dyn CheckpointSaver, thread: &str) -> Vec<Value> {
             let writes: Vec<Value> = t
                 .pending_writes
                 .iter()
-                .map(|w| stategraph::list![w.channel.as_str(), id_shape(&w.value)])
+                .map(|w| stategraph::list![w.channel.as_str(), id_shape(&w.value, true)])
                 .collect();
             let messages = t
                 .checkpoint
                 .channel_values
                 .get("messages")
-                .map(id_shape)
+                .map(|v| id_shape(v, false))
                 .unwrap_or_default();
             let source = t.metadata.source.as_ref().map(|s| s.as_str().to_owned());
             Value::list(vec![
@@ -782,5 +814,27 @@ async fn the_agents_stored_thread_has_pythons_shape() {
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g, e, "checkpoint {i}:\n  stategraph {g}\n  python     {e}");
     }
+
+    // And the agent continues Python's thread.
+    let model = FakeChatModel::new([Message::ai("You are welcome.")]);
+    let agent = create_react_agent(model.clone(), vec![add_tool()])
+        .prompt("You add numbers.")
+        .checkpointer(Arc::new(python_saver))
+        .compile()
+        .unwrap();
+    let out = agent
+        .invoke(
+            MessagesState::input(Message::human("Thanks!")),
+            &RunConfig::thread("agent"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.messages.len(), 6);
+    assert_eq!(out.messages[3].text(), "1 + 2 = 3.");
+    assert_eq!(
+        model.calls()[0].len(),
+        6,
+        "prompt, Python's four messages, the new one"
+    );
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

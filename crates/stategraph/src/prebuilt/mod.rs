@@ -35,6 +35,7 @@
 //! # }
 //! ```
 
+mod chat_history;
 mod chat_model;
 mod fake_model;
 mod messages_state;
@@ -44,6 +45,7 @@ mod tool;
 mod tool_node;
 mod tools_condition;
 
+pub use chat_history::validate_chat_history;
 pub use chat_model::{run_message_id, ChatModel};
 pub use fake_model::FakeChatModel;
 pub use messages_state::{HasMessages, Messages, MessagesState, MessagesStateUpdate};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use stategraph_checkpoint::CheckpointSaver;
 
+use super::chat_history::validate_chat_history;
 use super::chat_model::{run_message_id, ChatModel};
 use super::messages_state::{HasMessages, MessagesState};
 use super::tool::Tool;
@@ -128,6 +129,7 @@ impl ReactAgentBuilder {
         let agent = move |state: MessagesState, ctx: NodeContext| {
             let (model, prompt, name) = (model.clone(), prompt.clone(), name.clone());
             async move {
+                validate_chat_history(&state.messages)?;
                 let mut input = Vec::with_capacity(state.messages.len() + 1);
                 input.extend(prompt);
                 input.extend(state.messages);
