@@ -348,6 +348,63 @@ async fn a_tool_call_left_unanswered_is_refused_with_pythons_text() {
     assert!(text.contains("errors/INVALID_CHAT_HISTORY"), "{text}");
 }
 
+#[tokio::test]
+async fn a_tool_given_the_context_pauses_for_a_human_and_resumes_with_the_answer() {
+    let approved = Tool::with_context(
+        "add",
+        "Add two integers, once a human agrees.",
+        |x: Add, ctx: stategraph::NodeContext| async move {
+            let answer = ctx.interrupt(format!("add {} and {}?", x.a, x.b))?;
+            let answer = answer.as_str().unwrap_or_default().to_owned();
+            Ok(format!("{} (human: {answer})", x.a + x.b))
+        },
+    )
+    .arg("a", "integer")
+    .arg("b", "integer");
+    let saver = Arc::new(MemorySaver::new());
+    let agent = create_react_agent(script(), vec![approved])
+        .checkpointer(saver)
+        .compile()
+        .unwrap();
+    let config = RunConfig::thread("approval");
+    let _ = agent
+        .invoke(
+            MessagesState::input(Message::human("what is 1 + 2?")),
+            &config,
+        )
+        .await
+        .unwrap();
+    let paused = agent.get_state(&config).await.unwrap();
+    assert_eq!(paused.next, ["tools"]);
+    assert_eq!(paused.interrupts.len(), 1);
+    assert_eq!(paused.interrupts[0].value, Value::from("add 1 and 2?"));
+
+    // `Command<Vec<..>>` spelled out: resume compiles the same before and after the
+    // `Command::resume` without a type (api.md §2).
+    let resume = stategraph::Command::<Vec<(String, Value)>>::resume("yes");
+    let done = agent.invoke(resume, &config).await.unwrap();
+    assert_eq!(done.messages[2].text(), "3 (human: yes)");
+    assert_eq!(done.messages[3].text(), "1 + 2 = 3");
+}
+
+#[tokio::test]
+async fn tools_run_directly_outside_a_graph() {
+    assert_eq!(
+        add_tool().invoke(map! {"a" => 2, "b" => 5}).await.unwrap(),
+        Value::from(7)
+    );
+    let err = add_tool().invoke(map! {"a" => 2}).await.unwrap_err();
+    assert_eq!(err.kind, "ToolInvocationError");
+    assert!(
+        err.message
+            .ends_with("b: Field required\n Please fix the error and try again."),
+        "{}",
+        err.message
+    );
+    let err = boom_tool().invoke(map! {"x" => "1"}).await.unwrap_err();
+    assert_eq!(err.repr(), "ValueError(\"it 'broke'\")");
+}
+
 fn temp_db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "stategraph-prebuilt-{}-{}",

@@ -13,6 +13,8 @@ use stategraph_checkpoint::serde::rust::{from_value, to_value};
 use stategraph_checkpoint::Value;
 
 use super::python_text::{exception_repr, repr};
+use crate::pregel::context::NodeContext;
+use crate::pregel::node_error::NodeError;
 
 /// A tool's failure: an error type name and a message, stored and shown as Python shows
 /// an exception (`ToolException('message')`).
@@ -60,9 +62,13 @@ pub(crate) enum ToolFailure {
     Invocation(String),
     /// The tool ran and failed.
     Failed(ToolError),
+    /// A tool given the node's context stopped with a node error: an interrupt (which
+    /// pauses the run), a command for the parent graph, or a failure.
+    Node(NodeError),
 }
 
-type ToolFn = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;
+type ToolFn =
+    Arc<dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;
 
 /// A tool: what the model sees (name, description, argument schema) and what runs.
 ///
@@ -110,21 +116,48 @@ impl Tool {
         R: Serialize + 'static,
     {
         let f = Arc::new(f);
-        let func: ToolFn = Arc::new(move |args: Value| {
+        let func: ToolFn = Arc::new(move |args: Value, _ctx: NodeContext| {
             let f = f.clone();
             async move {
-                let input: A =
-                    from_value(args).map_err(|e| ToolFailure::Invocation(e.to_string()))?;
-                let out = f(input).await.map_err(ToolFailure::Failed)?;
-                to_value(&out).map_err(|e| {
-                    ToolFailure::Failed(ToolError::named("TypeError", format!("tool result: {e}")))
-                })
+                let input: A = read_args(args)?;
+                write_result(&f(input).await.map_err(ToolFailure::Failed)?)
             }
             .boxed()
         });
+        Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    /// A tool that also gets the running node's [`NodeContext`]: it may pause the run
+    /// for a human with `ctx.interrupt(question)?` (the whole tool node runs again on
+    /// resume, as in Python), reach the store, or stream custom data. Its errors are
+    /// [`NodeError`]s: a failure is handled as any tool's failure, an interrupt pauses.
+    pub fn with_context<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(A, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, NodeError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let f = Arc::new(f);
+        let func: ToolFn = Arc::new(move |args: Value, ctx: NodeContext| {
+            let f = f.clone();
+            async move {
+                let input: A = read_args(args)?;
+                write_result(&f(input, ctx).await.map_err(ToolFailure::Node)?)
+            }
+            .boxed()
+        });
+        Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    fn from_parts(name: String, description: String, func: ToolFn) -> Tool {
         Tool {
-            name: name.into(),
-            description: description.into(),
+            name,
+            description,
             params: Vec::new(),
             schema: None,
             func,
@@ -180,7 +213,7 @@ impl Tool {
 
     /// Runs the tool on `args` (a map); an invocation error's text is the one LangGraph
     /// returns to the model.
-    pub(crate) async fn run(&self, args: Value) -> Result<Value, ToolFailure> {
+    pub(crate) async fn run(&self, args: Value, ctx: NodeContext) -> Result<Value, ToolFailure> {
         let errors = self.check(&args);
         if !errors.is_empty() {
             return Err(ToolFailure::Invocation(
@@ -188,7 +221,7 @@ impl Tool {
             ));
         }
         let shown = args.clone();
-        match (self.func)(args).await {
+        match (self.func)(args, ctx).await {
             Err(ToolFailure::Invocation(e)) => {
                 Err(ToolFailure::Invocation(self.invocation_error(&shown, &e)))
             }
@@ -196,12 +229,20 @@ impl Tool {
         }
     }
 
-    /// Runs the tool directly (outside a graph): its result, or the error text an agent
-    /// would see.
+    /// Runs the tool directly (outside a graph, with a context that has no run: an
+    /// `interrupt` there fails): its result, or its error (bad arguments: a
+    /// `ToolInvocationError` with the text an agent would see).
     pub async fn invoke(&self, args: impl Into<Value>) -> Result<Value, ToolError> {
-        self.run(args.into()).await.map_err(|f| match f {
+        let ctx = NodeContext::detached(
+            String::new(),
+            self.name.clone(),
+            0,
+            Arc::new(crate::pregel::algo::Channels::default()),
+        );
+        self.run(args.into(), ctx).await.map_err(|f| match f {
             ToolFailure::Invocation(text) => ToolError::named("ToolInvocationError", text),
             ToolFailure::Failed(e) => e,
+            ToolFailure::Node(e) => ToolError::named("NodeError", e),
         })
     }
 
@@ -236,6 +277,18 @@ impl Tool {
         }
         lines.join("\n")
     }
+}
+
+/// The arguments read as `A`; a mismatch is an invocation error.
+fn read_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolFailure> {
+    from_value(args).map_err(|e| ToolFailure::Invocation(e.to_string()))
+}
+
+/// A tool's result as a stored value.
+fn write_result<R: Serialize>(out: &R) -> Result<Value, ToolFailure> {
+    to_value(out).map_err(|e| {
+        ToolFailure::Failed(ToolError::named("TypeError", format!("tool result: {e}")))
+    })
 }
 
 /// Pydantic's (lax mode) message when `v` does not fit JSON-schema type `ty`.

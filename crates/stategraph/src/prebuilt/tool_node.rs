@@ -67,8 +67,13 @@ impl ToolNode {
     }
 
     /// The tool messages answering the tool calls of the last message of `messages`,
-    /// which must be an AI message (else a `ValueError`, as in Python).
-    pub async fn run(&self, messages: &[Message]) -> Result<Vec<Message>, NodeError> {
+    /// which must be an AI message (else a `ValueError`, as in Python). `ctx` is the
+    /// running node's, handed to tools made with [`Tool::with_context`].
+    pub async fn run(
+        &self,
+        messages: &[Message],
+        ctx: &NodeContext,
+    ) -> Result<Vec<Message>, NodeError> {
         let Some(last) = messages.last() else {
             return Err(NodeError::named("ValueError", "No message found in input"));
         };
@@ -89,7 +94,7 @@ impl ToolNode {
                 );
                 return Ok(error_message(text, &call.name, id));
             };
-            match self.tools[i].run(call.args.clone()).await {
+            match self.tools[i].run(call.args.clone(), ctx.clone()).await {
                 Ok(out) => Ok(Message::tool(content_of(out), id).with_name(&call.name)),
                 Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
                     Ok(error_message(text, &call.name, id))
@@ -102,6 +107,15 @@ impl ToolNode {
                     Ok(error_message(text, &call.name, id))
                 }
                 Err(ToolFailure::Failed(e)) => Err(NodeError::named(&e.kind, &e.message)),
+                // A failure of a context tool is handled as any tool's; an interrupt or a
+                // parent command always goes up.
+                Err(ToolFailure::Node(e)) => match e.repr() {
+                    Some(repr) if self.errors == ToolErrorHandling::All => {
+                        let text = format!("Error: {repr}\n Please fix your mistakes.");
+                        Ok(error_message(text, &call.name, id))
+                    }
+                    _ => Err(e),
+                },
             }
         });
         futures::future::join_all(calls).await.into_iter().collect()
@@ -116,9 +130,9 @@ impl ToolNode {
            + Sync
            + 'static {
         let this = self.clone();
-        move |state: S, _ctx: NodeContext| {
+        move |state: S, ctx: NodeContext| {
             let this = this.clone();
-            async move { Ok(S::messages_update(this.run(state.messages()).await?)) }.boxed()
+            async move { Ok(S::messages_update(this.run(state.messages(), &ctx).await?)) }.boxed()
         }
     }
 }
