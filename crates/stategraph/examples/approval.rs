@@ -37,16 +37,14 @@ async fn main() -> Result<(), stategraph::Error> {
     let thread = RunConfig::thread("payment-42");
 
     let paused = app
-        .invoke_outcome(PaymentUpdate::default().amount(250), &thread)
+        .invoke(PaymentUpdate::default().amount(250), &thread)
         .await?;
     for i in &paused.interrupts {
         println!("waiting for a human: {:?} (interrupt {})", i.value, i.id);
     }
     println!("next: {:?}", app.get_state(&thread).await?.next);
 
-    let done = app
-        .invoke(Command::<PaymentUpdate>::resume("yes"), &thread)
-        .await?;
+    let done = app.invoke(Command::resume("yes"), &thread).await?.done()?;
     println!("after the answer: {done:?}");
     Ok(())
 }
