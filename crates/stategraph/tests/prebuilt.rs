@@ -315,10 +315,17 @@ async fn the_agent_stops_before_tools_and_resumes() {
         2,
         "stopped after the model asked for the tool"
     );
+    assert!(paused.is_interrupted());
+    assert_eq!(paused.next, ["tools"]);
     let snapshot = agent.get_state(&config).await.unwrap();
     assert_eq!(snapshot.next, ["tools"]);
 
-    let done = agent.invoke(NoInput, &config).await.unwrap();
+    let done = agent
+        .invoke(NoInput, &config)
+        .await
+        .unwrap()
+        .done()
+        .unwrap();
     assert_eq!(done.messages.len(), 4);
     assert_eq!(done.messages[3].text(), "1 + 2 = 3");
     assert!(agent.get_state(&config).await.unwrap().next.is_empty());
@@ -367,22 +374,19 @@ async fn a_tool_given_the_context_pauses_for_a_human_and_resumes_with_the_answer
         .compile()
         .unwrap();
     let config = RunConfig::thread("approval");
-    let _ = agent
+    let paused = agent
         .invoke(
             MessagesState::input(Message::human("what is 1 + 2?")),
             &config,
         )
         .await
         .unwrap();
-    let paused = agent.get_state(&config).await.unwrap();
     assert_eq!(paused.next, ["tools"]);
     assert_eq!(paused.interrupts.len(), 1);
     assert_eq!(paused.interrupts[0].value, Value::from("add 1 and 2?"));
 
-    // `Command<Vec<..>>` spelled out: resume compiles the same before and after the
-    // `Command::resume` without a type (api.md §2).
-    let resume = stategraph::Command::<Vec<(String, Value)>>::resume("yes");
-    let done = agent.invoke(resume, &config).await.unwrap();
+    let resume = stategraph::Command::resume("yes");
+    let done = agent.invoke(resume, &config).await.unwrap().done().unwrap();
     assert_eq!(done.messages[2].text(), "3 (human: yes)");
     assert_eq!(done.messages[3].text(), "1 + 2 = 3");
 }
