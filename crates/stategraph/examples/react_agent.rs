@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::prebuilt::{create_react_agent, FakeChatModel, MessagesState, Tool};
-use stategraph::{map, Message, RunConfig, State, StreamMode, ToolCall, Value};
+use stategraph::{map, Message, RunConfig, State, StreamMode, StreamPart, ToolCall};
 
 #[derive(serde::Deserialize)]
 struct Add {
@@ -53,14 +53,15 @@ pub async fn run(
         .compile()?;
     let config = RunConfig::thread(uuid::Uuid::new_v4().to_string());
     let question = MessagesState::input(Message::human("What is 1 + 2?"));
-    let mut events = agent.stream(question, &config, &[StreamMode::Messages]);
-    while let Some(event) = events.next().await {
-        // `[chunk, metadata]`: print the words the agent's model streams.
-        if let Some([chunk, meta]) = event?.data.as_list() {
-            let node = meta.as_map().and_then(|m| m.get("langgraph_node"));
-            let text = Message::from_value(chunk)?.text();
-            if node == Some(&Value::from("agent")) && !text.is_empty() {
-                write!(out, "{text}|")?;
+    let mut events = agent.stream_typed(question, &config, StreamMode::Messages);
+    while let Some(part) = events.next().await {
+        // Print the words the agent's model streams.
+        if let StreamPart::Messages {
+            chunk, metadata, ..
+        } = part?
+        {
+            if metadata.langgraph_node == "agent" && !chunk.text().is_empty() {
+                write!(out, "{}|", chunk.text())?;
             }
         }
     }

@@ -25,8 +25,8 @@ use stategraph::prebuilt::{
     ToolErrorHandling, ToolNode,
 };
 use stategraph::{
-    map, CompiledGraph, Message, NoInput, Role, RunConfig, StateGraph, StreamMode, ToolCall, Value,
-    END, START,
+    map, CompiledGraph, Message, NoInput, Role, RunConfig, State, StateGraph, StreamMode,
+    StreamPart, ToolCall, Value, END, START,
 };
 
 #[derive(serde::Deserialize)]
@@ -465,13 +465,6 @@ async fn a_conversation_persists_in_sqlite_across_agent_instances() {
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
-/// The `[chunk, metadata]` pairs of a messages-mode event.
-fn chunk_of(data: &Value) -> Option<(Message, Value)> {
-    let items = data.as_list()?;
-    let msg = Message::from_value(items.first()?).ok()?;
-    Some((msg, items.get(1)?.clone()))
-}
-
 #[tokio::test]
 async fn the_messages_mode_streams_the_models_answer_word_by_word() {
     let saver = Arc::new(MemorySaver::new());
@@ -480,19 +473,21 @@ async fn the_messages_mode_streams_the_models_answer_word_by_word() {
         .compile()
         .unwrap();
     let config = RunConfig::thread("stream");
-    let mut events = agent.stream(
+    let mut events = agent.stream_typed(
         MessagesState::input(Message::human("what is 1 + 2?")),
         &config,
-        &[StreamMode::Messages],
+        StreamMode::Messages,
     );
-    let mut chunks = Vec::new();
-    while let Some(event) = events.next().await {
-        let event = event.unwrap();
-        assert_eq!(event.mode, StreamMode::Messages);
-        let (msg, meta) = chunk_of(&event.data).expect("a [chunk, metadata] pair");
-        let node = meta.as_map().and_then(|m| m.get("langgraph_node").cloned());
-        if node == Some(Value::from("agent")) {
-            chunks.push(msg);
+    let (mut chunks, mut others) = (Vec::new(), Vec::new());
+    while let Some(part) = events.next().await {
+        match part.unwrap() {
+            StreamPart::Messages {
+                chunk, metadata, ..
+            } if metadata.langgraph_node == "agent" => chunks.push(chunk),
+            StreamPart::Messages {
+                chunk, metadata, ..
+            } => others.push((metadata.langgraph_node, chunk)),
+            other => panic!("only messages were asked for, got {other:?}"),
         }
     }
     let texts: Vec<String> = chunks.iter().map(Message::text).collect();
@@ -504,10 +499,14 @@ async fn the_messages_mode_streams_the_models_answer_word_by_word() {
         chunks[5].tool_calls[0].name, "add",
         "the tool calls come as a chunk"
     );
+    // The tool node's answer comes whole (it was not streamed); the model's answers are
+    // not repeated whole after their chunks.
+    assert_eq!(others.len(), 1, "{others:?}");
+    assert_eq!(others[0].0, "tools");
+    assert_eq!(others[0].1.text(), "3");
     // The chunks carry the id of the message the agent stores.
     let state = agent.get_state(&config).await.unwrap();
-    let stored: Vec<Message> =
-        stategraph::checkpoint::serde::rust::from_value(state.values["messages"].clone()).unwrap();
+    let stored = MessagesState::from_values(&state.values).unwrap().messages;
     assert_eq!(chunks[0].id, stored[1].id);
     assert_eq!(chunks[14].id, stored[3].id);
     assert_ne!(stored[1].id, stored[3].id);
