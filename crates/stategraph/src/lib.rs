@@ -1,6 +1,9 @@
 //! stategraph: stateful, checkpointed multi-step graphs (agents and workflows), the Rust
 //! counterpart of Python's LangGraph and byte-compatible with its checkpoints.
 
+// `#[derive(State)]` names `::stategraph::...`; this lets the crate use it on its own types.
+extern crate self as stategraph;
+
 pub mod channels;
 pub mod config;
 #[doc(hidden)]
@@ -8,6 +11,7 @@ pub mod derive_support;
 pub mod error;
 pub mod graph;
 pub mod messages;
+pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
 pub mod state;
