@@ -1,5 +1,6 @@
-//! An Agent Server with the quickstart graph registered as `seed`: START → get_address →
-//! END, setting `name` and `address`. Start it with
+//! An Agent Server with the quickstart graph registered as `seed` (START → get_address →
+//! END, setting `name` and `address`) and a ReAct agent with a scripted model as `agent`
+//! (it adds the first two numbers of the question with its `add` tool). Start it with
 //!
 //! ```text
 //! cargo run --release -p stategraph-server --example agent_server -- \
@@ -10,34 +11,7 @@
 //! It prints `listening on http://127.0.0.1:PORT` once it takes requests (`--port 0`
 //! picks a free port), and stops on Ctrl-C or SIGTERM after the running runs end.
 
-use std::sync::Arc;
-
-use stategraph::checkpoint::CheckpointSaver;
-use stategraph::{Command, CompileOptions, CompiledGraph, State, StateGraph, END, START};
-use stategraph_server::{Server, ServerError};
-
-/// The quickstart's state: two keys, each keeping the last value written.
-#[derive(State, Debug)]
-pub struct Person {
-    name: String,
-    address: String,
-}
-
-/// The quickstart graph, checkpointed in `saver`.
-pub fn seed(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Person>> {
-    let mut graph = StateGraph::<Person>::new();
-    graph.add_node("get_address", |_state: Person| async {
-        Command::update(
-            PersonUpdate::default()
-                .name("pavaneeshwar")
-                .address("Hyderabad residency"),
-        )
-    });
-    graph
-        .add_edge(START, "get_address")
-        .add_edge("get_address", END);
-    graph.compile_with(CompileOptions::new().checkpointer(saver))
-}
+use stategraph_server::{demo, Server, ServerError};
 
 struct Args {
     database_url: String,
@@ -99,7 +73,8 @@ async fn main() -> Result<(), ServerError> {
     let server = Server::builder()
         .database_url(&args.database_url)
         .workers(args.workers)
-        .graph("seed", seed)
+        .graph("seed", demo::seed)
+        .graph("agent", demo::agent)
         .build()
         .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))

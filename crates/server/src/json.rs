@@ -29,6 +29,27 @@ pub fn to_value(json: &Json) -> Value {
     }
 }
 
+/// A stored value as LangGraph's server sends it: Python objects as their data (a
+/// message or any pydantic model as its fields, which carry `type`; a UUID or datetime as
+/// its text; a set as a list), everything else in the JSON form of [`Value::to_json`].
+pub fn api_json(value: &Value) -> Json {
+    unwrap_objects(value.to_json())
+}
+
+/// Replaces each `{"$py": class, "value": data}` with its data, at any depth.
+fn unwrap_objects(json: Json) -> Json {
+    match json {
+        Json::Object(mut m) if m.len() == 2 && m.contains_key("$py") && m.contains_key("value") => {
+            unwrap_objects(m.remove("value").unwrap_or(Json::Null))
+        }
+        Json::Object(m) => {
+            Json::Object(m.into_iter().map(|(k, v)| (k, unwrap_objects(v))).collect())
+        }
+        Json::Array(items) => Json::Array(items.into_iter().map(unwrap_objects).collect()),
+        other => other,
+    }
+}
+
 /// A JSON object as channel writes, in order; `None` when it is not an object.
 pub fn to_writes(json: &Json) -> Option<IndexMap<String, Value>> {
     json.as_object()
@@ -40,14 +61,14 @@ pub fn values_json(values: &IndexMap<String, Value>) -> Json {
     Json::Object(
         values
             .iter()
-            .map(|(k, v)| (k.clone(), v.to_json()))
+            .map(|(k, v)| (k.clone(), api_json(v)))
             .collect::<JsonMap<_, _>>(),
     )
 }
 
 /// An interrupt as the server shows it: `{"value": ..., "id": ...}`.
 pub fn interrupt_json(i: &Interrupt) -> Json {
-    json!({ "value": i.value.to_json(), "id": i.id })
+    json!({ "value": api_json(&i.value), "id": i.id })
 }
 
 /// A checkpoint config as the server's `checkpoint` object.
@@ -70,11 +91,11 @@ pub fn thread_state_json(s: &StateSnapshot) -> Json {
                 "id": t.id,
                 "name": t.name,
                 "path": t.path.to_path_string(),
-                "error": t.error.as_ref().map(Value::to_json),
+                "error": t.error.as_ref().map(api_json),
                 "interrupts": t.interrupts.iter().map(interrupt_json).collect::<Vec<_>>(),
                 "checkpoint": Json::Null,
                 "state": Json::Null,
-                "result": t.result.as_ref().map(Value::to_json),
+                "result": t.result.as_ref().map(api_json),
             })
         })
         .collect();
@@ -82,7 +103,7 @@ pub fn thread_state_json(s: &StateSnapshot) -> Json {
         "values": values_json(&s.values),
         "next": s.next,
         "checkpoint": s.config.as_ref().map(checkpoint_json),
-        "metadata": s.metadata.as_ref().map(|m| m.to_value().to_json()),
+        "metadata": s.metadata.as_ref().map(|m| api_json(&m.to_value())),
         "created_at": s.created_at,
         "parent_checkpoint": s.parent_config.as_ref().map(checkpoint_json),
         "tasks": tasks,
@@ -113,6 +134,16 @@ mod tests {
     fn json_round_trips_through_values() {
         let j = json!({"a": 1, "b": [true, null, 2.5, "x"], "c": {"d": -3}});
         assert_eq!(to_value(&j).to_json(), j);
+    }
+
+    #[test]
+    fn messages_are_sent_as_their_fields() {
+        let m = stategraph::Message::human("hi").with_id("m1");
+        let j = api_json(&Value::from(vec![m.to_value()]));
+        assert_eq!(j[0]["type"], "human");
+        assert_eq!(j[0]["content"], "hi");
+        assert_eq!(j[0]["id"], "m1");
+        assert!(j[0].get("$py").is_none());
     }
 
     #[test]

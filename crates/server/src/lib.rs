@@ -26,6 +26,7 @@
 //! with no workers) streams a run whichever process works on it (see [`hub`]).
 
 pub mod db;
+pub mod demo;
 pub mod error;
 pub mod graph;
 pub mod graph_input;

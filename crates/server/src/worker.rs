@@ -219,7 +219,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             }
             ev = events.next() => match ev {
                 Some(Ok(ev)) => {
-                    let data = ev.data.to_json().to_string();
+                    let data = crate::json::api_json(&ev.data).to_string();
                     for (name, _) in modes.iter().filter(|(_, m)| *m == ev.mode) {
                         let name = if ev.ns.is_empty() {
                             name.clone()

@@ -1,5 +1,6 @@
 //! The server driven by the official Python client: starts the server in-process on a free
-//! port with a fresh Postgres database (and a second, API-only server on it), registers `seed` (the quickstart graph) and `gate`
+//! port with a fresh Postgres database (and a second, API-only server on it), registers
+//! `seed` (the quickstart graph), `agent` (a ReAct agent with a scripted model) and `gate`
 //! (a node that waits for a file, then one that interrupts), and runs
 //! `tests/sdk/client.py` with the pinned venv's `langgraph_sdk`.
 //!
@@ -14,31 +15,9 @@ use std::time::Duration;
 
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::{
-    Command, CompileOptions, CompiledGraph, NodeContext, NodeError, State, StateGraph, END, START,
+    CompileOptions, CompiledGraph, NodeContext, NodeError, State, StateGraph, END, START,
 };
-use stategraph_server::Server;
-
-/// The quickstart's state.
-#[derive(State, Debug)]
-struct Person {
-    name: String,
-    address: String,
-}
-
-fn seed(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Person>> {
-    let mut graph = StateGraph::<Person>::new();
-    graph.add_node("get_address", |_state: Person| async {
-        Command::update(
-            PersonUpdate::default()
-                .name("pavaneeshwar")
-                .address("Hyderabad residency"),
-        )
-    });
-    graph
-        .add_edge(START, "get_address")
-        .add_edge("get_address", END);
-    graph.compile_with(CompileOptions::new().checkpointer(saver))
-}
+use stategraph_server::{demo, Server};
 
 /// A run that waits for a file (so a test can hold a thread busy), then asks a question.
 #[derive(State, Debug)]
@@ -86,7 +65,8 @@ async fn the_python_sdk_drives_the_server() {
     let server = Server::builder()
         .database_url(&db.url)
         .workers(3)
-        .graph("seed", seed)
+        .graph("seed", demo::seed)
+        .graph("agent", demo::agent)
         .graph("gate", gate)
         .build()
         .await
@@ -102,7 +82,8 @@ async fn the_python_sdk_drives_the_server() {
     let api_only = Server::builder()
         .database_url(&db.url)
         .workers(0)
-        .graph("seed", seed)
+        .graph("seed", demo::seed)
+        .graph("agent", demo::agent)
         .graph("gate", gate)
         .build()
         .await

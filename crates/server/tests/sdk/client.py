@@ -1,7 +1,8 @@
 """Drives a running stategraph server with the official langgraph_sdk client.
 
 Usage: client.py URL GATE_DIR API_ONLY_URL (a second server on the same database, with
-no workers of its own). The server serves `seed` (the quickstart graph) and `gate`
+no workers of its own). The server serves `seed` (the quickstart graph), `agent` (a ReAct agent whose
+scripted model adds the question's first two numbers with an `add` tool) and `gate`
 (node `wait` waits until the file named by the `path` channel exists, writing a custom
 event first; node `ask` then interrupts and stores the resume value in `answer`).
 GATE_DIR is an empty directory for those files. Prints one line per check; exits
@@ -34,7 +35,7 @@ def check(name, cond, detail=""):
 
 # Assistants: one per graph, id = uuid5(NAMESPACE_GRAPH, graph_id).
 assistants = client.assistants.search()
-check("assistants.search", sorted(a["graph_id"] for a in assistants) == ["gate", "seed"], assistants)
+check("assistants.search", sorted(a["graph_id"] for a in assistants) == ["agent", "gate", "seed"], assistants)
 seed = client.assistants.search(graph_id="seed")[0]["assistant_id"]
 check("assistants.get", client.assistants.get(seed)["graph_id"] == "seed")
 check("assistants.get by graph id", client.assistants.get("seed")["assistant_id"] == seed)
@@ -245,6 +246,31 @@ check("threads.update merges metadata", patched["metadata"]["tag"] == "x" and pa
 # A body over the limit is refused in the server's error shape.
 big = httpx.post(URL + "/threads", content=b'{"metadata": {"x": "' + b"a" * (3 << 20) + b'"}}', headers={"content-type": "application/json"})
 check("huge body -> 413", big.status_code == 413 and "detail" in big.json(), big.text[:200])
+
+# The ReAct agent: messages in LangChain's dict form, tool call and answer.
+ta2 = client.threads.create()["thread_id"]
+out = client.runs.wait(ta2, "agent", input={"messages": [{"role": "user", "content": "What is 2 + 40?"}]})
+kinds = [m["type"] for m in out["messages"]]
+check("agent messages", kinds == ["human", "ai", "tool", "ai"], out)
+check("agent tool call", out["messages"][1]["tool_calls"][0]["args"] == {"a": 2, "b": 40}, out)
+check("agent tool answer", out["messages"][2]["content"] == "42", out)
+check("agent answer", out["messages"][3]["content"] == "The sum is 42.", out)
+parts = list(
+    client.runs.stream(
+        ta2,
+        "agent",
+        input={"messages": [{"role": "user", "content": "And 1 + 2?"}]},
+        stream_mode=["messages-tuple", "updates"],
+    )
+)
+msgs = [p.data for p in parts if p.event == "messages"]
+check("agent streams messages", len(msgs) > 0 and all(len(m) == 2 for m in msgs), parts)
+said = "".join(m[0]["content"] for m in msgs if m[1].get("langgraph_node") == "agent")
+check("agent streams its answer", "The sum is 3." in said, said)
+ups = [list(p.data) for p in parts if p.event == "updates"]
+check("agent updates", ups == [["agent"], ["tools"], ["agent"]], ups)
+hist = client.threads.get_state(ta2)["values"]["messages"]
+check("agent thread keeps both turns", len(hist) == 8, hist)
 
 # The API-only process: its runs are run by the other process's workers; it streams
 # their events from the database and sees their results.
