@@ -29,6 +29,9 @@ pub enum ServerError {
     /// The checkpoint saver failed (500).
     #[error("checkpoint error: {0}")]
     Checkpoint(#[from] stategraph_checkpoint::Error),
+    /// The store failed, or refused the request (422 for a bad namespace or filter).
+    #[error("store: {0}")]
+    Store(#[from] stategraph_store::StoreError),
     /// Starting the server failed (binding the port, connecting, registering graphs).
     #[error("startup: {0}")]
     Startup(String),
@@ -45,6 +48,11 @@ impl ServerError {
             ServerError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServerError::Conflict(_) => StatusCode::CONFLICT,
             ServerError::Pool(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServerError::Store(
+                stategraph_store::StoreError::InvalidNamespace { .. }
+                | stategraph_store::StoreError::InvalidFilter(_)
+                | stategraph_store::StoreError::Ttl(_),
+            ) => StatusCode::UNPROCESSABLE_ENTITY,
             ServerError::Graph(stategraph::Error::CheckpointNotFound { .. }) => {
                 StatusCode::NOT_FOUND
             }

@@ -47,6 +47,8 @@ pub(crate) struct AppState {
     pub(crate) started_at: String,
     /// How long a claimed run stays a worker's without a heartbeat.
     pub(crate) lease: Duration,
+    /// The long-term store of the store endpoints (Postgres, same database).
+    pub(crate) store: Arc<stategraph_store_postgres::PostgresStore>,
 }
 
 impl AppState {
@@ -168,6 +170,8 @@ impl ServerBuilder {
             .query_one("SELECT to_json(now())#>>'{}'", &[])
             .await?
             .get(0);
+        let store = stategraph_store_postgres::PostgresStore::from_pool(pool.clone());
+        store.setup().await?;
         let saver = Arc::new(saver);
         let mut graphs = IndexMap::new();
         for (id, factory) in self.graphs {
@@ -187,6 +191,7 @@ impl ServerBuilder {
                 database_url: url,
                 started_at,
                 lease: self.lease,
+                store: Arc::new(store),
             }),
             workers: self.workers,
         })

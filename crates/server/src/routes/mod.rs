@@ -2,6 +2,7 @@
 
 mod assistants;
 mod runs;
+mod store;
 mod system;
 mod threads;
 
@@ -67,6 +68,12 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/threads/{thread_id}/runs/{run_id}/cancel",
             post(runs::cancel),
         )
+        .route(
+            "/store/items",
+            get(store::get).put(store::put).delete(store::delete),
+        )
+        .route("/store/items/search", post(store::search))
+        .route("/store/namespaces", post(store::namespaces))
         .route("/runs", post(runs::create_stateless))
         .route("/runs/wait", post(runs::wait_stateless))
         .route("/runs/stream", post(runs::stream_stateless))

@@ -325,6 +325,26 @@ cfg = {"configurable": {"thread_id": t9}}
 remote.invoke({}, config=cfg)
 check("RemoteGraph.get_state", remote.get_state(cfg).values == EXPECTED)
 
+# The store.
+ns = ["users", OWNER]
+client.store.put_item(ns, "prefs", {"color": "blue", "n": 1})
+client.store.put_item(ns + ["deep"], "other", {"color": "red"})
+item = client.store.get_item(ns, "prefs")
+check("store get", item["value"] == {"color": "blue", "n": 1} and item["namespace"] == ns, item)
+found = client.store.search_items(["users", OWNER], filter={"color": "red"})
+check("store search filter", [i["key"] for i in found["items"]] == ["other"], found)
+found = client.store.search_items(["users", OWNER])
+check("store search prefix", sorted(i["key"] for i in found["items"]) == ["other", "prefs"], found)
+spaces = client.store.list_namespaces(prefix=["users", OWNER])
+check("store namespaces", sorted(spaces["namespaces"]) == [ns, ns + ["deep"]], spaces)
+client.store.delete_item(ns, "prefs")
+check("store delete", client.store.get_item(ns, "prefs") is None)
+try:
+    client.store.put_item(ns, "bad", [1, 2])
+    check("store bad value -> 422", False, "accepted")
+except httpx.HTTPStatusError as e:
+    check("store bad value -> 422", status_of(e) == 422, e.response.text)
+
 # Delete a thread.
 client.threads.delete(t3)
 try:
