@@ -1,6 +1,8 @@
 //! stategraph: stateful, checkpointed multi-step graphs (agents and workflows), the Rust
 //! counterpart of Python's LangGraph and byte-compatible with its checkpoints.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod channels;
 pub mod config;
 #[doc(hidden)]
@@ -23,7 +25,7 @@ pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};
-/// Derives [`State`](trait@State) for a struct with named fields (see the `stategraph_derive` crate).
+#[doc(inline)]
 pub use stategraph_derive::State;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
@@ -31,6 +33,11 @@ pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The SQLite saver (feature `sqlite`, on by default).
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use stategraph_checkpoint_sqlite as sqlite;
+/// The Postgres saver, `PostgresSaver` (feature `postgres`).
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use stategraph_checkpoint_postgres as postgres;
 /// The long-term store (`stategraph-store`): `BaseStore`, `InMemoryStore`, items, ops.
 pub use stategraph_store as store;
