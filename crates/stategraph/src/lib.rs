@@ -31,13 +31,13 @@ pub use types::{Command, Goto, Interrupt, Resume, Send};
 
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
-/// The SQLite saver (feature `sqlite`, on by default).
-#[cfg(feature = "sqlite")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-pub use stategraph_checkpoint_sqlite as sqlite;
 /// The Postgres saver, `PostgresSaver` (feature `postgres`).
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use stategraph_checkpoint_postgres as postgres;
+/// The SQLite saver (feature `sqlite`, on by default).
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use stategraph_checkpoint_sqlite as sqlite;
 /// The long-term store (`stategraph-store`): `BaseStore`, `InMemoryStore`, items, ops.
 pub use stategraph_store as store;
