@@ -1,6 +1,6 @@
-//! stategraph: stateful, checkpointed multi-step graphs (agents and workflows), the Rust
-//! counterpart of Python's LangGraph and byte-compatible with its checkpoints.
-
+#![doc = include_str!("docs/guide.md")]
+#![doc = include_str!("docs/persistence.md")]
+#![doc = include_str!("docs/streaming.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod channels;
