@@ -39,14 +39,14 @@ with SqliteSaver.from_conn_string(db) as saver:
     thread = {"configurable": {"thread_id": "payment-42"}}
     if step == "start":  # process 1: runs until the interrupt, then exits
         out = app.invoke({"amount": 250}, thread)
-        print("paused:", out["__interrupt__"][0].value)
+        print(f"paused: {out['__interrupt__'][0].value!r}")
     elif step == "approve":  # process 2: answers and finishes the run
         out = app.invoke(Command(resume="yes"), thread)
         print("status:", out["status"])
     else:  # process 3: back to before the approval, fork, answer differently
         before = next(s for s in app.get_state_history(thread) if s.next == ("approve",))
         out = app.invoke(None, before.config)
-        print("paused again:", out["__interrupt__"][0].value)
+        print(f"paused again: {out['__interrupt__'][0].value!r}")
         out = app.invoke(Command(resume="no"), thread)
         print("status:", out["status"])
         sources = [s.metadata["source"] for s in app.get_state_history(thread)]
