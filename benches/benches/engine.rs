@@ -58,7 +58,7 @@ async fn run_sample<S: State>(
         };
         RunConfig::thread(thread).durability(durability)
     };
-    compiled
+    let _ = compiled
         .invoke(
             input(),
             &RunConfig::thread("warm-up").durability(durability),
@@ -68,7 +68,7 @@ async fn run_sample<S: State>(
     let start = Instant::now();
     for i in 0..iters {
         let out = compiled.invoke(input(), &config(i)).await.expect("invoke");
-        black_box(out);
+        let _ = black_box(out);
     }
     start.elapsed()
 }

@@ -56,7 +56,7 @@ pub async fn worker(
     let graph = Arc::new(compile(&seed(), Some(saver))?);
     for i in 0..20 {
         let config = RunConfig::thread(format!("warm-{process}-{i}"));
-        graph.invoke(seed_input(), &config).await?;
+        let _ = graph.invoke(seed_input(), &config).await?;
     }
     let wait = start_at - now();
     if wait < 0.0 {
@@ -73,7 +73,7 @@ pub async fn worker(
             for i in 0.. {
                 let start = Instant::now();
                 let config = RunConfig::thread(format!("p{process}-t{task}-{i}"));
-                graph.invoke(seed_input(), &config).await?;
+                let _ = graph.invoke(seed_input(), &config).await?;
                 if Instant::now() >= stop {
                     break;
                 }

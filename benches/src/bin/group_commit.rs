@@ -160,7 +160,7 @@ async fn engine_s2(sync: Synchronous, group: bool, invokes: usize) -> Vec<f64> {
     for i in 0..=invokes {
         let config = RunConfig::thread(format!("e{i}")).durability(Durability::Async);
         let start = Instant::now();
-        compiled
+        let _ = compiled
             .invoke(chain_input(), &config)
             .await
             .expect("invoke");
@@ -191,7 +191,7 @@ async fn record() -> Vec<SaveOp> {
         ops: Mutex::new(Vec::new()),
     });
     let compiled = compile(&chain(CHAIN_LEN), Some(recorder.clone())).expect("compile S2");
-    compiled
+    let _ = compiled
         .invoke(
             chain_input(),
             &RunConfig::thread("rec").durability(Durability::Async),

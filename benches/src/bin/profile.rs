@@ -54,7 +54,7 @@ fn main() -> ExitCode {
             } else {
                 format!("t{i}")
             };
-            compiled
+            let _ = compiled
                 .invoke(input(), &RunConfig::thread(thread).durability(durability))
                 .await?;
         }

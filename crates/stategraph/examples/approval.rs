@@ -1,11 +1,11 @@
 //! A payment waits for a human's approval across processes, then is rewound and forked.
 //!
-//! Each step is its own process, sharing one SQLite file (`approval.db` by default):
+//! Each step is its own process, sharing one SQLite file:
 //!
 //! ```text
-//! cargo run -p stategraph --example approval -- start   # runs until the interrupt, exits
-//! cargo run -p stategraph --example approval -- approve # answers "yes", the payment is made
-//! cargo run -p stategraph --example approval -- rewind  # back before the approval: fork, "no"
+//! cargo run -p stategraph --example approval -- start a.db   # runs until the interrupt, exits
+//! cargo run -p stategraph --example approval -- approve a.db # answers "yes": paid
+//! cargo run -p stategraph --example approval -- rewind a.db  # before the approval: fork, "no"
 //! ```
 //!
 //! The Python twin, `examples/python/approval.py`, prints the same lines (a test checks it).
@@ -33,50 +33,38 @@ pub async fn run(step: &str, db: &str) -> Result<(), Box<dyn std::error::Error>>
     graph.add_node("pay", |s: Payment| async move {
         PaymentUpdate::default().status(if s.approved { "paid" } else { "rejected" })
     });
-    graph
-        .add_edge(START, "approve")
-        .add_edge("approve", "pay")
-        .add_edge("pay", END);
+    graph.add_edge(START, "approve");
+    graph.add_edge("approve", "pay");
+    graph.add_edge("pay", END);
     let saver = Arc::new(SqliteSaver::open(db)?);
     let app = graph.compile_with(CompileOptions::new().checkpointer(saver))?;
     let thread = RunConfig::thread("payment-42");
     match step {
         "start" => {
-            app.invoke(PaymentUpdate::default().amount(250), &thread)
-                .await?;
-            let paused = app.get_state(&thread).await?;
-            println!("paused: {}", paused.interrupts[0].value);
+            // Process 1: runs until the interrupt, then exits.
+            let input = PaymentUpdate::default().amount(250);
+            let out = app.invoke(input, &thread).await?;
+            println!("paused: {}", out.interrupts[0].value);
         }
         "approve" => {
-            let out = app
-                .invoke(Command::<PaymentUpdate>::resume("yes"), &thread)
-                .await?;
+            // Process 2: answers and finishes the run.
+            let out = app.invoke(Command::resume("yes"), &thread).await?;
             println!("status: {}", out.status);
         }
         _ => {
+            // Process 3: back to before the approval, fork, answer differently.
             let history = app.get_state_history(&thread, &Default::default()).await?;
-            let before = history
-                .iter()
-                .find(|s| s.next == ["approve"])
-                .ok_or("no such step")?;
-            let id = before
-                .config
-                .as_ref()
-                .and_then(|c| c.checkpoint_id.clone())
-                .ok_or("no id")?;
-            app.invoke(NoInput, &RunConfig::thread("payment-42").at_checkpoint(id))
-                .await?;
-            let paused = app.get_state(&thread).await?;
-            println!("paused again: {}", paused.interrupts[0].value);
-            let out = app
-                .invoke(Command::<PaymentUpdate>::resume("no"), &thread)
-                .await?;
+            let before = history.iter().find(|s| s.next == ["approve"]);
+            let id = before.and_then(|s| s.config.as_ref()?.checkpoint_id.clone());
+            let past = thread.clone().at_checkpoint(id.ok_or("not found")?);
+            let out = app.invoke(NoInput, &past).await?;
+            println!("paused again: {}", out.interrupts[0].value);
+            let out = app.invoke(Command::resume("no"), &thread).await?;
             println!("status: {}", out.status);
             let history = app.get_state_history(&thread, &Default::default()).await?;
-            let sources = history
-                .iter()
-                .filter_map(|s| Some(s.metadata.as_ref()?.source.as_ref()?.as_str()));
-            println!("history: {}", sources.collect::<Vec<_>>().join(" "));
+            let sources = history.iter().filter_map(|s| s.metadata.clone()?.source);
+            let sources: Vec<_> = sources.map(|s| s.as_str().to_owned()).collect();
+            println!("history: {}", sources.join(" "));
         }
     }
     Ok(())
@@ -84,7 +72,6 @@ pub async fn run(step: &str, db: &str) -> Result<(), Box<dyn std::error::Error>>
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let step = args.next().unwrap_or_else(|| "start".into());
-    run(&step, &args.next().unwrap_or_else(|| "approval.db".into())).await
+    let args: Vec<String> = std::env::args().collect();
+    run(args.get(1).ok_or("no step")?, args.get(2).ok_or("no db")?).await
 }

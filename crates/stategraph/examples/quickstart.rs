@@ -37,7 +37,8 @@ pub async fn run(db: &str) -> Result<(Person, Arc<SqliteSaver>), stategraph::Err
     // An empty input (Python's `invoke({})`) on thread "12345".
     let state = app
         .invoke(PersonUpdate::default(), &RunConfig::thread("12345"))
-        .await?;
+        .await?
+        .done()?;
     Ok((state, saver))
 }
 

@@ -38,7 +38,28 @@ pub enum Error {
     /// An operation that needs a checkpointer was used without one.
     #[error("this operation needs a checkpointer")]
     NoCheckpointer,
+    /// [`Outcome::done`](crate::Outcome::done) on a run that paused instead of finishing.
+    #[error("{}", interrupted_text(interrupts, next))]
+    Interrupted {
+        /// The interrupts raised by nodes, waiting for an answer.
+        interrupts: Vec<crate::types::Interrupt>,
+        /// The nodes that run when the thread is resumed.
+        next: Vec<String>,
+    },
 }
 
 /// The result type of the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn interrupted_text(interrupts: &[crate::types::Interrupt], next: &[String]) -> String {
+    let mut text = if interrupts.is_empty() {
+        "the run paused".to_owned()
+    } else {
+        format!("the run paused on {} interrupt(s)", interrupts.len())
+    };
+    if !next.is_empty() {
+        text.push_str(&format!(" before {}", next.join(", ")));
+    }
+    text.push_str("; resume the thread to continue");
+    text
+}

@@ -1,6 +1,8 @@
 #![doc = include_str!("docs/guide.md")]
 #![doc = include_str!("docs/persistence.md")]
 #![doc = include_str!("docs/streaming.md")]
+#![doc = include_str!("docs/interrupts.md")]
+#![doc = include_str!("docs/time_travel.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod channels;

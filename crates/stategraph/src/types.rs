@@ -124,12 +124,27 @@ impl<U> Command<U> {
         }
     }
 
-    /// A command that resumes with one value.
-    pub fn resume(value: impl Into<Value>) -> Self {
-        Command {
-            resume: Some(Resume::Value(value.into())),
-            ..Default::default()
-        }
+    /// Sets the answer to the pending interrupt (builder style): with
+    /// [`Command::update`] it resumes and updates the state in one input.
+    pub fn with_resume(mut self, value: impl Into<Value>) -> Self {
+        self.resume = Some(Resume::Value(value.into()));
+        self
+    }
+
+    /// Sets the answers to several pending interrupts by interrupt id (builder style).
+    pub fn with_resume_by_id<I, K, V>(mut self, answers: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<Value>,
+    {
+        self.resume = Some(Resume::ById(
+            answers
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        ));
+        self
     }
 
     /// Adds a goto target (builder style).
@@ -152,6 +167,32 @@ impl<U> Command<U> {
 }
 
 impl Command<Vec<(String, Value)>> {
+    /// A command that answers the pending interrupt with `value` (LangGraph's
+    /// `Command(resume=value)`). Needs no type annotation: the update type is the untyped
+    /// list of writes; to resume and update a typed state at once, write
+    /// `Command::update(u).with_resume(value)`.
+    ///
+    /// ```
+    /// let input = stategraph::Command::resume("yes");
+    /// # let _ = input;
+    /// ```
+    pub fn resume(value: impl Into<Value>) -> Self {
+        Command {
+            resume: Some(Resume::Value(value.into())),
+            ..Default::default()
+        }
+    }
+
+    /// A command that answers several pending interrupts, each by its id.
+    pub fn resume_by_id<I, K, V>(answers: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<Value>,
+    {
+        Command::default().with_resume_by_id(answers)
+    }
+
     /// The stored form: `langgraph.types.Command`, a dataclass (msgpack extension 2) with
     /// fields `graph, update, resume, goto`. A single goto target is stored bare, several
     /// as a list, as a Python caller usually writes them.

@@ -104,7 +104,7 @@ async fn crash_child() {
     let saver = Arc::new(SqliteSaver::open(dir.join("threads.db")).expect("db"));
     let app = graph(Some(dir.join("ledger.txt")), Some(saver));
     let cfg = RunConfig::thread(THREAD).durability(Durability::Sync);
-    app.invoke(input(), &cfg).await.expect("the child's run");
+    let _ = app.invoke(input(), &cfg).await.expect("the child's run");
 }
 
 /// What the database recorded as done at the moment of the kill: the nodes in the head

@@ -151,15 +151,12 @@ async fn delta_chat_is_reproduced(on: On) {
                 let at = cfg
                     .clone()
                     .at_checkpoint(call["checkpoint_id"].as_str().unwrap());
-                let out = graph
-                    .invoke_outcome(stategraph::NoInput, &at)
-                    .await
-                    .unwrap();
+                let out = graph.invoke(stategraph::NoInput, &at).await.unwrap();
                 assert_eq!(values_json(&out.values), call["output"], "call {i}");
             }
             "overwrite" => {
                 let out = graph
-                    .invoke_outcome(
+                    .invoke(
                         vec![(
                             "messages".to_owned(),
                             overwrite(call["input"]["messages"][0].as_str().unwrap()),
@@ -172,7 +169,7 @@ async fn delta_chat_is_reproduced(on: On) {
             }
             "invoke" => {
                 let text = call["input"]["messages"][0].as_str().unwrap();
-                let out = graph.invoke_outcome(said(text), &cfg).await.unwrap();
+                let out = graph.invoke(said(text), &cfg).await.unwrap();
                 assert_eq!(values_json(&out.values), call["output"], "call {i}");
             }
             "update_state" => {
@@ -658,7 +655,7 @@ mod interop {
         assert_histories(&written, &db.history("py").await, "Python's thread");
         let out = db
             .graph()
-            .invoke_outcome(said("from rust"), &RunConfig::thread("py"))
+            .invoke(said("from rust"), &RunConfig::thread("py"))
             .await
             .unwrap();
         let msgs = values_json(&out.values)["messages"].clone();
@@ -676,10 +673,7 @@ mod interop {
         let graph = db.graph();
         let cfg = RunConfig::thread("rs");
         for i in 0..5 {
-            graph
-                .invoke_outcome(said(&format!("rs-{i}")), &cfg)
-                .await
-                .unwrap();
+            let _ = graph.invoke(said(&format!("rs-{i}")), &cfg).await.unwrap();
         }
         let read = db.python("read", "rs", 0).await;
         assert_histories(&read, &db.history("rs").await, "stategraph's thread");
@@ -688,7 +682,7 @@ mod interop {
         assert_eq!(msgs.len(), 12);
         assert_eq!(msgs[11], "echo:from python");
         assert_histories(&continued, &db.history("rs").await, "after Python's turn");
-        let out = graph.invoke_outcome(said("again"), &cfg).await.unwrap();
+        let out = graph.invoke(said("again"), &cfg).await.unwrap();
         assert_eq!(
             values_json(&out.values)["messages"]
                 .as_array()
@@ -813,7 +807,7 @@ mod exit_durability {
             .unwrap();
         let cfg = RunConfig::thread("exit").durability(Durability::Exit);
         for text in ["a", "b", "c"] {
-            graph.invoke_outcome(said(text), &cfg).await.unwrap();
+            let _ = graph.invoke(said(text), &cfg).await.unwrap();
         }
         let want = serde_json::json!({
             "messages": ["a", "echo:a", "b", "echo:b", "c", "echo:c"],
@@ -832,7 +826,7 @@ mod exit_durability {
         );
         // A later turn in the default mode continues from the exit checkpoints.
         let out = graph
-            .invoke_outcome(said("d"), &RunConfig::thread("exit"))
+            .invoke(said("d"), &RunConfig::thread("exit"))
             .await
             .unwrap();
         assert_eq!(

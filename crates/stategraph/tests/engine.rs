@@ -11,6 +11,8 @@ mod compile_errors;
 mod failures;
 #[path = "engine/loops.rs"]
 mod loops;
+#[path = "engine/outcomes.rs"]
+mod outcomes;
 #[path = "engine/parallel.rs"]
 mod parallel;
 #[path = "engine/reducers.rs"]

@@ -41,7 +41,7 @@ async fn single_node_is_reproduced_byte_for_byte(on: On) {
     let trace = load("single_node");
     let graph = single_node_graph(saver.clone());
     let out = graph
-        .invoke_outcome(update::<_, &str, &str>([]), &RunConfig::thread("12345"))
+        .invoke(update::<_, &str, &str>([]), &RunConfig::thread("12345"))
         .await
         .expect("runs");
     let expected = normalize(&trace["calls"][0]["output"]);
@@ -216,7 +216,7 @@ async fn one_invoke_scenario(
     let app = compiled_on(&graph(), saver.clone());
     let call = &trace["calls"][0];
     let out = app
-        .invoke_outcome(input(&call["input"]), &RunConfig::thread(thread))
+        .invoke(input(&call["input"]), &RunConfig::thread(thread))
         .await
         .expect("runs");
     assert_eq!(output_json(&out.values), normalize(&call["output"]));
@@ -311,12 +311,12 @@ async fn chain3_with_update_state_is_reproduced_byte_for_byte(on: On) {
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("chain");
     let out = graph
-        .invoke_outcome(input(&calls[0]["input"]), &cfg)
+        .invoke(input(&calls[0]["input"]), &cfg)
         .await
         .expect("first run");
     assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
     let out = graph
-        .invoke_outcome(input(&calls[1]["input"]), &cfg)
+        .invoke(input(&calls[1]["input"]), &cfg)
         .await
         .expect("second run");
     assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
@@ -330,7 +330,7 @@ async fn chain3_with_update_state_is_reproduced_byte_for_byte(on: On) {
         calls[2]["returned_config"]["configurable"]["checkpoint_id"].as_str()
     );
     let out = graph
-        .invoke_outcome(stategraph::NoInput, &cfg)
+        .invoke(stategraph::NoInput, &cfg)
         .await
         .expect("resume");
     assert_eq!(output_json(&out.values), normalize(&calls[3]["output"]));
@@ -383,7 +383,7 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte(on: On) {
     let calls = trace["calls"].as_array().expect("calls");
     let cfg = RunConfig::thread("cond");
     let out = graph
-        .invoke_outcome(input(&calls[0]["input"]), &cfg)
+        .invoke(input(&calls[0]["input"]), &cfg)
         .await
         .expect("run");
     assert_eq!(output_json(&out.values), normalize(&calls[0]["output"]));
@@ -403,7 +403,7 @@ async fn conditional_with_replay_and_fork_is_reproduced_byte_for_byte(on: On) {
     );
     let replay = RunConfig::thread("cond").at_checkpoint(step1);
     let out = graph
-        .invoke_outcome(stategraph::NoInput, &replay)
+        .invoke(stategraph::NoInput, &replay)
         .await
         .expect("replay");
     assert_eq!(output_json(&out.values), normalize(&calls[1]["output"]));
@@ -470,7 +470,7 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte(on: On) {
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("int-1");
     let out = graph
-        .invoke_outcome(input(&calls[0]["input"]), &c1)
+        .invoke(input(&calls[0]["input"]), &c1)
         .await
         .expect("run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
@@ -480,17 +480,14 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte(on: On) {
         normalize(&calls[1]["snapshot"])
     );
     let out = graph
-        .invoke_outcome(
-            Command::<Vec<(String, stategraph::Value)>>::resume("Ada"),
-            &c1,
-        )
+        .invoke(Command::resume("Ada"), &c1)
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[2]["output"]));
 
     let c2 = RunConfig::thread("int-2");
     let out = graph
-        .invoke_outcome(
+        .invoke(
             input(&calls[3]["input"]),
             &c2.clone().interrupt_before(["ask"]),
         )
@@ -498,15 +495,12 @@ async fn interrupt_and_resume_are_reproduced_byte_for_byte(on: On) {
         .expect("static interrupt");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));
     let out = graph
-        .invoke_outcome(stategraph::NoInput, &c2)
+        .invoke(stategraph::NoInput, &c2)
         .await
         .expect("continue");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[4]["output"]));
     let out = graph
-        .invoke_outcome(
-            Command::<Vec<(String, stategraph::Value)>>::resume("blue"),
-            &c2,
-        )
+        .invoke(Command::resume("blue"), &c2)
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[5]["output"]));
@@ -603,13 +597,13 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte(on: On) 
     let calls = trace["calls"].as_array().expect("calls");
     let c1 = RunConfig::thread("sub-1");
     let out = graph
-        .invoke_outcome(input(&calls[0]["input"]), &c1)
+        .invoke(input(&calls[0]["input"]), &c1)
         .await
         .expect("run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[0]["output"]));
     let c2 = RunConfig::thread("sub-2");
     let out = graph
-        .invoke_outcome(input(&calls[1]["input"]), &c2)
+        .invoke(input(&calls[1]["input"]), &c2)
         .await
         .expect("interrupted run");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[1]["output"]));
@@ -619,10 +613,7 @@ async fn subgraph_with_interrupt_and_resume_is_reproduced_byte_for_byte(on: On) 
         normalize(&calls[2]["snapshot"])
     );
     let out = graph
-        .invoke_outcome(
-            Command::<Vec<(String, stategraph::Value)>>::resume("yes"),
-            &c2,
-        )
+        .invoke(Command::resume("yes"), &c2)
         .await
         .expect("resume");
     assert_eq!(output_with_interrupts(&out), normalize(&calls[3]["output"]));

@@ -149,7 +149,8 @@ async fn two_processes_resuming_one_thread_exactly_one_wins() {
     for round in 0..ROUNDS {
         let thread = format!("race-{round}");
         let config = RunConfig::thread(thread.as_str()).interrupt_before(["work"]);
-        app.invoke(update([("who", Value::from("start"))]), &config)
+        let _ = app
+            .invoke(update([("who", Value::from("start"))]), &config)
             .await
             .expect("run up to the interrupt");
         let head = saver

@@ -7,6 +7,7 @@ use futures::stream::{BoxStream, StreamExt};
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
 use super::compile::CompileOptions;
+use super::outcome::Outcome;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::pregel::graph::PregelGraph;
@@ -14,7 +15,7 @@ use crate::pregel::run_loop::{Loop, LoopParams, RunInput, RunOutcome};
 use crate::pregel::sources::Sources;
 use crate::pregel::stream::{StreamEvent, StreamMode, StreamSink};
 use crate::state::{IntoUpdate, State};
-use crate::types::{Command, Interrupt};
+use crate::types::Command;
 
 /// "No input": continue the thread from where it stopped (LangGraph's `invoke(None)`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,18 +58,6 @@ impl IntoInput for NoInput {
     fn into_input(self) -> Result<RunInput> {
         Ok(RunInput::Resume)
     }
-}
-
-/// The end of a run: the state, and the interrupts that stopped it (empty when the run
-/// finished).
-#[derive(Debug)]
-pub struct Outcome<S> {
-    /// The state at the end of the run.
-    pub state: S,
-    /// The interrupts waiting for an answer.
-    pub interrupts: Vec<Interrupt>,
-    /// The raw output channel values (what LangGraph's `invoke` returns as a dict).
-    pub values: indexmap::IndexMap<String, Value>,
 }
 
 /// A graph ready to run. Cheap to clone; safe to share between tasks.
@@ -204,22 +193,16 @@ impl<S: State> CompiledGraph<S> {
         }
     }
 
-    /// Runs the graph to the end (or to an interrupt) and returns the final state.
-    pub async fn invoke(&self, input: impl IntoInput, config: &RunConfig) -> Result<S> {
-        Ok(self.invoke_outcome(input, config).await?.state)
-    }
-
-    /// Runs the graph and returns the state together with any pending interrupts.
-    pub async fn invoke_outcome(
-        &self,
-        input: impl IntoInput,
-        config: &RunConfig,
-    ) -> Result<Outcome<S>> {
+    /// Runs the graph to the end or until it pauses, and returns the [`Outcome`]: the
+    /// state (read its fields through it), and the interrupts or nodes that stopped it
+    /// when it paused ([`Outcome::is_interrupted`], [`Outcome::done`]).
+    pub async fn invoke(&self, input: impl IntoInput, config: &RunConfig) -> Result<Outcome<S>> {
         let outcome = self.run(input.into_input()?, config, None).await?;
         Ok(Outcome {
             state: S::from_values(&outcome.values)?,
             interrupts: outcome.interrupts,
             values: outcome.values,
+            next: outcome.next,
         })
     }
 

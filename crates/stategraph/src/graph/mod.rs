@@ -6,11 +6,13 @@ pub mod compile;
 pub mod compiled;
 pub mod draw;
 pub mod node;
+pub mod outcome;
 pub mod state_api;
 
 pub use branch::BranchTargets;
 pub use builder::{NodeOptions, StateGraph, END, START};
 pub use compile::CompileOptions;
-pub use compiled::{CompiledGraph, IntoInput, NoInput, Outcome};
+pub use compiled::{CompiledGraph, IntoInput, NoInput};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};
+pub use outcome::Outcome;

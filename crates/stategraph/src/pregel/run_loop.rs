@@ -49,6 +49,8 @@ pub struct RunOutcome {
     pub interrupts: Vec<Interrupt>,
     /// The config of the last checkpoint saved, when there is a saver.
     pub checkpoint_config: Option<CheckpointConfig>,
+    /// The nodes left to run when the run paused (empty when it finished).
+    pub next: Vec<String>,
 }
 
 /// Everything a run needs besides its input.
@@ -564,10 +566,17 @@ impl Loop {
     fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
         let values = self.read_output();
         let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
+        let next = self
+            .tasks
+            .iter()
+            .filter(|t| t.writes.is_empty())
+            .map(|t| t.name.clone())
+            .collect();
         RunOutcome {
             values,
             interrupts,
             checkpoint_config,
+            next,
         }
     }
 

@@ -81,7 +81,7 @@ async fn a_cache_entry_expires_after_its_ttl() {
     let graph = squaring(&calls, CachePolicy::default().ttl(ttl))
         .compile()
         .unwrap();
-    graph.invoke(x(3), &RunConfig::default()).await.unwrap();
+    let _ = graph.invoke(x(3), &RunConfig::default()).await.unwrap();
     tokio::time::sleep(ttl * 3).await;
     let out = graph.invoke(x(3), &RunConfig::default()).await.unwrap();
     assert_eq!(log_of(&out), ["sq:9"]);
@@ -106,6 +106,6 @@ async fn a_cache_key_function_chooses_what_is_the_same_input() {
         "5 has 3's key, so it gets 3's writes"
     );
     assert_eq!(calls.of("square"), 1);
-    graph.invoke(x(4), &RunConfig::default()).await.unwrap();
+    let _ = graph.invoke(x(4), &RunConfig::default()).await.unwrap();
     assert_eq!(calls.of("square"), 2);
 }

@@ -119,7 +119,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&interrupted(&calls), &saver);
         let out = graph
-            .invoke_outcome(log_input(&[]), &exit("t"))
+            .invoke(log_input(&[]), &exit("t"))
             .await
             .unwrap();
         assert_eq!(out.interrupts.len(), 1);
@@ -142,7 +142,7 @@ for_each_saver! {
         assert_eq!(state.interrupts, out.interrupts);
 
         let out = graph
-            .invoke(Command::<Update>::resume("yes"), &exit("t"))
+            .invoke(Command::resume("yes"), &exit("t"))
             .await
             .unwrap();
         assert_eq!(log_of(&out), ["a", "ask:yes"]);
@@ -192,7 +192,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&nested(&calls, true), &saver);
         let out = graph
-            .invoke_outcome(log_input(&[]), &exit("t"))
+            .invoke(log_input(&[]), &exit("t"))
             .await
             .unwrap();
         assert_eq!(out.interrupts.len(), 1);
@@ -208,7 +208,7 @@ for_each_saver! {
         }
 
         let out = graph
-            .invoke(Command::<Update>::resume("y"), &exit("t"))
+            .invoke(Command::resume("y"), &exit("t"))
             .await
             .unwrap();
         assert_eq!(log_of(&out), ["pre", "pre", "i1", "i2:y"]);
@@ -274,11 +274,8 @@ async fn story(saver: &Arc<dyn CheckpointSaver>, mode: Durability, thread: &str)
         .durability(mode)
         .max_concurrency(1);
     let graph = with_saver(&nested(&Calls::new(), true), saver);
-    graph.invoke(log_input(&[]), &cfg).await.unwrap();
-    graph
-        .invoke(Command::<Update>::resume("y"), &cfg)
-        .await
-        .unwrap();
+    let _ = graph.invoke(log_input(&[]), &cfg).await.unwrap();
+    let _ = graph.invoke(Command::resume("y"), &cfg).await.unwrap();
 
     let calls = Calls::new();
     let mut g = log_graph();
@@ -300,7 +297,7 @@ async fn story(saver: &Arc<dyn CheckpointSaver>, mode: Durability, thread: &str)
         .durability(mode)
         .max_concurrency(1);
     graph.invoke(log_input(&[]), &cfg).await.unwrap_err();
-    graph.invoke(NoInput, &cfg).await.unwrap();
+    let _ = graph.invoke(NoInput, &cfg).await.unwrap();
     let mut all = summary(saver, thread).await;
     all.extend(summary(saver, &second).await);
     all
@@ -328,11 +325,8 @@ async fn sync_and_async_store_the_same_bytes_in_a_memory_saver() {
         )
         .with_sources(sources());
         let cfg = RunConfig::thread("t").durability(mode);
-        graph.invoke(log_input(&[]), &cfg).await.unwrap();
-        graph
-            .invoke(Command::<Update>::resume("y"), &cfg)
-            .await
-            .unwrap();
+        let _ = graph.invoke(log_input(&[]), &cfg).await.unwrap();
+        let _ = graph.invoke(Command::resume("y"), &cfg).await.unwrap();
         dumps.push(saver.dump());
     }
     assert_eq!(dumps[0], dumps[1]);
@@ -360,9 +354,9 @@ for_each_saver! {
         });
         g.add_edge(START, "two").add_edge("two", END);
         let graph = with_saver(&g, &saver);
-        graph.invoke(log_input(&[]), &exit("t")).await.unwrap();
+        let _ = graph.invoke(log_input(&[]), &exit("t")).await.unwrap();
         let out = graph
-            .invoke_outcome(Command::<Update>::resume("X"), &exit("t"))
+            .invoke(Command::resume("X"), &exit("t"))
             .await
             .unwrap();
         assert_eq!(out.interrupts[0].value, Value::from("second?"));
@@ -373,7 +367,7 @@ for_each_saver! {
         );
 
         let out = graph
-            .invoke_outcome(Command::<Update>::resume("Y"), &exit("t"))
+            .invoke(Command::resume("Y"), &exit("t"))
             .await
             .unwrap();
         assert!(out.interrupts.is_empty(), "{:?}", out.interrupts);

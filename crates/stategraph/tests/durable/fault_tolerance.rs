@@ -210,7 +210,7 @@ async fn a_task_that_completed_before_a_sibling_failure_was_noticed_keeps_its_wr
         [list!["a"], list!["c"]],
         "c finished: Python keeps its write"
     );
-    graph.invoke(NoInput, &cfg).await.unwrap();
+    let _ = graph.invoke(NoInput, &cfg).await.unwrap();
     assert_eq!(
         calls.of("c"),
         1,

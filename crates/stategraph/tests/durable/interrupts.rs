@@ -45,7 +45,7 @@ for_each_saver! {
         let options = CompileOptions::new().interrupt_before(["b"]);
         let graph = compile_with(&chain(&calls), &saver, options);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert!(
             out.interrupts.is_empty(),
             "a breakpoint carries no interrupt value"
@@ -74,7 +74,7 @@ for_each_saver! {
         let options = CompileOptions::new().interrupt_after(["a"]);
         let graph = compile_with(&chain(&calls), &saver, options);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert!(out.interrupts.is_empty());
         assert_eq!(log_of(&out.state), ["a"]);
         let state = graph.get_state(&cfg).await.unwrap();
@@ -166,7 +166,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&two_questions(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert_eq!(out.interrupts.len(), 1);
         assert_eq!(out.interrupts[0].value, Value::from("first?"));
         let first_id = out.interrupts[0].id.clone();
@@ -175,8 +175,8 @@ for_each_saver! {
         assert_eq!(state.interrupts, out.interrupts);
         assert_eq!(calls.of("two"), 1);
 
-        let resume = Command::<Update>::resume("X");
-        let out = graph.invoke_outcome(resume, &cfg).await.unwrap();
+        let resume = Command::resume("X");
+        let out = graph.invoke(resume, &cfg).await.unwrap();
         assert_eq!(calls.of("two"), 2);
         assert_eq!(out.interrupts.len(), 1);
         assert_eq!(out.interrupts[0].value, Value::from("second?"));
@@ -189,8 +189,8 @@ for_each_saver! {
             out.interrupts
         );
 
-        let resume = Command::<Update>::resume("Y");
-        let out = graph.invoke_outcome(resume, &cfg).await.unwrap();
+        let resume = Command::resume("Y");
+        let out = graph.invoke(resume, &cfg).await.unwrap();
         assert!(out.interrupts.is_empty());
         assert_eq!(log_of(&out.state), ["two:X+Y"]);
         assert_eq!(calls.of("two"), 3);
@@ -263,7 +263,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&two_askers(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert_eq!(out.interrupts.len(), 2);
         let (p_id, q_id) = (id_of(&out.interrupts, "p?"), id_of(&out.interrupts, "q?"));
         let state = graph.get_state(&cfg).await.unwrap();
@@ -272,7 +272,7 @@ for_each_saver! {
         assert_eq!(strings(state.values.get("log")), ["r"]);
 
         let err = graph
-            .invoke(Command::<Update>::resume("plain"), &cfg)
+            .invoke(Command::resume("plain"), &cfg)
             .await
             .unwrap_err();
         let multiple = "When there are multiple pending interrupts";
@@ -282,7 +282,7 @@ for_each_saver! {
         );
 
         let out = graph
-            .invoke_outcome(by_id(vec![(p_id, "P")]), &cfg)
+            .invoke(by_id(vec![(p_id, "P")]), &cfg)
             .await
             .unwrap();
         assert_eq!(out.interrupts.len(), 1, "q is still waiting");
@@ -292,7 +292,7 @@ for_each_saver! {
         assert_eq!(strings(state.values.get("log")), ["p:P", "r"]);
 
         let out = graph
-            .invoke_outcome(by_id(vec![(q_id, "Q")]), &cfg)
+            .invoke(by_id(vec![(q_id, "Q")]), &cfg)
             .await
             .unwrap();
         assert!(out.interrupts.is_empty());
@@ -309,12 +309,12 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&two_askers(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         let answers = by_id(vec![
             (id_of(&out.interrupts, "q?"), "Q"),
             (id_of(&out.interrupts, "p?"), "P"),
         ]);
-        let out = graph.invoke_outcome(answers, &cfg).await.unwrap();
+        let out = graph.invoke(answers, &cfg).await.unwrap();
         assert!(out.interrupts.is_empty());
         assert_eq!(log_of(&out.state), ["p:P", "q:Q", "r"]);
         assert_eq!(
@@ -358,7 +358,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&nested(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert_eq!(out.interrupts.len(), 1);
         assert_eq!(out.interrupts[0].value, Value::from("confirm?"));
         assert_eq!(log_of(&out.state), ["pre"]);
@@ -384,8 +384,8 @@ for_each_saver! {
         assert_eq!(strings(inner.values.get("log")), ["pre", "inner1"]);
         assert_eq!(inner.interrupts, out.interrupts);
 
-        let resume = Command::<Update>::resume("yes");
-        let out = graph.invoke_outcome(resume, &cfg).await.unwrap();
+        let resume = Command::resume("yes");
+        let out = graph.invoke(resume, &cfg).await.unwrap();
         assert!(out.interrupts.is_empty());
         // The subgraph's final `log` (its input plus its own lines) is the task's write,
         // which the parent's reducer appends: Python shows `pre` twice too.

@@ -242,10 +242,10 @@ for_each_saver! {
         g.add_edge(START, "ask").add_edge("ask", END);
         let graph = with_saver(&g, &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert_eq!(out.interrupts.len(), 1);
         assert_eq!(calls.of("ask"), 1, "the interrupt was not retried");
-        let resume = Command::<Vec<(String, Value)>>::resume("y");
+        let resume = Command::resume("y");
         let out = graph.invoke(resume, &cfg).await.unwrap();
         assert_eq!(log_of(&out), ["ask:y"]);
         assert_eq!(calls.of("ask"), 2);

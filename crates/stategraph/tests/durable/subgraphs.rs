@@ -92,7 +92,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&escaping(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        graph.invoke(log_input(&[]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         let mut namespaces: Vec<String> = all_namespaces(&saver, "t")
             .await
             .iter()

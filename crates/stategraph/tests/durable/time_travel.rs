@@ -53,7 +53,7 @@ for_each_saver! {
     async fn the_history_lists_checkpoints_newest_first_and_can_be_narrowed(saver) {
         let graph = with_saver(&chain(&Calls::new()), &saver);
         let cfg = RunConfig::thread("t");
-        graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
         let all = graph
             .get_state_history(&cfg, &ListOptions::default())
             .await
@@ -97,7 +97,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&chain(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
         let past = graph
             .get_state_history(&cfg, &ListOptions::default().filter("step", 1))
             .await
@@ -143,7 +143,7 @@ for_each_saver! {
             .interrupt_before(["b"]);
         let graph = chain(&calls).compile_with(options).unwrap();
         let cfg = RunConfig::thread("t");
-        graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
         graph
             .update_state(&cfg, update("edited"), None)
             .await
@@ -189,7 +189,7 @@ for_each_saver! {
             .add_edge("ask", END);
         let graph = with_saver(&g, &saver);
         let cfg = RunConfig::thread("t");
-        let out = graph.invoke_outcome(log_input(&[]), &cfg).await.unwrap();
+        let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
         assert_eq!(out.interrupts.len(), 1);
 
         graph
@@ -204,8 +204,8 @@ for_each_saver! {
         );
         assert_eq!(strings(state.values.get("log")), ["pre", "edited"]);
 
-        let resume = Command::<Update>::resume("Ada");
-        let out = graph.invoke_outcome(resume, &cfg).await.unwrap();
+        let resume = Command::resume("Ada");
+        let out = graph.invoke(resume, &cfg).await.unwrap();
         assert!(out.interrupts.is_empty());
         assert_eq!(log_of(&out.state), ["pre", "edited", "ask:Ada:2"]);
         assert_eq!(
@@ -222,7 +222,7 @@ for_each_saver! {
         let calls = Calls::new();
         let graph = with_saver(&chain(&calls), &saver);
         let cfg = RunConfig::thread("t");
-        graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
         let stored = graph
             .update_state(&cfg, update("patch"), Some("b"))
             .await
@@ -259,7 +259,7 @@ for_each_saver! {
         assert_eq!(strings(state.values.get("log")), ["fresh"]);
         assert_eq!(state.metadata.unwrap().step, Some(0));
 
-        graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
+        let _ = graph.invoke(log_input(&["in"]), &cfg).await.unwrap();
         graph.update_state(&cfg, update("x"), None).await.unwrap();
         let state = graph.get_state(&cfg).await.unwrap();
         assert!(
@@ -281,7 +281,7 @@ for_each_saver! {
         }
         let parallel = with_saver(&g, &saver);
         let cfg = RunConfig::thread("par");
-        parallel.invoke(log_input(&[]), &cfg).await.unwrap();
+        let _ = parallel.invoke(log_input(&[]), &cfg).await.unwrap();
         let err = parallel
             .update_state(&cfg, update("x"), None)
             .await

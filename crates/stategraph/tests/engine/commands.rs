@@ -55,7 +55,7 @@ async fn a_command_as_input_updates_the_state_and_goes_to_its_target() {
     let saver = saver();
     let graph = with_saver(&routed(), &saver);
     let config = RunConfig::thread("c");
-    graph.invoke(log_input(&["in"]), &config).await.unwrap();
+    let _ = graph.invoke(log_input(&["in"]), &config).await.unwrap();
     let head = history(&saver, "c")
         .await
         .last()

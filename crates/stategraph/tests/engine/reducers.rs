@@ -56,6 +56,8 @@ async fn typed_reducers_fold_each_write_into_the_state() {
             &RunConfig::default(),
         )
         .await
+        .unwrap()
+        .done()
         .unwrap();
     assert_eq!(
         out,

@@ -107,16 +107,16 @@ fn output(out: &Outcome<DynState>) -> J {
 }
 
 async fn run(g: &CompiledGraph<DynState>, input: Input, thread: &str) -> J {
-    output(&g.invoke_outcome(input, &cfg(thread)).await.expect("runs"))
+    output(&g.invoke(input, &cfg(thread)).await.expect("runs"))
 }
 
 async fn resume(g: &CompiledGraph<DynState>, answer: &str, thread: &str) -> J {
-    let cmd = Command::<Input>::resume(answer);
-    output(&g.invoke_outcome(cmd, &cfg(thread)).await.expect("resumes"))
+    let cmd = Command::resume(answer);
+    output(&g.invoke(cmd, &cfg(thread)).await.expect("resumes"))
 }
 
 async fn proceed(g: &CompiledGraph<DynState>, config: &RunConfig) -> J {
-    output(&g.invoke_outcome(NoInput, config).await.expect("continues"))
+    output(&g.invoke(NoInput, config).await.expect("continues"))
 }
 
 /// The script's `write`: the first calls on every thread, leaving int-1, int-2 and sub-2
@@ -163,7 +163,7 @@ pub(crate) async fn write(saver: &Arc<dyn CheckpointSaver>) -> BTreeMap<&'static
     );
     let before = cfg("int-2").interrupt_before(["ask"]);
     let first = g
-        .invoke_outcome(update([("question", "colour?")]), &before)
+        .invoke(update([("question", "colour?")]), &before)
         .await
         .expect("static interrupt");
     out.insert("int-2", output(&first));
