@@ -48,6 +48,9 @@ echo "using $STATEGRAPH_PYTHON"
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"
 
+echo "== doc anchors"
+python3 "$repo/scripts/check-doc-anchors.py"
+
 echo "== rustfmt"
 cargo fmt --all -- --check
 echo "== clippy"
