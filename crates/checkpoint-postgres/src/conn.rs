@@ -162,7 +162,8 @@ impl Connections {
 }
 
 /// `host:port` of every host of `config`, comma separated (a socket directory for a
-/// Unix-socket host).
+/// Unix-socket host), then `/database`: where a connection goes, without user or
+/// password.
 pub(crate) fn describe(config: &tokio_postgres::Config) -> Option<Arc<str>> {
     let hosts = config.get_hosts();
     let ports = config.get_ports();
@@ -185,5 +186,14 @@ pub(crate) fn describe(config: &tokio_postgres::Config) -> Option<Arc<str>> {
             .map(|(i, ip)| format!("{ip}:{}", port(i)))
             .collect();
     }
-    (!parts.is_empty()).then(|| Arc::from(parts.join(",")))
+    if parts.is_empty() {
+        return None;
+    }
+    let mut text = parts.join(",");
+    // The database the connection asks for (libpq's default, the user name, when none).
+    if let Some(db) = config.get_dbname().or(config.get_user()) {
+        text.push('/');
+        text.push_str(db);
+    }
+    Some(Arc::from(text))
 }

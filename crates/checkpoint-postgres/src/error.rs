@@ -3,7 +3,8 @@
 //! The crate has no error enum of its own (as sqlx drivers reuse sqlx-core's): a failure
 //! inside Postgres, the driver or the pool is [`Error::Backend`] holding a [`PgError`],
 //! whose `Display` tells the whole story in one line: the saver operation (`get_tuple`,
-//! `put`, ...), the server's `host:port`, and what went wrong, with the SQLSTATE, severity,
+//! `put`, ...), the server's `host:port/database` (never the user or password), and what
+//! went wrong, with the SQLSTATE, severity,
 //! message, detail and hint when the server reported the failure. A caller reaches the
 //! SQLSTATE through [`db_error`] or [`PgError::code`]. A server, pool or connection that
 //! does not answer in time is [`Error::Timeout`]. Everything this crate decides itself
@@ -44,8 +45,8 @@ impl PgError {
         self.operation
     }
 
-    /// The server's `host:port` (several, comma separated, for a multi-host URL), when
-    /// known (a saver made by [`crate::PostgresSaver::from_pool`] does not know it).
+    /// The server's `host:port` (several, comma separated, for a multi-host URL) and
+    /// `/database` for a saver made by [`crate::PostgresSaver::connect`], when known (a saver made by [`crate::PostgresSaver::from_pool`] does not know it).
     pub fn address(&self) -> Option<&str> {
         self.address.as_deref()
     }

@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod connect_errors;
 mod faults;
 mod fence;
 mod filters;

@@ -51,10 +51,24 @@ pub const LIST_PAGE_BYTES: usize = 1 << 20;
 impl SqliteSaver {
     /// Opens the database file at `path`, creating the file and the tables if needed and
     /// switching it to WAL mode. A file written by LangGraph's `SqliteSaver` opens as is.
+    ///
+    /// A file that cannot be opened or set up is an [`Error::Backend`] whose text names
+    /// the path and SQLite's reason.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteSaver> {
-        Ok(SqliteSaver::with_pool(Pool::open(
-            path.as_ref().to_path_buf(),
-        )?))
+        let path = path.as_ref();
+        let pool = Pool::open(path.to_path_buf()).map_err(|e| match e {
+            Error::Backend(cause) => {
+                let shown = path.display().to_string();
+                let cause = cause.to_string();
+                // SQLite's text may end with the path; it is said once, up front.
+                let cause = cause.strip_suffix(&format!(": {shown}")).unwrap_or(&cause);
+                crate::error::backend_msg(format!(
+                    "sqlite {shown}: opening the database failed: {cause}"
+                ))
+            }
+            other => other,
+        })?;
+        Ok(SqliteSaver::with_pool(pool))
     }
 
     /// A private database in memory, gone when the saver is dropped. Reads and writes

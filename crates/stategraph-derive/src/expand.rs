@@ -238,6 +238,18 @@ fn update_struct(input: &DeriveInput, fields: &[Field<'_>]) -> TokenStream {
             }
         })
     });
+    let reads = channel_fields.iter().filter_map(|f| {
+        let ch = f.channel.as_ref()?;
+        let ident = f.ident;
+        let ty = f.ty;
+        Some(quote! {
+            #ch => {
+                update.#ident = ::std::option::Option::Some(
+                    ::stategraph::derive_support::field_from_value::<#ty>(#ch, value)?,
+                );
+            }
+        })
+    });
     quote! {
         #[doc = #doc]
         #[derive(::std::default::Default, ::std::fmt::Debug, ::std::clone::Clone)]
@@ -247,6 +259,23 @@ fn update_struct(input: &DeriveInput, fields: &[Field<'_>]) -> TokenStream {
 
         impl #update_name {
             #(#builders)*
+        }
+
+        impl ::stategraph::FromWrites for #update_name {
+            fn from_writes(
+                writes: &[(::std::string::String, ::stategraph::Value)],
+            ) -> ::stategraph::Result<Self> {
+                #[allow(unused_mut)]
+                let mut update = <Self as ::std::default::Default>::default();
+                for (channel, value) in writes {
+                    let _ = value;
+                    match channel.as_str() {
+                        #(#reads)*
+                        _ => {}
+                    }
+                }
+                ::std::result::Result::Ok(update)
+            }
         }
 
         impl ::stategraph::IntoUpdate for #update_name {

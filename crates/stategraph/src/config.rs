@@ -139,3 +139,132 @@ impl RunConfig {
         }
     }
 }
+
+impl RunConfig {
+    /// This config with `defaults` filling what it leaves unset (what
+    /// [`CompiledGraph::with_config`](crate::CompiledGraph::with_config) does to every
+    /// call's config, as Python's `merge_configs`): the thread, checkpoint id and
+    /// interrupt lists when absent, the namespace when empty, the recursion limit, the
+    /// durability and `max_concurrency` when left at their defaults; `configurable` and
+    /// `metadata` keys of both, this config's winning. (A field set explicitly to its
+    /// default value cannot be told from an unset one, so the default's value wins.)
+    pub fn merged_over(self, defaults: &RunConfig) -> RunConfig {
+        let mut configurable = defaults.configurable.clone();
+        configurable.extend(self.configurable);
+        let mut metadata = defaults.metadata.clone();
+        metadata.extend(self.metadata);
+        RunConfig {
+            thread_id: self.thread_id.or_else(|| defaults.thread_id.clone()),
+            checkpoint_id: self
+                .checkpoint_id
+                .or_else(|| defaults.checkpoint_id.clone()),
+            checkpoint_ns: if self.checkpoint_ns.is_empty() {
+                defaults.checkpoint_ns.clone()
+            } else {
+                self.checkpoint_ns
+            },
+            recursion_limit: if self.recursion_limit == DEFAULT_RECURSION_LIMIT {
+                defaults.recursion_limit
+            } else {
+                self.recursion_limit
+            },
+            configurable,
+            metadata,
+            interrupt_before: self
+                .interrupt_before
+                .or_else(|| defaults.interrupt_before.clone()),
+            interrupt_after: self
+                .interrupt_after
+                .or_else(|| defaults.interrupt_after.clone()),
+            durability: if self.durability == Durability::default() {
+                defaults.durability
+            } else {
+                self.durability
+            },
+            max_concurrency: self.max_concurrency.or(defaults.max_concurrency),
+        }
+    }
+}
+
+impl From<&RunConfig> for RunConfig {
+    fn from(config: &RunConfig) -> RunConfig {
+        config.clone()
+    }
+}
+
+/// The config a snapshot, `update_state` or a saver hands back, as a run config: the same
+/// thread, namespace and checkpoint (so `invoke(NoInput, snapshot.config)` resumes or
+/// replays from it, as in Python), with its other `configurable` keys and metadata.
+impl From<CheckpointConfig> for RunConfig {
+    fn from(config: CheckpointConfig) -> RunConfig {
+        RunConfig {
+            thread_id: Some(config.thread_id).filter(|t| !t.is_empty()),
+            checkpoint_id: config.checkpoint_id,
+            checkpoint_ns: config.checkpoint_ns.unwrap_or_default(),
+            configurable: config.configurable,
+            metadata: config.metadata,
+            ..RunConfig::default()
+        }
+    }
+}
+
+impl From<&CheckpointConfig> for RunConfig {
+    fn from(config: &CheckpointConfig) -> RunConfig {
+        RunConfig::from(config.clone())
+    }
+}
+
+/// `StateSnapshot::config` and `parent_config` as they are (`None`: an empty config).
+impl From<Option<CheckpointConfig>> for RunConfig {
+    fn from(config: Option<CheckpointConfig>) -> RunConfig {
+        config.map(RunConfig::from).unwrap_or_default()
+    }
+}
+
+/// `&snapshot.config` or `&snapshot.parent_config` (`None`: an empty config).
+impl From<&Option<CheckpointConfig>> for RunConfig {
+    fn from(config: &Option<CheckpointConfig>) -> RunConfig {
+        config.as_ref().map(RunConfig::from).unwrap_or_default()
+    }
+}
+
+/// The checkpoint config a run of this config addresses (its namespace, thread,
+/// checkpoint id, configurable keys and metadata).
+impl From<&RunConfig> for CheckpointConfig {
+    fn from(config: &RunConfig) -> CheckpointConfig {
+        config.checkpoint_config(&config.checkpoint_ns)
+    }
+}
+
+impl From<RunConfig> for CheckpointConfig {
+    fn from(config: RunConfig) -> CheckpointConfig {
+        CheckpointConfig::from(&config)
+    }
+}
+
+/// What the methods of a compiled graph accept as a config: `&RunConfig`, and the configs
+/// stategraph hands back, by reference: a snapshot's `&snapshot.config` /
+/// `&snapshot.parent_config`, the `&CheckpointConfig` `update_state` returns (as Python
+/// passes `snapshot.config` straight to `invoke`).
+pub trait AsRunConfig {
+    /// The run config.
+    fn to_run_config(self) -> RunConfig;
+}
+
+impl AsRunConfig for &RunConfig {
+    fn to_run_config(self) -> RunConfig {
+        self.clone()
+    }
+}
+
+impl AsRunConfig for &CheckpointConfig {
+    fn to_run_config(self) -> RunConfig {
+        RunConfig::from(self)
+    }
+}
+
+impl AsRunConfig for &Option<CheckpointConfig> {
+    fn to_run_config(self) -> RunConfig {
+        RunConfig::from(self)
+    }
+}

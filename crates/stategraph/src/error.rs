@@ -38,6 +38,48 @@ pub enum Error {
     /// An operation that needs a checkpointer was used without one.
     #[error("this operation needs a checkpointer")]
     NoCheckpointer,
+    /// The run config cannot be used: a checkpointer without a thread id, a recursion
+    /// limit below 1, mismatched `batch` lengths.
+    #[error("invalid config: {0}")]
+    InvalidConfig(String),
+    /// Resuming a thread that has nothing to resume: `Command::resume` with no pending
+    /// interrupt, or [`NoInput`](crate::NoInput) on a thread whose run finished.
+    #[error("nothing to resume on thread {thread_id:?}: {reason}")]
+    NothingToResume {
+        /// The thread.
+        thread_id: String,
+        /// Why: no checkpoint, no pending interrupt, or nothing left to run.
+        reason: String,
+    },
+    /// The config names a checkpoint the thread does not have.
+    #[error("checkpoint {checkpoint_id:?} not found on thread {thread_id:?}")]
+    CheckpointNotFound {
+        /// The thread.
+        thread_id: String,
+        /// The checkpoint id asked for.
+        checkpoint_id: String,
+    },
+    /// A write addressed a node the graph does not have: a `Command::goto`, a conditional
+    /// edge's result, a `Send` (LangGraph logs a warning and drops the write, as
+    /// [`CompileOptions::lenient_writes`](crate::CompileOptions::lenient_writes) does), or
+    /// `update_state`'s `as_node` (an error in LangGraph too).
+    #[error("unknown node {node:?} (addressed by {by})")]
+    UnknownNode {
+        /// The node name that was written to.
+        node: String,
+        /// Who wrote it: a node's name, `input` or `update_state`.
+        by: String,
+    },
+    /// A write addressed a state key (channel) the graph does not have: a `Command`
+    /// update given as input, or `update_state` values. (LangGraph warns or drops it;
+    /// see [`CompileOptions::lenient_writes`](crate::CompileOptions::lenient_writes).)
+    #[error("unknown channel {channel:?} (written by {by})")]
+    UnknownChannel {
+        /// The channel name that was written to.
+        channel: String,
+        /// Who wrote it: a node's name, `input` or `update_state`.
+        by: String,
+    },
     /// [`Outcome::done`](crate::Outcome::done) on a run that paused instead of finishing.
     #[error("{}", interrupted_text(interrupts, next))]
     Interrupted {

@@ -17,8 +17,9 @@ pub mod reducers;
 pub mod state;
 pub mod types;
 
-pub use config::{Durability, RunConfig};
+pub use config::{AsRunConfig, Durability, RunConfig};
 pub use error::{Error, Result};
+pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
     StateGraph, END, START,

@@ -286,13 +286,21 @@ impl Command<Vec<(String, Value)>> {
 /// `Command.PARENT`.
 pub const PARENT: &str = "__parent__";
 
-/// A pause requested by a node: the value shown to the human and the interrupt id.
+/// A pause requested by a node: the value shown to the human, the interrupt id, and the
+/// schema of the answer the node expects, if it gave one (LangGraph 1.2's
+/// `Interrupt.response_schema`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interrupt {
     /// What the node asked.
     pub value: Value,
     /// The id to resume it by (32 hex characters).
     pub id: String,
+    /// The JSON Schema of the expected resume value, as given to
+    /// [`NodeContext::interrupt_with`](crate::NodeContext::interrupt_with) (Python's
+    /// `interrupt(value, response_schema=...)`); `None` when the node gave none. It is
+    /// stored and shown as is; the resume value is not checked against it (as Python
+    /// does for a schema given as a dict).
+    pub response_schema: Option<Value>,
 }
 
 impl Interrupt {
@@ -301,7 +309,10 @@ impl Interrupt {
         let mut m = Map::new();
         m.insert("value", self.value.clone());
         m.insert("id", self.id.as_str());
-        m.insert("response_schema", Value::Nil);
+        m.insert(
+            "response_schema",
+            self.response_schema.clone().unwrap_or_default(),
+        );
         Value::from(Ext::object(
             ObjectCode::ConstructorKwArgs,
             "langgraph.types",
@@ -320,6 +331,11 @@ impl Interrupt {
         Some(Interrupt {
             value: o.data.get("value").cloned().unwrap_or_default(),
             id: o.data.get("id")?.as_str()?.to_owned(),
+            response_schema: o
+                .data
+                .get("response_schema")
+                .filter(|s| !s.is_nil())
+                .cloned(),
         })
     }
 }

@@ -215,9 +215,25 @@ async fn run_cancelled(
             }
             None => &g,
         };
-        let mut result = resume.invoke(NoInput, &config).await;
-        if let Err(stategraph::Error::EmptyInput(_)) = &result {
-            result = resume.invoke(input(), &config).await;
+        let mut result = resume
+            .invoke(NoInput, &config)
+            .await
+            .map(stategraph::Outcome::into_state);
+        match &result {
+            Err(stategraph::Error::EmptyInput(_)) => {
+                result = resume
+                    .invoke(input(), &config)
+                    .await
+                    .map(stategraph::Outcome::into_state);
+            }
+            // The cancelled run had finished: the thread's state is its result.
+            Err(stategraph::Error::NothingToResume { .. }) => {
+                result = match resume.get_state(&config).await {
+                    Ok(snapshot) => <DynState as stategraph::State>::from_values(&snapshot.values),
+                    Err(e) => Err(e),
+                };
+            }
+            _ => {}
         }
         match result {
             Ok(state) => {

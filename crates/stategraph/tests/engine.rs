@@ -11,6 +11,8 @@ mod compile_errors;
 mod failures;
 #[path = "engine/loops.rs"]
 mod loops;
+#[path = "engine/messages_mode.rs"]
+mod messages_mode;
 #[path = "engine/outcomes.rs"]
 mod outcomes;
 #[path = "engine/parallel.rs"]
@@ -19,5 +21,7 @@ mod parallel;
 mod reducers;
 #[path = "engine/streaming.rs"]
 mod streaming;
+#[path = "engine/typed_stream.rs"]
+mod typed_stream;
 #[path = "engine/util.rs"]
 mod util;

@@ -15,6 +15,8 @@ mod support;
 mod graphs;
 #[path = "interop_python/render.rs"]
 mod render;
+#[path = "interop_python/response_schema.rs"]
+mod response_schema;
 #[path = "interop_python/scenarios.rs"]
 mod scenarios;
 

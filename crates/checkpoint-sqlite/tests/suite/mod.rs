@@ -6,6 +6,7 @@ mod filter;
 mod golden;
 mod interop;
 mod json;
+mod open_errors;
 mod schema;
 mod streaming;
 mod support;

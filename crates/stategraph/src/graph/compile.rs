@@ -39,6 +39,12 @@ pub struct CompileOptions {
     /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
     /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
     pub strict: bool,
+    /// Drop writes to unknown nodes or channels (a `Command::goto` or conditional edge
+    /// naming a node the graph does not have, a `Send` to one, a `Command` update or
+    /// `update_state` value for an unknown key) instead of failing with
+    /// [`Error::UnknownNode`] / [`Error::UnknownChannel`]: what Python LangGraph does
+    /// (it logs a warning, or drops an unknown `update_state` key silently). Off by default.
+    pub lenient_writes: bool,
 }
 
 impl CompileOptions {
@@ -77,6 +83,13 @@ impl CompileOptions {
     /// Sets the node cache (builder style).
     pub fn cache(mut self, cache: Arc<dyn crate::pregel::cache::NodeCache>) -> Self {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Drops writes to unknown nodes or channels as LangGraph does, instead of failing
+    /// (builder style; see [`CompileOptions::lenient_writes`](#structfield.lenient_writes)).
+    pub fn lenient_writes(mut self, lenient: bool) -> Self {
+        self.lenient_writes = lenient;
         self
     }
 
@@ -383,13 +396,18 @@ fn subgraph_runner(
                 config,
                 interrupt_before: sub_options.interrupt_before.clone(),
                 interrupt_after: sub_options.interrupt_after.clone(),
-                sink: None,
+                sink: ctx
+                    .inner
+                    .sink
+                    .as_ref()
+                    .and_then(|s| s.for_subgraph(ctx.checkpoint_ns())),
                 ns: ctx.checkpoint_ns().to_owned(),
                 resuming: Some(scope.resuming),
                 null_resume: Some(ctx.inner.null_resume.clone()),
                 cache: sub_options.cache.clone(),
                 store: sub_options.store.clone().or_else(|| scope.store.clone()),
                 lease: scope.lease.clone(),
+                lenient_writes: sub_options.lenient_writes,
             };
             let run = async move {
                 Loop::start(params, RunInput::Values(input))

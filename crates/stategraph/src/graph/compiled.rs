@@ -3,12 +3,12 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::BoxStream;
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
 use super::compile::CompileOptions;
 use super::outcome::Outcome;
-use crate::config::RunConfig;
+use crate::config::{AsRunConfig, RunConfig};
 use crate::error::{Error, Result};
 use crate::pregel::graph::PregelGraph;
 use crate::pregel::run_loop::{Loop, LoopParams, RunInput, RunOutcome};
@@ -66,6 +66,8 @@ pub struct CompiledGraph<S> {
     pub(crate) options: CompileOptions,
     pub(crate) sources: Sources,
     pub(crate) topology: Arc<super::draw::topology::Topology>,
+    /// What [`CompiledGraph::with_config`] set: merged under every call's config.
+    pub(crate) defaults: Option<Arc<RunConfig>>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -76,6 +78,7 @@ impl<S> Clone for CompiledGraph<S> {
             options: self.options.clone(),
             sources: self.sources.clone(),
             topology: self.topology.clone(),
+            defaults: self.defaults.clone(),
             _state: PhantomData,
         }
     }
@@ -92,6 +95,7 @@ impl<S: State> CompiledGraph<S> {
             options,
             sources: Sources::default(),
             topology,
+            defaults: None,
             _state: PhantomData,
         }
     }
@@ -100,6 +104,38 @@ impl<S: State> CompiledGraph<S> {
     pub fn with_sources(mut self, sources: Sources) -> Self {
         self.sources = sources;
         self
+    }
+
+    /// This graph with `defaults` merged under the config of every call (`invoke`,
+    /// `stream`, `batch`, `get_state`, `update_state`, ...), as Python's
+    /// `graph.with_config(...)`: a call's own values win, see [`RunConfig::merged_over`].
+    /// Calling it again merges the new defaults over the previous ones.
+    ///
+    /// ```
+    /// # use stategraph::{DynState, RunConfig, StateGraph, START, END, channels::LastValue};
+    /// let mut g = StateGraph::<DynState>::with_channels(vec![("n".into(), Box::new(LastValue::new()) as _)]);
+    /// g.add_node("inc", |_s: DynState| async move { stategraph::update([("n", 1)]) });
+    /// g.add_edge(START, "inc").add_edge("inc", END);
+    /// let app = g.compile().unwrap().with_config(RunConfig::default().recursion_limit(5));
+    /// # let _ = app;
+    /// ```
+    pub fn with_config(mut self, defaults: impl Into<RunConfig>) -> Self {
+        let defaults = defaults.into();
+        let merged = match &self.defaults {
+            Some(previous) => defaults.merged_over(previous),
+            None => defaults,
+        };
+        self.defaults = Some(Arc::new(merged));
+        self
+    }
+
+    /// A call's config with the [`CompiledGraph::with_config`] defaults merged under it.
+    pub(crate) fn resolve(&self, config: impl AsRunConfig) -> RunConfig {
+        let config = config.to_run_config();
+        match &self.defaults {
+            Some(defaults) => config.merged_over(defaults),
+            None => config,
+        }
     }
 
     /// The checkpointer, if the graph has one.
@@ -164,17 +200,18 @@ impl<S: State> CompiledGraph<S> {
             cache: self.options.cache.clone(),
             store: self.options.store.clone(),
             lease: None,
+            lenient_writes: self.options.lenient_writes,
         }
     }
 
-    async fn run(
+    pub(super) async fn run(
         &self,
         input: RunInput,
         config: &RunConfig,
         sink: Option<StreamSink>,
     ) -> Result<RunOutcome> {
         if config.recursion_limit < 1 {
-            return Err(Error::InvalidGraph(
+            return Err(Error::InvalidConfig(
                 "recursion_limit must be at least 1".into(),
             ));
         }
@@ -187,7 +224,8 @@ impl<S: State> CompiledGraph<S> {
     /// waits for this by itself; call it before handing a thread whose run was cancelled
     /// to another process (or another saver instance), so that the other side starts from
     /// everything the cancelled run stored. Returns at once without a saver or thread id.
-    pub async fn settle(&self, config: &RunConfig) {
+    pub async fn settle(&self, config: impl AsRunConfig) {
+        let config = self.resolve(config);
         if let (Some(saver), Some(thread_id)) = (&self.options.checkpointer, &config.thread_id) {
             drop(crate::pregel::lease::acquire(saver, thread_id).await);
         }
@@ -196,8 +234,16 @@ impl<S: State> CompiledGraph<S> {
     /// Runs the graph to the end or until it pauses, and returns the [`Outcome`]: the
     /// state (read its fields through it), and the interrupts or nodes that stopped it
     /// when it paused ([`Outcome::is_interrupted`], [`Outcome::done`]).
-    pub async fn invoke(&self, input: impl IntoInput, config: &RunConfig) -> Result<Outcome<S>> {
-        let outcome = self.run(input.into_input()?, config, None).await?;
+    ///
+    /// `config` is a [`RunConfig`] or anything that converts to one: `&RunConfig`, a
+    /// snapshot's `config` / `parent_config`, the config `update_state` returns.
+    pub async fn invoke(
+        &self,
+        input: impl IntoInput,
+        config: impl AsRunConfig,
+    ) -> Result<Outcome<S>> {
+        let config = self.resolve(config);
+        let outcome = self.run(input.into_input()?, &config, None).await?;
         Ok(Outcome {
             state: S::from_values(&outcome.values)?,
             interrupts: outcome.interrupts,
@@ -206,51 +252,50 @@ impl<S: State> CompiledGraph<S> {
         })
     }
 
+    /// Runs the graph once per input, concurrently, as Python's `batch`: the outcomes in
+    /// the order of the inputs, each its own `Result` (one failing run does not stop the
+    /// others). `configs` holds one config per input, or a single config for all of them;
+    /// any other count is [`Error::InvalidConfig`]. Give runs on one saver distinct
+    /// threads: runs of the same thread wait for each other.
+    pub async fn batch<I, C>(
+        &self,
+        inputs: impl IntoIterator<Item = I>,
+        configs: impl IntoIterator<Item = C>,
+    ) -> Result<Vec<Result<Outcome<S>>>>
+    where
+        I: IntoInput,
+        C: Into<RunConfig>,
+    {
+        let inputs: Vec<I> = inputs.into_iter().collect();
+        let mut configs: Vec<RunConfig> = configs.into_iter().map(Into::into).collect();
+        if configs.len() == 1 && inputs.len() != 1 {
+            configs = vec![configs[0].clone(); inputs.len()];
+        }
+        if configs.len() != inputs.len() {
+            return Err(Error::InvalidConfig(format!(
+                "batch got {} inputs and {} configs (give one config per input, or one for all)",
+                inputs.len(),
+                configs.len()
+            )));
+        }
+        let runs = inputs
+            .into_iter()
+            .zip(configs)
+            .map(|(input, config)| async move { self.invoke(input, &config).await });
+        Ok(futures::future::join_all(runs).await)
+    }
+
     /// Runs the graph, yielding events of the given modes as they happen. A failure of
     /// the run is the stream's last item. Dropping the stream cancels the run, as dropping
-    /// an `invoke` future does (see the README on what a cancelled run leaves).
+    /// an `invoke` future does (see the README on what a cancelled run leaves). Each event's
+    /// `data` is the payload as Python streams it; [`CompiledGraph::stream_typed`] yields
+    /// typed events, and [`CompiledGraph::stream_with`] streams subgraphs' events too.
     pub fn stream(
         &self,
         input: impl IntoInput,
-        config: &RunConfig,
+        config: impl AsRunConfig,
         modes: &[StreamMode],
     ) -> BoxStream<'static, Result<StreamEvent>> {
-        let input = match input.into_input() {
-            Ok(i) => i,
-            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
-        };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = StreamSink::new(tx, modes);
-        let this = self.clone();
-        let config = config.clone();
-        let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
-        let cancel = AbortOnDrop(handle.abort_handle());
-        let events =
-            futures::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-            );
-        let tail = futures::stream::once(async move {
-            let _cancel = cancel;
-            match handle.await {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(Err(e)),
-                Err(e) => Some(Err(Error::Node {
-                    node: String::new(),
-                    message: format!("run task failed: {e}"),
-                })),
-            }
-        })
-        .filter_map(|x| async move { x });
-        events.chain(tail).boxed()
-    }
-}
-
-/// Cancels a streamed run when its stream is dropped before the run ended.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+        self.stream_with(input, config, modes)
     }
 }

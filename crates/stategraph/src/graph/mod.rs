@@ -8,6 +8,7 @@ pub mod draw;
 pub mod node;
 pub mod outcome;
 pub mod state_api;
+pub mod typed_stream;
 
 pub use branch::BranchTargets;
 pub use builder::{NodeOptions, StateGraph, END, START};
@@ -16,3 +17,4 @@ pub use compiled::{CompiledGraph, IntoInput, NoInput};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeOutput};
 pub use outcome::Outcome;
+pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};

@@ -12,6 +12,7 @@ use stategraph_checkpoint::{
 
 use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
+use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
 use crate::pregel::algo::{
     apply_writes, create_checkpoint, new_versions, prepare_task_ids, read_channels, TaskWrites,
@@ -40,7 +41,10 @@ impl<S: State> CompiledGraph<S> {
     /// of tasks that already finished, `next` only what still has to run), or at the
     /// checkpoint `config.checkpoint_id` names (a record of that step). A config with a
     /// subgraph's `checkpoint_ns` reads that subgraph's state.
-    pub async fn get_state(&self, config: &crate::RunConfig) -> Result<StateSnapshot> {
+    ///
+    /// `config` is a [`RunConfig`](crate::RunConfig) or anything that converts to one
+    /// (`&RunConfig`, a snapshot's `config`, what `update_state` returns).
+    pub async fn get_state(&self, config: impl AsRunConfig) -> Result<StateSnapshot> {
         self.get_state_with(config, false).await
     }
 
@@ -48,13 +52,15 @@ impl<S: State> CompiledGraph<S> {
     /// `subgraphs` is set.
     pub async fn get_state_with(
         &self,
-        config: &crate::RunConfig,
+        config: impl AsRunConfig,
         subgraphs: bool,
     ) -> Result<StateSnapshot> {
+        let config = &self.resolve(config);
         let saver = self.saver()?.clone();
         let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
         let cfg = config.checkpoint_config(&config.checkpoint_ns);
         let live = config.checkpoint_id.is_none();
+        thread_of(config)?;
         state_of(graph, saver, cfg, live, subgraphs).await
     }
 
@@ -62,7 +68,7 @@ impl<S: State> CompiledGraph<S> {
     /// snapshots, newest first. Collects [`CompiledGraph::get_state_history_stream`].
     pub async fn get_state_history(
         &self,
-        config: &crate::RunConfig,
+        config: impl AsRunConfig,
         options: &ListOptions,
     ) -> Result<Vec<StateSnapshot>> {
         self.get_state_history_stream(config, options.clone())
@@ -87,9 +93,10 @@ impl<S: State> CompiledGraph<S> {
     /// ```
     pub fn get_state_history_stream(
         &self,
-        config: &crate::RunConfig,
+        config: impl AsRunConfig,
         options: ListOptions,
     ) -> BoxStream<'_, Result<StateSnapshot>> {
+        let config = &self.resolve(config);
         let setup = self
             .saver()
             .and_then(|saver| Ok((saver, graph_for_ns(&self.graph, &config.checkpoint_ns)?)));
@@ -142,12 +149,31 @@ fn state_of(
     Box::pin(async move {
         match saver.get_tuple(&cfg).await? {
             Some(t) => snapshot(&graph, &saver, t, live, subgraphs).await,
+            None if cfg.checkpoint_id.is_some() => Err(not_found(&cfg)),
             None => Ok(StateSnapshot {
                 config: Some(cfg),
                 ..Default::default()
             }),
         }
     })
+}
+
+/// The thread id of a config that addresses a thread's state; a config without one is
+/// [`Error::InvalidConfig`].
+fn thread_of(config: &crate::RunConfig) -> Result<&str> {
+    config.thread_id.as_deref().ok_or_else(|| {
+        Error::InvalidConfig(
+            "reading or changing a thread's state needs a thread_id in the config".into(),
+        )
+    })
+}
+
+/// [`Error::CheckpointNotFound`] for the checkpoint `cfg` names.
+fn not_found(cfg: &CheckpointConfig) -> Error {
+    Error::CheckpointNotFound {
+        thread_id: cfg.thread_id.clone(),
+        checkpoint_id: cfg.checkpoint_id.clone().unwrap_or_default(),
+    }
 }
 
 /// `config` of a stored checkpoint as a snapshot shows it: thread, namespace, id, and
@@ -325,12 +351,14 @@ impl<S: State> CompiledGraph<S> {
     /// on this saver) is under way or a dropped one is still storing its saves.
     pub async fn update_state(
         &self,
-        config: &crate::RunConfig,
+        config: impl AsRunConfig,
         values: impl IntoUpdate,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig> {
+        let config = &self.resolve(config);
         let saver = self.saver()?.clone();
         let graph = self.graph.clone();
+        thread_of(config)?;
         let cfg = config.checkpoint_config("");
         // Like a run: waits until the saves of a dropped run of the thread are stored.
         let _lease = match &config.thread_id {
@@ -338,6 +366,9 @@ impl<S: State> CompiledGraph<S> {
             None => None,
         };
         let saved = saver.get_tuple(&cfg).await?;
+        if saved.is_none() && cfg.checkpoint_id.is_some() {
+            return Err(not_found(&cfg));
+        }
         let superseded = match (&saved, &config.checkpoint_id) {
             (Some(t), Some(_)) => superseded(saver.as_ref(), &cfg, &t.checkpoint.id).await?,
             _ => false,
@@ -374,7 +405,20 @@ impl<S: State> CompiledGraph<S> {
         let node = graph
             .nodes
             .get(&as_node)
-            .ok_or_else(|| Error::InvalidUpdate(format!("Node {as_node} does not exist")))?;
+            .ok_or_else(|| Error::UnknownNode {
+                node: as_node.clone(),
+                by: "update_state".into(),
+            })?;
+        let lenient = self.options.lenient_writes;
+        let values = values.into_writes()?;
+        if !lenient {
+            if let Some((key, _)) = values.iter().find(|(k, _)| !graph.channels.contains_key(k)) {
+                return Err(Error::UnknownChannel {
+                    channel: key.clone(),
+                    by: "update_state".into(),
+                });
+            }
+        }
 
         let mut prepared_id = None;
         if let Some(t) = &saved {
@@ -389,11 +433,14 @@ impl<S: State> CompiledGraph<S> {
         let channels = Arc::new(channels);
         let ctx = NodeContext::detached(task_id.clone(), as_node.clone(), step, channels.clone());
         let output = NodeOutput {
-            writes: values.into_writes()?,
+            writes: values,
             goto: Vec::new(),
         };
         let writes =
             (node.writers)(output, &ctx).map_err(|e| Error::InvalidUpdate(e.to_string()))?;
+        if !lenient {
+            crate::pregel::targets::check_targets(&graph, "update_state", &writes)?;
+        }
         drop(ctx);
         let mut channels = Arc::try_unwrap(channels).unwrap_or_else(|a| (*a).clone());
         let path = TaskPath(vec![

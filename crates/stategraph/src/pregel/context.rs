@@ -107,22 +107,52 @@ impl NodeContext {
     /// Sends a chat-model chunk to the `messages` stream mode, with this task's metadata
     /// (ignored when nobody streams it). A [`ChatModel`](crate::messages) streaming its
     /// answer calls this for every chunk, as LangChain's callbacks feed Python's
-    /// `stream_mode="messages"`.
+    /// `stream_mode="messages"`. Chunks are always streamed (an AI chunk as an
+    /// `AIMessageChunk`); their id is remembered, so the message the node then returns
+    /// with the same id is not streamed again. Give the chunks of one answer and the
+    /// answer itself the same id (LangChain uses `lc_run--<uuid>`): a chunk without id gets
+    /// a fresh one, and an answer without id is streamed again when the node returns it.
     pub fn send_message_chunk(&self, chunk: &crate::messages::Message) {
-        if let Some(sink) = &self.inner.sink {
-            if sink.wants(StreamMode::Messages) {
-                let mut meta = stategraph_checkpoint::Map::with_capacity(4);
-                if let Some(t) = &self.inner.thread_id {
-                    meta.insert("thread_id", t.as_str());
-                }
-                meta.insert("langgraph_step", self.inner.step);
-                meta.insert("langgraph_node", self.inner.name.as_str());
-                meta.insert("langgraph_checkpoint_ns", self.inner.ns.as_str());
-                sink.emit(
-                    StreamMode::Messages,
-                    Value::list(vec![chunk.to_value(), Value::Map(meta)]),
-                );
-            }
+        self.send_model_message(chunk, None, false);
+    }
+
+    /// [`NodeContext::send_message_chunk`] with the model's own metadata keys (LangChain
+    /// adds `ls_provider`, `ls_model_type`, ...) after LangGraph's.
+    pub fn send_message_chunk_with(
+        &self,
+        chunk: &crate::messages::Message,
+        model_metadata: &stategraph_checkpoint::Map,
+    ) {
+        self.send_model_message(chunk, Some(model_metadata), false);
+    }
+
+    /// Sends a chat model's whole answer to the `messages` stream mode when it was not
+    /// streamed as chunks (Python's `on_llm_end`): skipped when a message with its id was
+    /// already streamed.
+    pub fn send_message(&self, message: &crate::messages::Message) {
+        self.send_model_message(message, None, true);
+    }
+
+    fn send_model_message(
+        &self,
+        message: &crate::messages::Message,
+        model_metadata: Option<&stategraph_checkpoint::Map>,
+        dedupe: bool,
+    ) {
+        let Some(sink) = &self.inner.sink else {
+            return;
+        };
+        let Some(task_meta) = sink.task_meta() else {
+            return;
+        };
+        if sink.wants(StreamMode::Messages) {
+            let meta = super::stream_messages::chunk_metadata(task_meta, model_metadata);
+            let value = if dedupe {
+                message.to_value()
+            } else {
+                super::stream_messages::chunk_value(message)
+            };
+            super::stream_messages::emit_message(sink, &value, &meta, dedupe);
         }
     }
 
@@ -130,6 +160,31 @@ impl NodeContext {
     /// resumed with one, else an error that the node must return (`?`) so the run stops
     /// with this interrupt. Each call in a node has its own answer, in order.
     pub fn interrupt(&self, value: impl Into<Value>) -> Result<Value, NodeError> {
+        self.ask(value.into(), None)
+    }
+
+    /// [`NodeContext::interrupt`] with the JSON Schema of the answer the node expects
+    /// (Python's `interrupt(value, response_schema={...})`): the schema travels with the
+    /// interrupt to the caller (in [`Outcome::interrupts`](crate::Outcome::interrupts)
+    /// and `get_state().interrupts`) and is stored with it as Python stores it. The
+    /// answer is returned as given, not checked against the schema.
+    ///
+    /// ```
+    /// # use stategraph::{NodeContext, NodeError, Value, map};
+    /// async fn ask(ctx: NodeContext) -> Result<Value, NodeError> {
+    ///     ctx.interrupt_with("approve?", map! {"type" => "boolean"})
+    /// }
+    /// # let _ = ask;
+    /// ```
+    pub fn interrupt_with(
+        &self,
+        value: impl Into<Value>,
+        response_schema: impl Into<Value>,
+    ) -> Result<Value, NodeError> {
+        self.ask(value.into(), Some(response_schema.into()))
+    }
+
+    fn ask(&self, value: Value, response_schema: Option<Value>) -> Result<Value, NodeError> {
         let mut pad = self.inner.scratchpad.lock();
         let idx = pad.counter;
         pad.counter += 1;
@@ -152,8 +207,9 @@ impl NodeContext {
         }
         let id = crate::pregel::task::interrupt_id(&self.inner.ns, pad.resume.len());
         Err(NodeError::interrupt(vec![Interrupt {
-            value: value.into(),
+            value,
             id,
+            response_schema,
         }]))
     }
 }

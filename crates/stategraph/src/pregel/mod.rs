@@ -16,5 +16,7 @@ pub mod snapshot;
 pub mod sources;
 pub mod status;
 pub mod stream;
+pub(crate) mod targets;
+pub(crate) mod stream_messages;
 pub mod task;
 pub mod writer;

@@ -82,6 +82,9 @@ pub struct LoopParams {
     /// For a subgraph: the root run's lease on the thread (`None` at the root, which
     /// takes the lease itself).
     pub lease: Option<Arc<ThreadLease>>,
+    /// Drop writes to unknown nodes or channels (LangGraph's behaviour) instead of
+    /// failing the run.
+    pub lenient_writes: bool,
 }
 
 /// The state of one run.
@@ -145,8 +148,10 @@ impl Loop {
         let saved = match &p.saver {
             Some(saver) => {
                 let Some(thread_id) = &p.config.thread_id else {
-                    return Err(Error::InvalidGraph(
-                        "a checkpointer requires a thread_id in the run config".into(),
+                    return Err(Error::InvalidConfig(
+                        "a graph with a checkpointer needs a thread_id in the run config \
+                         (RunConfig::thread(..))"
+                            .into(),
                     ));
                 };
                 // One run of the thread at a time in this process; a dropped run's saves
@@ -154,7 +159,14 @@ impl Loop {
                 if lease.is_none() && p.resuming.is_none() {
                     lease = Some(Arc::new(lease::acquire(saver, thread_id).await));
                 }
-                saver.get_tuple(&base).await?
+                let saved = saver.get_tuple(&base).await?;
+                if let (None, Some(checkpoint_id)) = (&saved, &p.config.checkpoint_id) {
+                    return Err(Error::CheckpointNotFound {
+                        thread_id: thread_id.clone(),
+                        checkpoint_id: checkpoint_id.clone(),
+                    });
+                }
+                saved
             }
             None => None,
         };
@@ -262,6 +274,7 @@ impl Loop {
                     .is_some_and(|r| self.metadata.extra.get("run_id") == Some(r)),
             };
         self.resuming = is_resuming;
+        let continues = !nested && has_state && matches!(input, RunInput::Resume);
         let resumes_with_value = matches!(&input, RunInput::Command(c) if c.resume.is_some());
         let is_time_traveling = addressed && !resumes_with_value;
         self.is_replaying = is_time_traveling || superseded;
@@ -304,6 +317,9 @@ impl Loop {
                 if self.p.saver.is_none() {
                     return Err(Error::NoCheckpointer);
                 }
+                if !nested {
+                    self.check_something_to_resume(has_state, !cmd.goto.is_empty())?;
+                }
                 match resume {
                     Resume::ById(map) => {
                         resume_is_map = true;
@@ -319,6 +335,9 @@ impl Loop {
                 }
             }
             let writes = map_command(cmd)?;
+            if !self.p.lenient_writes {
+                super::targets::check_targets(&self.p.graph, "input", &writes)?;
+            }
             if writes.is_empty() && !resume_is_map {
                 return Err(Error::EmptyInput("Received empty Command input".into()));
             }
@@ -364,6 +383,9 @@ impl Loop {
             }
         }
 
+        if continues && !self.has_tasks_left()? {
+            return Err(self.nothing_to_resume("its run finished: nothing is left to run"));
+        }
         if is_resuming {
             let versions: Vec<(String, ChannelVersion)> = self
                 .channels
@@ -421,6 +443,41 @@ impl Loop {
             return Err(Error::EmptyInput("Received no input for __start__".into()));
         }
         Ok(updated_channels)
+    }
+
+    /// [`Error::NothingToResume`] for a resume value when the thread has no checkpoint,
+    /// or neither an interrupt waiting for an answer nor a task left to run. (With tasks
+    /// left, e.g. after `update_state` on a paused thread, the value answers the
+    /// interrupts they raise when rerun, as in Python.)
+    fn check_something_to_resume(&self, has_state: bool, goes_somewhere: bool) -> Result<()> {
+        if !has_state {
+            return Err(self.nothing_to_resume("the thread has no checkpoint"));
+        }
+        if goes_somewhere || !self.pending_interrupt_ids().is_empty() || self.has_tasks_left()? {
+            return Ok(());
+        }
+        Err(self
+            .nothing_to_resume("no interrupt is waiting for an answer and nothing is left to run"))
+    }
+
+    /// Whether the loaded checkpoint has tasks to run.
+    fn has_tasks_left(&self) -> Result<bool> {
+        let tasks = super::algo::prepare_task_ids(
+            &self.checkpoint,
+            &self.p.graph,
+            &self.channels,
+            self.step,
+            &self.p.ns,
+            None,
+        )?;
+        Ok(!tasks.is_empty())
+    }
+
+    fn nothing_to_resume(&self, reason: &str) -> Error {
+        Error::NothingToResume {
+            thread_id: self.p.config.thread_id.clone().unwrap_or_default(),
+            reason: reason.into(),
+        }
     }
 
     fn pending_interrupt_ids(&self) -> Vec<String> {
@@ -674,9 +731,22 @@ impl Loop {
             if sink.wants(StreamMode::Updates) {
                 sink.emit(StreamMode::Updates, events::interrupt_update(writes));
             }
-        } else if first != "__error__" && sink.wants(StreamMode::Updates) {
-            if let Some(u) =
-                events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+        } else if first != "__error__" {
+            if !cached {
+                super::stream_messages::emit_node_messages(
+                    sink,
+                    &self.p.config,
+                    task,
+                    self.step,
+                    writes,
+                );
+            }
+            if let Some(u) = sink
+                .wants(StreamMode::Updates)
+                .then(|| {
+                    events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+                })
+                .flatten()
             {
                 sink.emit(StreamMode::Updates, u);
             }

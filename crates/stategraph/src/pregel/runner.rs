@@ -200,7 +200,12 @@ pub(crate) async fn run_tasks(
                 ns: task.ns.clone(),
                 thread_id: lp.params().config.thread_id.clone(),
                 channels: channels.clone(),
-                sink: lp.params().sink.clone(),
+                sink: super::stream_messages::task_sink(
+                    lp.params().sink.as_ref(),
+                    &lp.params().config,
+                    &task,
+                    lp.step(),
+                ),
                 resume,
                 null_resume: null_resume.clone(),
                 run: run_scope.clone(),
@@ -295,6 +300,23 @@ async fn commit(
 ) -> Result<bool> {
     let task_id = lp.tasks()[i].id.clone();
     let name = lp.tasks()[i].name.clone();
+    let result = match result {
+        Ok(writes) if !lp.params().lenient_writes => {
+            match super::targets::check_targets(&lp.params().graph, &name, &writes) {
+                Ok(()) => Ok(writes),
+                Err(e) => {
+                    // Stored as the task's failure, so the thread shows it and a rerun
+                    // runs the task again.
+                    let repr = e.to_string();
+                    lp.put_writes(&task_id, vec![("__error__".to_owned(), repr.into())])
+                        .await?;
+                    outcome.error = Some(e);
+                    return Ok(true);
+                }
+            }
+        }
+        other => other,
+    };
     match result {
         Ok(mut writes) => {
             if writes
