@@ -55,9 +55,8 @@ pub async fn run(step: &str, db: &str) -> Result<(), Box<dyn std::error::Error>>
             // Process 3: back to before the approval, fork, answer differently.
             let history = app.get_state_history(&thread, &Default::default()).await?;
             let before = history.iter().find(|s| s.next == ["approve"]);
-            let id = before.and_then(|s| s.config.as_ref()?.checkpoint_id.clone());
-            let past = thread.clone().at_checkpoint(id.ok_or("not found")?);
-            let out = app.invoke(NoInput, &past).await?;
+            let past = &before.ok_or("no checkpoint before approve")?.config;
+            let out = app.invoke(NoInput, past).await?;
             println!("paused again: {}", out.interrupts[0].value);
             let out = app.invoke(Command::resume("no"), &thread).await?;
             println!("status: {}", out.status);

@@ -16,7 +16,7 @@ pub mod snapshot;
 pub mod sources;
 pub mod status;
 pub mod stream;
-pub(crate) mod targets;
 pub(crate) mod stream_messages;
+pub(crate) mod targets;
 pub mod task;
 pub mod writer;
