@@ -5,6 +5,13 @@ the path given, so that the scenarios are exactly the driver's.
   bench_io.py worker BENCH_PY --scenario S4 --cp sqlite [--turns N] [--rep R]
   bench_io.py worker BENCH_PY --scenario S5 --cp postgres --variant str|obj [--invokes K] ...
   bench_io.py s7 BENCH_PY --workers N [--duration S] [--rep R]
+  bench_io.py worker BENCH_PY --scenario S1|S2|S4 --cp stategraph-sqlite ...
+
+`--cp stategraph-memory|stategraph-sqlite|stategraph-postgres` runs the same Python graph
+code with stategraph's Rust savers (the `stategraph` package of crates/python, which must be
+installed in this interpreter: `maturin develop --release` in crates/python) instead of
+LangGraph's, for the "Python LangGraph, its savers vs ours" figures; S1 and S2 call the
+driver's s1_seed and s2_chain. The plain kinds (memory, sqlite, postgres) are LangGraph's.
 
 S5 and S7 call the driver's own functions (s5_big with k=K, run_s7 with the duration).
 S4 runs the driver's chat graph and S6 reads its thread as s4_chat_s6_history does, with
@@ -98,14 +105,94 @@ def chat_and_history(bl, G, cp, turns, variant="-"):
     return res
 
 
+class StategraphCP:
+    """The driver's `CP` (saver plus storage measurement) over a stategraph Rust saver."""
+
+    def __init__(self, bl, kind, tag, dsn=None):
+        import os
+        import sqlite3
+
+        import stategraph
+
+        self.kind = kind
+        self.path = None
+        self.conn = None
+        if kind == "stategraph-memory":
+            self.saver = stategraph.MemorySaver()
+        elif kind == "stategraph-sqlite":
+            os.makedirs(bl.DATA, exist_ok=True)
+            self.path = os.path.join(bl.DATA, f"sg_{tag}.sqlite")
+            self._remove_files()
+            self.saver = stategraph.SqliteSaver(self.path)
+            # A second connection, for the storage figures only.
+            self.conn = sqlite3.connect(self.path, check_same_thread=False)
+        elif kind == "stategraph-postgres":
+            from psycopg import Connection
+            from psycopg.rows import dict_row
+
+            self.saver = stategraph.PostgresSaver(dsn)
+            self.saver.setup()
+            self.conn = Connection.connect(dsn, autocommit=True, row_factory=dict_row)
+        else:
+            raise ValueError(kind)
+
+    def _remove_files(self):
+        import os
+
+        for suf in ("", "-wal", "-shm"):
+            if os.path.exists(self.path + suf):
+                os.remove(self.path + suf)
+
+    def n_checkpoints(self):
+        if self.kind == "stategraph-memory":
+            return sum(1 for _ in self.saver.list(None))
+        row = self.conn.execute("select count(*) as c from checkpoints").fetchone()
+        return row["c"] if isinstance(row, dict) else row[0]
+
+    def storage(self):
+        import os
+
+        if self.kind == "stategraph-sqlite":
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            main = os.path.getsize(self.path)
+            wal = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
+            return {"total": main + wal, "file": main, "wal": wal}
+        if self.kind == "stategraph-postgres":
+            out = {}
+            for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+                out[t] = self.conn.execute(
+                    "select pg_total_relation_size(%s) as s", (t,)
+                ).fetchone()["s"]
+            out["total"] = sum(out.values())
+            return out
+        return {"total": float("nan")}  # the Rust memory saver's bytes are not visible here
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+        if self.path:
+            self._remove_files()
+
+
+def make_cp(bl, kind, tag, dsn):
+    if kind.startswith("stategraph-"):
+        return StategraphCP(bl, kind, tag, dsn)
+    return bl.CP(kind, tag, dsn)
+
+
 def cmd_worker(bl, a):
     G = bl.build_graphs()
     db = f"py_io_{a.scenario}_{a.variant}_{a.rep}".lower().replace("-", "x")
-    dsn = bl.fresh_db(db) if a.cp == "postgres" else None
-    cp = bl.CP(a.cp, f"io_{a.scenario}_{a.variant}_{a.rep}", dsn)
+    dsn = bl.fresh_db(db) if a.cp.endswith("postgres") else None
+    cp = make_cp(bl, a.cp, f"io_{a.scenario}_{a.variant}_{a.rep}", dsn)
     try:
         if a.scenario == "S4":
             res = chat_and_history(bl, G, cp, a.turns, a.variant)
+        elif a.scenario in ("S1", "S2"):
+            run = bl.s1_seed if a.scenario == "S1" else bl.s2_chain
+            variant = a.variant if a.variant != "-" else ("new" if a.scenario == "S1" else "-")
+            res = run(G, cp, variant)
+            res.update({"scenario": a.scenario, "variant": variant, "cp": a.cp})
         else:
             res = bl.s5_big(G, cp, a.variant, k=a.invokes)
             res.update({"scenario": "S5", "variant": a.variant, "cp": a.cp,
@@ -137,7 +224,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("worker")
     w.add_argument("bench")
-    w.add_argument("--scenario", required=True, choices=["S4", "S5"])
+    w.add_argument("--scenario", required=True, choices=["S1", "S2", "S4", "S5"])
     w.add_argument("--cp", required=True)
     w.add_argument("--variant", default="-")
     w.add_argument("--turns", type=int, default=1000)

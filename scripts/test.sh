@@ -57,5 +57,30 @@ echo "== clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== tests"
 cargo test --workspace --no-fail-fast
+echo "== python package (crates/python: wheel, then LangGraph's conformance suite and interop)"
+# Builds the `stategraph` wheel (maturin, abi3) into target/wheels, installs it in a venv of
+# its own (the pins of the LangGraph venv plus maturin and pytest; the LangGraph venv itself
+# is never changed) and runs crates/python/tests with pytest.
+if [ -n "${STATEGRAPH_PYTHON:-}" ]; then
+  pyvenv="$repo/target/python-venv"
+  want=$(printf '%s\n' "$("$STATEGRAPH_PYTHON" -m pip freeze --disable-pip-version-check)" \
+    "maturin>=1.5,<2" "pytest>=8" "pytest-asyncio>=0.24")
+  if [[ ! -x $pyvenv/bin/python || ! -f $pyvenv/.stategraph-pins || "$(cat "$pyvenv/.stategraph-pins")" != "$want" ]]; then
+    rm -rf "$pyvenv"
+    python3 -m venv "$pyvenv"
+    printf '%s\n' "$want" >"$repo/target/python-venv.requirements.txt"
+    "$pyvenv/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "$repo/target/python-venv.requirements.txt" >&2
+    printf '%s\n' "$want" >"$pyvenv/.stategraph-pins"
+  fi
+  rm -rf "$repo/target/wheels"
+  (cd crates/python && "$pyvenv/bin/maturin" build --quiet --interpreter "$pyvenv/bin/python" \
+    --out "$repo/target/wheels")
+  "$pyvenv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+    "$repo"/target/wheels/stategraph-*.whl
+  (cd crates/python && "$pyvenv/bin/python" -m pytest tests -q -p no:cacheprovider)
+else
+  echo "no STATEGRAPH_PYTHON: the python package tests are skipped"
+fi
 echo "== docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet

@@ -21,8 +21,8 @@ pub use config::{AsRunConfig, Durability, RunConfig};
 pub use error::{Error, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
-    CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, Outcome,
-    StateGraph, END, START,
+    CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
+    Outcome, StateGraph, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;

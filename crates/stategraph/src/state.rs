@@ -19,6 +19,11 @@ use crate::channels::Channel;
 use crate::error::Result;
 
 /// A state schema: its channels, how to read it from channel values, and its updates.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a state type",
+    label = "not a state",
+    note = "derive it: `#[derive(State)] struct {Self} {{ .. }}` (each field a channel), or use `DynState`"
+)]
 pub trait State: Send + Sync + Sized + 'static {
     /// A partial update of this state (the fields a node sets).
     type Update: IntoUpdate + Default + Send + 'static;

@@ -304,6 +304,21 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
+    /// An interrupt asking `value`, resumed by `id`, without a response schema.
+    pub fn new(value: impl Into<Value>, id: impl Into<String>) -> Interrupt {
+        Interrupt {
+            value: value.into(),
+            id: id.into(),
+            response_schema: None,
+        }
+    }
+
+    /// Sets the JSON Schema of the expected answer (builder style).
+    pub fn with_response_schema(mut self, schema: impl Into<Value>) -> Interrupt {
+        self.response_schema = Some(schema.into());
+        self
+    }
+
     /// The stored form: `langgraph.types.Interrupt` as msgpack extension 2.
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();

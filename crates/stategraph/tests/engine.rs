@@ -1,5 +1,5 @@
 //! Behaviour of the engine as a user sees it: compile errors, reducers, parallel steps,
-//! `Send`, loops and the recursion limit, failing nodes, `Command`, and streaming. The
+//! `Send` and per-node input types, loops and the recursion limit, failing nodes, `Command`, and streaming. The
 //! expected values are what Python LangGraph does with the same graph.
 #![allow(clippy::unwrap_used)]
 
@@ -9,6 +9,8 @@ mod commands;
 mod compile_errors;
 #[path = "engine/failures.rs"]
 mod failures;
+#[path = "engine/inputs.rs"]
+mod inputs;
 #[path = "engine/loops.rs"]
 mod loops;
 #[path = "engine/messages_mode.rs"]

@@ -9,22 +9,27 @@ use indexmap::IndexMap;
 use super::branch::{Branch, BranchTargets};
 use super::compile::CompileOptions;
 use super::compiled::CompiledGraph;
+use super::input::InputSpec;
 use super::node::{NodeContext, NodeError, NodeHandler, NodeOutput};
 use crate::channels::Channel;
 use crate::error::Result;
 use crate::state::State;
+use crate::Value;
 
 /// The virtual entry node (and input channel).
 pub const START: &str = "__start__";
 /// The virtual exit node.
 pub const END: &str = "__end__";
 
-pub(crate) type BoxedHandler<S> =
-    Arc<dyn Fn(S, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync>;
+/// A node function behind its input conversion: takes the task's input (the map of
+/// channels it read, or a `Send`'s payload).
+pub(crate) type BoxedHandler = Arc<
+    dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<NodeOutput, NodeError>> + Send + Sync,
+>;
 
-pub(crate) enum NodeKind<S> {
-    /// A function of the state.
-    Function(BoxedHandler<S>),
+pub(crate) enum NodeKind {
+    /// A function of the state or of another input type.
+    Function(BoxedHandler),
     /// A compiled graph run as a node, in its own checkpoint namespace.
     Subgraph(
         Arc<crate::pregel::graph::PregelGraph>,
@@ -33,8 +38,10 @@ pub(crate) enum NodeKind<S> {
     ),
 }
 
-pub(crate) struct NodeSpec<S> {
-    pub kind: NodeKind<S>,
+pub(crate) struct NodeSpec {
+    pub kind: NodeKind,
+    /// How a function node reads its input (`None` for a subgraph).
+    pub input: Option<InputSpec>,
     pub options: NodeOptions,
 }
 
@@ -122,7 +129,10 @@ impl NodeOptions {
 /// ```
 pub struct StateGraph<S: State> {
     pub(crate) channels: IndexMap<String, Box<dyn Channel>>,
-    pub(crate) nodes: IndexMap<String, NodeSpec<S>>,
+    pub(crate) nodes: IndexMap<String, NodeSpec>,
+    /// Channels of node input types that the state lacks (LangGraph's private state),
+    /// in the order the nodes were added.
+    pub(crate) private_channels: IndexMap<String, Box<dyn Channel>>,
     pub(crate) edges: Vec<(String, String)>,
     pub(crate) waiting_edges: Vec<(Vec<String>, String)>,
     pub(crate) branches: Vec<(String, Arc<Branch<S>>)>,
@@ -148,6 +158,7 @@ impl<S: State> StateGraph<S> {
         StateGraph {
             channels: channels.into_iter().collect(),
             nodes: IndexMap::new(),
+            private_channels: IndexMap::new(),
             edges: Vec::new(),
             waiting_edges: Vec::new(),
             branches: Vec::new(),
@@ -158,6 +169,29 @@ impl<S: State> StateGraph<S> {
 
     /// Adds a node: an async function of the state (and optionally its
     /// [`NodeContext`]) returning an update, a `Command`, a `Send` or a `Result` of one.
+    ///
+    /// The function may take another [`NodeInput`](super::input::NodeInput) type than
+    /// the state (LangGraph's per-node input schema): a `#[derive(State)]` struct whose
+    /// fields are the channels the node reads (those the state lacks are added as private
+    /// channels), and which a `Send` to the node carries as a map:
+    ///
+    /// ```
+    /// # use stategraph::{State, StateGraph, Send, START, END};
+    /// #[derive(State)]
+    /// struct Overall { #[state(reducer = add)] jokes: Vec<String> }
+    /// #[derive(State)]
+    /// struct Subject { subject: String }
+    ///
+    /// let mut g = StateGraph::<Overall>::new();
+    /// g.add_node("joke", |s: Subject| async move {
+    ///     OverallUpdate::default().jokes(vec![format!("a joke about {}", s.subject)])
+    /// });
+    /// g.add_conditional_edges(START, |_: &Overall| {
+    ///     vec![Send::new("joke", stategraph::map! { "subject" => "cats" })]
+    /// });
+    /// g.add_edge("joke", END);
+    /// let app = g.compile().unwrap();
+    /// ```
     pub fn add_node<M>(
         &mut self,
         name: impl Into<String>,
@@ -186,25 +220,68 @@ impl<S: State> StateGraph<S> {
         self.insert_node(name.into(), node, NodeOptions::new().defer())
     }
 
-    fn insert_node<M>(
+    fn insert_node<M, N: NodeHandler<S, M>>(
         &mut self,
         name: String,
-        node: impl NodeHandler<S, M>,
+        node: N,
         options: NodeOptions,
     ) -> &mut Self {
+        let (spec, channels) =
+            InputSpec::of::<S, N::Input>(self.channels.keys().cloned().collect());
+        if !self.nodes.contains_key(&name) {
+            for (key, channel) in channels {
+                let existing = self
+                    .channels
+                    .get(&key)
+                    .or_else(|| self.private_channels.get(&key));
+                match existing {
+                    None => {
+                        self.private_channels.insert(key, channel);
+                    }
+                    // As LangGraph: a `LastValue` field reads any channel of that name;
+                    // another kind must match it (compared by kind only).
+                    Some(e) if channel.kind() != "LastValue" && e.kind() != channel.kind() => {
+                        self.build_errors.push(format!(
+                            "Channel '{key}' already exists with a different type"
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
         let node = Arc::new(node);
-        let handler: BoxedHandler<S> = Arc::new(move |s, ctx| node.call(s, ctx));
-        self.insert_spec(name, NodeKind::Function(handler), options)
+        let reader = spec.clone();
+        let handler: BoxedHandler =
+            Arc::new(
+                move |input, ctx| match reader.read::<N::Input>(ctx.node(), input) {
+                    Ok(input) => node.call(input, ctx),
+                    Err(e) => Box::pin(async move { Err(e) }),
+                },
+            );
+        self.insert_spec(name, NodeKind::Function(handler), Some(spec), options)
     }
 
-    fn insert_spec(&mut self, name: String, kind: NodeKind<S>, options: NodeOptions) -> &mut Self {
+    fn insert_spec(
+        &mut self,
+        name: String,
+        kind: NodeKind,
+        input: Option<InputSpec>,
+        options: NodeOptions,
+    ) -> &mut Self {
         // A duplicate name is reported by `compile`; keep the first definition.
         if self.nodes.contains_key(&name) {
             self.build_errors
                 .push(format!("Node `{name}` already present."));
             return self;
         }
-        self.nodes.insert(name, NodeSpec { kind, options });
+        self.nodes.insert(
+            name,
+            NodeSpec {
+                kind,
+                input,
+                options,
+            },
+        );
         self
     }
 
@@ -232,7 +309,7 @@ impl<S: State> StateGraph<S> {
             subgraph.options.clone(),
             subgraph.topology.clone(),
         );
-        self.insert_spec(name.into(), kind, options)
+        self.insert_spec(name.into(), kind, None, options)
     }
 
     /// Adds an edge: `end` runs after `start`. `START` marks the entry, `END` the exit.

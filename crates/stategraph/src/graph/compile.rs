@@ -191,9 +191,18 @@ pub(crate) fn compile<S: State>(
     let state_keys: Arc<Vec<String>> = Arc::new(g.channels.keys().cloned().collect());
 
     let mut channels: IndexMap<String, Box<dyn Channel>> = IndexMap::new();
-    for (k, ch) in &g.channels {
+    for (k, ch) in g.channels.iter().chain(g.private_channels.iter()) {
         channels.insert(k.clone(), ch.clone_box());
     }
+    // What nodes may write: the state's channels and the private ones of node inputs
+    // (START writes only the state's, as LangGraph's input schema).
+    let writable: Arc<Vec<String>> = Arc::new(
+        g.channels
+            .keys()
+            .chain(g.private_channels.keys())
+            .cloned()
+            .collect(),
+    );
     channels.insert(START.into(), Box::new(EphemeralValue::new(true)));
     channels.insert(TASKS.into(), Box::new(Topic::new(false)));
     for (name, spec) in &g.nodes {
@@ -247,8 +256,12 @@ pub(crate) fn compile<S: State>(
     };
 
     let mut nodes = IndexMap::new();
-    let start_writers =
-        node_writers::<S>(state_keys.clone(), static_writes(START), branches_of(START));
+    let start_writers = node_writers::<S>(
+        state_keys.clone(),
+        state_keys.clone(),
+        static_writes(START),
+        branches_of(START),
+    );
     nodes.insert(
         START.to_owned(),
         PregelNode {
@@ -269,7 +282,12 @@ pub(crate) fn compile<S: State>(
         if let Some(j) = join_triggers.get(name) {
             triggers.extend(j.iter().cloned());
         }
-        let writers = node_writers::<S>(state_keys.clone(), static_writes(name), branches_of(name));
+        let writers = node_writers::<S>(
+            state_keys.clone(),
+            writable.clone(),
+            static_writes(name),
+            branches_of(name),
+        );
         let (run, subgraph) = match &spec.kind {
             NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
             NodeKind::Subgraph(sub, opts, _) => (
@@ -277,12 +295,13 @@ pub(crate) fn compile<S: State>(
                 Some(sub.clone()),
             ),
         };
+        let reads = spec.input.as_ref().and_then(|i| i.reads.clone());
         nodes.insert(
             name.clone(),
             PregelNode {
                 name: name.clone(),
                 triggers,
-                reads: Reads::Many(state_keys.to_vec()),
+                reads: Reads::Many(reads.unwrap_or_else(|| state_keys.to_vec())),
                 run: Some(run),
                 writers,
                 subgraph,
@@ -318,8 +337,12 @@ fn map_pairs(input: Value) -> Vec<(String, Value)> {
     }
 }
 
+/// The writers of a node: its writes to `writable` channels (others are dropped, as
+/// LangGraph does), its gotos, its edges and its conditional edges (which read the
+/// state's channels).
 fn node_writers<S: State>(
     state_keys: Arc<Vec<String>>,
+    writable: Arc<Vec<String>>,
     static_writes: Vec<(String, Value)>,
     branches: Vec<Arc<Branch<S>>>,
 ) -> WriterFn {
@@ -327,7 +350,7 @@ fn node_writers<S: State>(
         let mut writes: Vec<(String, Value)> = output
             .writes
             .into_iter()
-            .filter(|(k, _)| state_keys.contains(k))
+            .filter(|(k, _)| writable.contains(k))
             .collect();
         for g in output.goto {
             match g {
@@ -447,18 +470,12 @@ fn subgraph_runner(
     })
 }
 
-fn user_runner<S: State>(
-    handler: super::builder::BoxedHandler<S>,
-    writers: WriterFn,
-) -> NodeRunner {
+fn user_runner(handler: super::builder::BoxedHandler, writers: WriterFn) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
         let handler = handler.clone();
         let writers = writers.clone();
         async move {
-            let values: IndexMap<String, Value> = map_pairs(input).into_iter().collect();
-            let state = S::from_owned_values(values)
-                .map_err(|e| NodeError::named("InvalidUpdateError", e))?;
-            let output = handler(state, ctx.clone()).await?;
+            let output = handler(input, ctx.clone()).await?;
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
             writes.extend(writers(output, &ctx)?);
             Ok(writes)

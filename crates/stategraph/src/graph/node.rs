@@ -1,5 +1,5 @@
 //! Nodes: what a node function may return ([`IntoNodeOutput`]) and the function shapes
-//! usable as nodes ([`NodeHandler`]). What a node receives ([`NodeContext`]) and how it
+//! usable as nodes ([`NodeHandler`]); what it may take is [`NodeInput`]. What a node receives ([`NodeContext`]) and how it
 //! fails ([`NodeError`]) belong to the runtime (`pregel`) and are re-exported here.
 
 use std::future::Future;
@@ -7,6 +7,7 @@ use std::future::Future;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+pub use super::input::NodeInput;
 pub use crate::pregel::context::NodeContext;
 pub use crate::pregel::node_error::NodeError;
 pub use crate::pregel::node_output::NodeOutput;
@@ -15,6 +16,11 @@ use crate::types::{Command, Goto, Send as SendPacket};
 
 /// What a node function may return: an update (`<State>Update`, a map of values, `()`),
 /// a [`Command`], a [`Send`] or a list of them, or a `Result` of any of these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not something a node may return",
+    label = "a node returns this",
+    note = "a node returns an update (the state's `<State>Update`, `stategraph::update([..])` pairs, or `()`), a `Command`, a `Send` or `Vec<Send>`, or a `Result` of one of these whose error converts into `NodeError`"
+)]
 pub trait IntoNodeOutput {
     /// Normalises the return value.
     fn into_node_output(self) -> Result<NodeOutput, NodeError>;
@@ -84,43 +90,63 @@ impl<T: IntoNodeOutput, E: Into<NodeError>> IntoNodeOutput for Result<T, E> {
     }
 }
 
-/// A function usable as a node over state `S`: `Fn(S) -> impl Future` or
-/// `Fn(S, NodeContext) -> impl Future`, returning anything [`IntoNodeOutput`].
-/// `M` only tells the two shapes apart.
+/// A function usable as a node of a graph over state `S`: `Fn(I) -> impl Future` or
+/// `Fn(I, NodeContext) -> impl Future`, where the input `I` is `S` or another
+/// [`NodeInput`] type (a `#[derive(State)]` struct whose fields the node reads, or that a
+/// `Send` carries), returning anything [`IntoNodeOutput`]. `M` only tells the shapes
+/// apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a node of a `StateGraph<{S}>`",
+    label = "not a node",
+    note = "a node is an async function or closure `|input: I| async move {{ .. }}` or `|input: I, ctx: NodeContext| async move {{ .. }}`",
+    note = "its input `I` is `{S}` or another `#[derive(State)]` type (write the type on the closure's argument); it returns an update, a `Command`, a `Send`, `Vec<Send>` or a `Result` of one"
+)]
 pub trait NodeHandler<S, M>: Send + Sync + 'static {
+    /// What the node takes: the graph's state or another [`NodeInput`] type.
+    type Input: NodeInput;
+
     /// Runs the node.
-    fn call(&self, state: S, ctx: NodeContext)
-        -> BoxFuture<'static, Result<NodeOutput, NodeError>>;
+    fn call(
+        &self,
+        input: Self::Input,
+        ctx: NodeContext,
+    ) -> BoxFuture<'static, Result<NodeOutput, NodeError>>;
 }
 
-impl<S, F, Fut, R> NodeHandler<S, (S,)> for F
+impl<S, I, F, Fut, R> NodeHandler<S, (I,)> for F
 where
-    F: Fn(S) -> Fut + Send + Sync + 'static,
+    I: NodeInput,
+    F: Fn(I) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + std::marker::Send + 'static,
     R: IntoNodeOutput,
 {
+    type Input = I;
+
     fn call(
         &self,
-        state: S,
+        input: I,
         _ctx: NodeContext,
     ) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
-        let fut = (self)(state);
+        let fut = (self)(input);
         async move { fut.await.into_node_output() }.boxed()
     }
 }
 
-impl<S, F, Fut, R> NodeHandler<S, (S, NodeContext)> for F
+impl<S, I, F, Fut, R> NodeHandler<S, (I, NodeContext)> for F
 where
-    F: Fn(S, NodeContext) -> Fut + Send + Sync + 'static,
+    I: NodeInput,
+    F: Fn(I, NodeContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + std::marker::Send + 'static,
     R: IntoNodeOutput,
 {
+    type Input = I;
+
     fn call(
         &self,
-        state: S,
+        input: I,
         ctx: NodeContext,
     ) -> BoxFuture<'static, Result<NodeOutput, NodeError>> {
-        let fut = (self)(state, ctx);
+        let fut = (self)(input, ctx);
         async move { fut.await.into_node_output() }.boxed()
     }
 }

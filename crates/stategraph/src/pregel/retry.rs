@@ -58,7 +58,11 @@ impl fmt::Debug for RetryPolicy {
 pub fn default_retry_on(e: &NodeError) -> bool {
     match &e.kind {
         NodeErrorKind::Failed { repr } => {
-            !(repr.starts_with("Panic(") || repr.starts_with("InvalidUpdateError("))
+            // A wrong input (`TypeError`, as a `Send` payload that does not fit the node)
+            // fails the same way every time: Python does not retry it either.
+            !(repr.starts_with("Panic(")
+                || repr.starts_with("InvalidUpdateError(")
+                || repr.starts_with("TypeError("))
         }
         _ => false,
     }

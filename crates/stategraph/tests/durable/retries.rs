@@ -161,6 +161,23 @@ async fn the_default_retry_on_does_not_retry_a_panic() {
     assert_eq!(calls.of("boom"), 1);
 }
 
+#[tokio::test]
+async fn the_default_retry_on_does_not_retry_a_type_error() {
+    // A wrong input (a `Send` payload that does not fit the node) fails the same way on
+    // every attempt; Python's default `retry_on` does not retry a TypeError either.
+    let calls = Calls::new();
+    let type_error = |n: usize| NodeError::named("TypeError", format!("attempt {n}"));
+    let g = flaky(&calls, 2, type_error, NodeOptions::new().retry(quick(3)));
+    let err = g
+        .compile()
+        .unwrap()
+        .invoke(log_input(&[]), &RunConfig::default())
+        .await
+        .unwrap_err();
+    assert_eq!(node_error(err).1, "TypeError('attempt 1')");
+    assert_eq!(calls.of("flaky"), 1);
+}
+
 /// `START -> slow -> END`, where the first `hangs` calls of `slow` never finish in time.
 fn slow(calls: &Calls, hangs: usize, options: NodeOptions) -> StateGraph<DynState> {
     let mut g = log_graph();

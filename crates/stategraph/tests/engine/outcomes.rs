@@ -488,7 +488,13 @@ async fn an_interrupts_response_schema_reaches_the_caller_and_the_stored_write()
     let graph = with_saver(&g, &saver);
     let cfg = RunConfig::thread("t");
     let out = graph.invoke(log_input(&[]), &cfg).await.unwrap();
-    assert_eq!(out.interrupts[0].response_schema, Some(schema.clone()));
+    assert_eq!(
+        out.interrupts,
+        [
+            stategraph::Interrupt::new("approve?", out.interrupts[0].id.clone())
+                .with_response_schema(schema.clone())
+        ]
+    );
     let shown = graph.get_state(&cfg).await.unwrap();
     assert_eq!(shown.interrupts, out.interrupts);
     // Stored as Python stores `Interrupt(value, id, response_schema)`.

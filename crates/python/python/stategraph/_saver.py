@@ -1,0 +1,342 @@
+"""The savers: LangGraph's ``BaseCheckpointSaver`` over one native Rust saver.
+
+What happens here: configs, tuples and async wrappers (Python objects), and the encoding of
+checkpoints and writes with ``self.serde`` (so Python objects are stored exactly as Python's
+own savers store them). What happens in Rust (``stategraph._native``): decoding those bytes,
+the rows, the queries and the fence, with the GIL released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from stategraph._native import NativeSaver
+
+# Plain data (metadata, filters, config keys) is encoded with a default serializer: it holds
+# no Python objects, so the user's serializer (and its allowlist) is not needed for it.
+_PLAIN = JsonPlusSerializer()
+_ADDRESS_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
+_I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
+
+
+def _plain(value: Any) -> bytes:
+    tag, data = _PLAIN.dumps_typed(value)
+    if tag != "msgpack":
+        raise TypeError(f"expected a mapping or list, got {type(value).__name__}")
+    return data
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, bool) or isinstance(value, (str, float)):
+        return True
+    return isinstance(value, int) and _I64_MIN <= value <= _U64_MAX
+
+
+def _scalars(keys: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keys a put may copy into metadata (LangGraph copies scalars only)."""
+    return {
+        k: v
+        for k, v in (keys or {}).items()
+        if isinstance(k, str) and k not in _ADDRESS_KEYS and _scalar(v)
+    }
+
+
+def _address(config: RunnableConfig, *, ns_default: str | None = "") -> tuple:
+    conf = config.get("configurable") or {}
+    if "thread_id" not in conf:
+        raise ValueError("config['configurable'] has no 'thread_id'")
+    ns = conf.get("checkpoint_ns", ns_default)
+    checkpoint_id = conf.get("checkpoint_id")
+    return (
+        str(conf["thread_id"]),
+        None if ns is None else str(ns),
+        None if checkpoint_id is None else str(checkpoint_id),
+    )
+
+
+def _before(config: RunnableConfig) -> tuple:
+    """The bound of `list(before=...)`: only its checkpoint id counts (LangGraph passes
+    ``{"configurable": {"checkpoint_id": ...}}`` alone when replaying subgraphs)."""
+    conf = config.get("configurable") or {}
+    checkpoint_id = conf.get("checkpoint_id")
+    return (
+        str(conf.get("thread_id", "")),
+        None,
+        None if checkpoint_id is None else str(checkpoint_id),
+    )
+
+
+def _config_bytes(config: RunnableConfig) -> bytes:
+    thread_id, ns, checkpoint_id = _address(config)
+    conf = config.get("configurable") or {}
+    return _plain(
+        [thread_id, ns, checkpoint_id, _scalars(conf), _scalars(config.get("metadata"))]
+    )
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+class _RustSaver(BaseCheckpointSaver[str]):
+    """A ``BaseCheckpointSaver`` whose storage is a stategraph Rust saver.
+
+    ``self.serde`` must write LangGraph's tags (``msgpack``, ``bytes``, ``null``): a
+    ``JsonPlusSerializer``, with any allowlist. Every method has an ``a``-prefixed async
+    twin that runs it in the default executor (the native call releases the GIL).
+    """
+
+    _native: NativeSaver
+
+    def __init__(self, native: NativeSaver, *, serde: SerializerProtocol | None = None):
+        super().__init__(serde=serde)
+        self._native = native
+
+    # -- decoding what Rust returns -------------------------------------------------
+
+    def _loads(self, data: bytes) -> Any:
+        return self.serde.loads_typed(("msgpack", data))
+
+    def _tuple(self, row: list, config: RunnableConfig | None = None) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id, checkpoint, metadata, parent, writes = row
+        return CheckpointTuple(
+            config if config is not None else _config(thread_id, ns, checkpoint_id),
+            checkpoint,
+            metadata,
+            _config(thread_id, ns, parent) if parent else None,
+            [tuple(w) for w in writes],
+        )
+
+    # -- the protocol ---------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Creates or migrates the tables (SQLite and memory need nothing: done on open)."""
+        self._native.setup()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        thread_id, ns, checkpoint_id = _address(config)
+        data = self._native.get_tuple(thread_id, ns, checkpoint_id)
+        if data is None:
+            return None
+        return self._tuple(self._loads(data), config if checkpoint_id else None)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        address = None
+        if config is not None and "thread_id" in (config.get("configurable") or {}):
+            address = _address(config, ns_default=None)
+        data = self._native.list(
+            address,
+            _plain(filter) if filter else None,
+            _before(before) if before is not None else None,
+            limit,
+        )
+        for row in self._loads(data):
+            yield self._tuple(row)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id, ns, checkpoint_id = self._native.put(
+            _config_bytes(config),
+            tuple(self.serde.dumps_typed(checkpoint)),
+            _plain(dict(metadata)),
+            _plain(dict(new_versions)),
+        )
+        return _config(thread_id, ns, checkpoint_id)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        encoded = [(channel, *self.serde.dumps_typed(value)) for channel, value in writes]
+        self._native.put_writes(_config_bytes(config), encoded, str(task_id), task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._native.delete_thread(str(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._native.delete_for_runs([str(r) for r in run_ids])
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._native.copy_thread(str(source_thread_id), str(target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._native.prune([str(t) for t in thread_ids], strategy)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        if not channels:
+            return {}
+        thread_id, ns, checkpoint_id = _address(config)
+        data = self._native.get_delta_channel_history(
+            thread_id, ns, checkpoint_id, list(channels)
+        )
+        out: dict[str, DeltaChannelHistory] = {}
+        for channel, (has_seed, seed, writes) in self._loads(data).items():
+            entry: DeltaChannelHistory = {"writes": [tuple(w) for w in writes]}
+            if has_seed:
+                entry["seed"] = seed
+            out[channel] = entry
+        return out
+
+    def get_next_version(self, current: str | int | None, channel: None = None) -> str:
+        return self._native.get_next_version(current)
+
+    # -- async twins ----------------------------------------------------------------
+
+    async def _run(self, fn, /, *args, **kwargs):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(fn, *args, **kwargs))
+
+    async def asetup(self) -> None:
+        await self._run(self.setup)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._run(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        tuples = await self._run(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for t in tuples:
+            yield t
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self._run(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._run(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._run(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._run(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._run(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
+    ) -> None:
+        await self._run(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await self._run(
+            self.get_delta_channel_history, config=config, channels=channels
+        )
+
+
+class SqliteSaver(_RustSaver):
+    """LangGraph's SQLite saver, in Rust: the same file, the same rows.
+
+    ``path`` is a file (created with its tables if missing) or ``":memory:"``. With
+    ``fencing=True``, a write behind the thread's head raises ``ConflictError`` instead of
+    forking the thread (off by default: LangGraph's replays write behind the head).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        serde: SerializerProtocol | None = None,
+        fencing: bool = False,
+    ) -> None:
+        super().__init__(NativeSaver.sqlite(os.fspath(path), fencing), serde=serde)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> Iterator[SqliteSaver]:
+        """A saver on ``conn_string`` (a path or ``":memory:"``), as a context manager."""
+        yield cls(conn_string, **kwargs)
+
+
+class PostgresSaver(_RustSaver):
+    """LangGraph's Postgres saver, in Rust: the same tables, the same rows.
+
+    ``url`` is a ``postgresql://`` connection string; call ``setup()`` once per database.
+    ``fencing`` as for ``SqliteSaver``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        serde: SerializerProtocol | None = None,
+        fencing: bool = False,
+    ) -> None:
+        super().__init__(NativeSaver.postgres(url, fencing), serde=serde)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> Iterator[PostgresSaver]:
+        """A saver connected to ``conn_string``, as a context manager."""
+        yield cls(conn_string, **kwargs)
+
+
+class MemorySaver(_RustSaver):
+    """LangGraph's ``InMemorySaver``, in Rust (nothing outlives the process)."""
+
+    def __init__(
+        self, *, serde: SerializerProtocol | None = None, fencing: bool = False
+    ) -> None:
+        super().__init__(NativeSaver.memory(fencing), serde=serde)
