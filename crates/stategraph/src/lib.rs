@@ -5,6 +5,9 @@
 #![doc = include_str!("docs/time_travel.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// `#[derive(State)]` names `::stategraph::...`; this lets the crate use it on its own types.
+extern crate self as stategraph;
+
 pub mod channels;
 pub mod config;
 #[doc(hidden)]
@@ -12,6 +15,7 @@ pub mod derive_support;
 pub mod error;
 pub mod graph;
 pub mod messages;
+pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
 pub mod state;

@@ -26,9 +26,57 @@ pub fn merge() -> Reducer {
     Arc::new(merge_values)
 }
 
-/// LangGraph's `add_messages` (see [`add_message_values`]).
+/// LangGraph's `add_messages` (see [`add_message_values`]). Every call returns the same
+/// reducer, by which a channel knows it merges messages
+/// ([`crate::channels::Channel::gives_message_ids`]).
 pub fn add_messages() -> Reducer {
-    Arc::new(add_message_values)
+    static ADD_MESSAGES: std::sync::OnceLock<Reducer> = std::sync::OnceLock::new();
+    ADD_MESSAGES
+        .get_or_init(|| Arc::new(add_message_values))
+        .clone()
+}
+
+/// True when `reducer` is [`add_messages`].
+pub(crate) fn is_add_messages(reducer: &Reducer) -> bool {
+    Arc::ptr_eq(reducer, &add_messages())
+}
+
+/// Gives a fresh uuid4 id to each message object without one written to a channel that
+/// merges with `add_messages`, before the write is stored and applied.
+///
+/// This is where Python's ids come from: `add_messages` sets the id on the written
+/// message object itself, and Python's saver, storing the write in the background,
+/// usually serializes it after that (a race in Python: sometimes the write is stored
+/// first, without the id), so the stored write holds the id the state keeps. Here it is
+/// always so. A tuple, dict or string is converted to a new
+/// message there, so its write stays as given: such writes are left alone here too.
+pub(crate) fn give_written_message_ids(
+    channels: &indexmap::IndexMap<String, Box<dyn crate::channels::Channel>>,
+    writes: &mut [(String, Value)],
+) {
+    for (channel, value) in writes.iter_mut() {
+        if !channels.get(channel).is_some_and(|c| c.gives_message_ids()) {
+            continue;
+        }
+        match value {
+            Value::List(items) if items.iter().any(lacks_id) => {
+                for m in items.make_mut().iter_mut() {
+                    if lacks_id(m) {
+                        ensure_id(m);
+                    }
+                }
+            }
+            m if lacks_id(m) => {
+                ensure_id(m);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A stored (non-chunk) message object without an id.
+fn lacks_id(m: &Value) -> bool {
+    is_stored_message(m) && message_id(m).is_none()
 }
 
 /// Wraps a typed reducer: both values are read as `T`, and the result written back, with

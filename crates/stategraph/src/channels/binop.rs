@@ -66,6 +66,10 @@ impl Channel for BinaryOperatorAggregate {
         "BinaryOperatorAggregate"
     }
 
+    fn gives_message_ids(&self) -> bool {
+        crate::reducers::is_add_messages(&self.reducer)
+    }
+
     fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
         if values.is_empty() {
             return Ok(false);

@@ -46,6 +46,8 @@ pub struct DeltaChannel {
     snapshot_frequency: u64,
     initial: Value,
     value: Option<Value>,
+    /// Built from `add_messages` (see [`Channel::gives_message_ids`]).
+    message_ids: bool,
 }
 
 impl DeltaChannel {
@@ -57,13 +59,18 @@ impl DeltaChannel {
             snapshot_frequency: snapshot_frequency.max(1),
             initial: Value::list(Vec::new()),
             value: None,
+            message_ids: false,
         }
     }
 
     /// A channel whose batch reducer applies a pairwise [`Reducer`] (such as
     /// `reducers::add_messages()`) to each write in turn.
     pub fn from_pairwise(reducer: Reducer, snapshot_frequency: u64) -> DeltaChannel {
-        DeltaChannel::new(batch(reducer), snapshot_frequency)
+        let message_ids = crate::reducers::is_add_messages(&reducer);
+        DeltaChannel {
+            message_ids,
+            ..DeltaChannel::new(batch(reducer), snapshot_frequency)
+        }
     }
 
     /// Sets the value the channel starts with, Python's `T()` (builder style).
@@ -194,6 +201,10 @@ impl Channel for DeltaChannel {
 
     fn clone_box(&self) -> Box<dyn Channel> {
         Box::new(self.clone())
+    }
+
+    fn gives_message_ids(&self) -> bool {
+        self.message_ids
     }
 
     fn delta_snapshot_frequency(&self) -> Option<u64> {

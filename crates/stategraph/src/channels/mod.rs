@@ -67,6 +67,13 @@ pub trait Channel: Send + Sync + fmt::Debug {
     /// A copy of this channel with its current state.
     fn clone_box(&self) -> Box<dyn Channel>;
 
+    /// True when the channel merges its writes with `add_messages`: a message written to
+    /// it gets its id as it is written (before the write is stored), so the stored write
+    /// holds the id the channel keeps, as in Python.
+    fn gives_message_ids(&self) -> bool {
+        false
+    }
+
     /// For a [`DeltaChannel`]: the number of updates between two stored snapshots.
     /// `None` (the default) for every channel that stores its value at every version.
     fn delta_snapshot_frequency(&self) -> Option<u64> {

@@ -319,6 +319,8 @@ async fn commit(
     };
     match result {
         Ok(mut writes) => {
+            // Messages get their ids as written, as Python's stored writes hold them.
+            crate::reducers::give_written_message_ids(&lp.params().graph.channels, &mut writes);
             if writes
                 .iter()
                 .all(|(c, _)| CONTROL_WRITES.contains(&c.as_str()))

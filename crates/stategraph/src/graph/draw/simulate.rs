@@ -498,6 +498,10 @@ fn assemble(
         if let Some(w) = when {
             metadata.push(("__interrupt".to_owned(), w.to_owned()));
         }
+        let tools = t.nodes.iter().find(|d| d.name == n.name).map(|d| &d.tools);
+        if let Some(tools) = tools.filter(|t| !t.is_empty()) {
+            metadata.push(("__tools".to_owned(), tools.join(", ")));
+        }
         g.add_node(&n.name, metadata);
     }
     // `__start__` is always one of the nodes, so its edges come from the search too.

@@ -11,6 +11,9 @@ pub(crate) struct TopoNode {
     /// Declared `goto` targets with their labels (`NodeOptions::destinations`).
     pub destinations: Option<Vec<(String, Option<String>)>>,
     pub subgraph: Option<Arc<Topology>>,
+    /// The tools a prebuilt `ToolNode` node runs (drawn as `__tools = a, b`, as
+    /// LangGraph draws a node bound to a `ToolNode`).
+    pub tools: Vec<String>,
 }
 
 /// A conditional edge as declared: its source and, when given, its path map as
@@ -57,6 +60,7 @@ pub(crate) fn capture<S: crate::state::State>(
                     NodeKind::Subgraph(_, _, topology) => Some(topology.clone()),
                     NodeKind::Function(_) => None,
                 },
+                tools: Vec::new(),
             })
             .collect(),
         edges: g.edges.clone(),

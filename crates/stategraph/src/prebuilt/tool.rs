@@ -1,0 +1,320 @@
+//! A tool an agent's model may call: a name, a description, a JSON schema of its
+//! arguments, and an async function (LangChain's `BaseTool`, built from a closure).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use stategraph_checkpoint::serde::rust::{from_value, to_value};
+use stategraph_checkpoint::Value;
+
+use super::python_text::{exception_repr, repr};
+use crate::pregel::context::NodeContext;
+use crate::pregel::node_error::NodeError;
+
+/// A tool's failure: an error type name and a message, stored and shown as Python shows
+/// an exception (`ToolException('message')`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError {
+    /// The error's type name (Python's exception class), `ToolException` by default.
+    pub kind: String,
+    /// The message.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A `ToolException` with this message (LangChain's error type for tools).
+    pub fn new(message: impl fmt::Display) -> ToolError {
+        ToolError::named("ToolException", message)
+    }
+
+    /// An error of type `kind` (`ValueError`, ...) with this message.
+    pub fn named(kind: impl Into<String>, message: impl fmt::Display) -> ToolError {
+        ToolError {
+            kind: kind.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Python's `repr` of the error: `Kind('message')`.
+    pub fn repr(&self) -> String {
+        exception_repr(&self.kind, &self.message)
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Why a tool call did not return a value.
+#[derive(Debug)]
+pub(crate) enum ToolFailure {
+    /// The arguments do not fit the tool (Python's `ToolInvocationError`): the text
+    /// LangGraph puts in the tool message.
+    Invocation(String),
+    /// The tool ran and failed.
+    Failed(ToolError),
+    /// A tool given the node's context stopped with a node error: an interrupt (which
+    /// pauses the run), a command for the parent graph, or a failure.
+    Node(NodeError),
+}
+
+type ToolFn =
+    Arc<dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;
+
+/// A tool: what the model sees (name, description, argument schema) and what runs.
+///
+/// ```
+/// use stategraph::prebuilt::{Tool, ToolError};
+/// #[derive(serde::Deserialize)]
+/// struct Weather { city: String }
+/// let weather = Tool::new("get_weather", "The weather in a city.", |a: Weather| async move {
+///     if a.city.is_empty() { return Err(ToolError::named("ValueError", "no city")) }
+///     Ok(format!("sunny in {}", a.city))
+/// })
+/// .arg("city", "string");
+/// assert_eq!(weather.name(), "get_weather");
+/// ```
+#[derive(Clone)]
+pub struct Tool {
+    name: String,
+    description: String,
+    params: Vec<(String, String)>,
+    schema: Option<serde_json::Value>,
+    func: ToolFn,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("schema", &self.schema())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// A tool running `f` on its arguments, read as `A` (a `serde::Deserialize` struct,
+    /// or `serde_json::Value` / [`Value`] for the raw map). `f` returns anything
+    /// `Serialize`: a string becomes the tool message's content as is, anything else its
+    /// JSON text (as LangGraph's `ToolNode` writes it). Arguments that do not read as `A`
+    /// are an invocation error, returned to the model as a tool message.
+    pub fn new<A, F, Fut, R>(name: impl Into<String>, description: impl Into<String>, f: F) -> Tool
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let f = Arc::new(f);
+        let func: ToolFn = Arc::new(move |args: Value, _ctx: NodeContext| {
+            let f = f.clone();
+            async move {
+                let input: A = read_args(args)?;
+                write_result(&f(input).await.map_err(ToolFailure::Failed)?)
+            }
+            .boxed()
+        });
+        Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    /// A tool that also gets the running node's [`NodeContext`]: it may pause the run
+    /// for a human with `ctx.interrupt(question)?` (the whole tool node runs again on
+    /// resume, as in Python), reach the store, or stream custom data. Its errors are
+    /// [`NodeError`]s: a failure is handled as any tool's failure, an interrupt pauses.
+    pub fn with_context<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(A, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, NodeError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let f = Arc::new(f);
+        let func: ToolFn = Arc::new(move |args: Value, ctx: NodeContext| {
+            let f = f.clone();
+            async move {
+                let input: A = read_args(args)?;
+                write_result(&f(input, ctx).await.map_err(ToolFailure::Node)?)
+            }
+            .boxed()
+        });
+        Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    fn from_parts(name: String, description: String, func: ToolFn) -> Tool {
+        Tool {
+            name,
+            description,
+            params: Vec::new(),
+            schema: None,
+            func,
+        }
+    }
+
+    /// Declares a required argument of JSON-schema type `json_type` (`"string"`,
+    /// `"integer"`, `"number"`, `"boolean"`, `"array"`, `"object"`), builder style.
+    /// Declared arguments are checked before the call, with pydantic's words, as Python
+    /// checks a tool's arguments against its signature.
+    #[must_use]
+    pub fn arg(mut self, name: impl Into<String>, json_type: impl Into<String>) -> Tool {
+        self.params.push((name.into(), json_type.into()));
+        self
+    }
+
+    /// Sets the whole JSON schema of the arguments (replacing the one built from
+    /// [`Tool::arg`]); builder style.
+    #[must_use]
+    pub fn with_schema(mut self, schema: serde_json::Value) -> Tool {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description the model reads.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON schema of the arguments (an object schema).
+    pub fn schema(&self) -> serde_json::Value {
+        if let Some(s) = &self.schema {
+            return s.clone();
+        }
+        let mut props = serde_json::Map::new();
+        for (name, ty) in &self.params {
+            props.insert(name.clone(), serde_json::json!({ "type": ty }));
+        }
+        let required: Vec<&String> = self.params.iter().map(|(n, _)| n).collect();
+        serde_json::json!({
+            "type": "object",
+            "title": self.name,
+            "description": self.description,
+            "properties": props,
+            "required": required,
+        })
+    }
+
+    /// Runs the tool on `args` (a map); an invocation error's text is the one LangGraph
+    /// returns to the model.
+    pub(crate) async fn run(&self, args: Value, ctx: NodeContext) -> Result<Value, ToolFailure> {
+        let errors = self.check(&args);
+        if !errors.is_empty() {
+            return Err(ToolFailure::Invocation(
+                self.invocation_error(&args, &errors),
+            ));
+        }
+        let shown = args.clone();
+        match (self.func)(args, ctx).await {
+            Err(ToolFailure::Invocation(e)) => {
+                Err(ToolFailure::Invocation(self.invocation_error(&shown, &e)))
+            }
+            other => other,
+        }
+    }
+
+    /// Runs the tool directly (outside a graph, with a context that has no run: an
+    /// `interrupt` there fails): its result, or its error (bad arguments: a
+    /// `ToolInvocationError` with the text an agent would see).
+    pub async fn invoke(&self, args: impl Into<Value>) -> Result<Value, ToolError> {
+        let ctx = NodeContext::detached(
+            String::new(),
+            self.name.clone(),
+            0,
+            Arc::new(crate::pregel::algo::Channels::default()),
+        );
+        self.run(args.into(), ctx).await.map_err(|f| match f {
+            ToolFailure::Invocation(text) => ToolError::named("ToolInvocationError", text),
+            ToolFailure::Failed(e) => e,
+            ToolFailure::Node(e) => ToolError::named("NodeError", e),
+        })
+    }
+
+    /// LangGraph's `ToolInvocationError` text.
+    fn invocation_error(&self, args: &Value, error: &str) -> String {
+        format!(
+            "Error invoking tool '{}' with kwargs {} with error:\n {error}\n Please fix the error and try again.",
+            self.name,
+            repr(args)
+        )
+    }
+
+    /// The declared arguments that are missing or of the wrong type, one
+    /// `name: message` line each, in declaration order (pydantic's wording).
+    fn check(&self, args: &Value) -> String {
+        let Some(map) = args.as_map() else {
+            return if self.params.is_empty() {
+                String::new()
+            } else {
+                "Input should be a valid dictionary".to_owned()
+            };
+        };
+        let mut lines = Vec::new();
+        for (name, ty) in &self.params {
+            let msg = match map.get(name.as_str()) {
+                None => Some("Field required"),
+                Some(v) => type_error(ty, v),
+            };
+            if let Some(msg) = msg {
+                lines.push(format!("{name}: {msg}"));
+            }
+        }
+        lines.join("\n")
+    }
+}
+
+/// The arguments read as `A`; a mismatch is an invocation error.
+fn read_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolFailure> {
+    from_value(args).map_err(|e| ToolFailure::Invocation(e.to_string()))
+}
+
+/// A tool's result as a stored value.
+fn write_result<R: Serialize>(out: &R) -> Result<Value, ToolFailure> {
+    to_value(out).map_err(|e| {
+        ToolFailure::Failed(ToolError::named("TypeError", format!("tool result: {e}")))
+    })
+}
+
+/// Pydantic's (lax mode) message when `v` does not fit JSON-schema type `ty`.
+fn type_error(ty: &str, v: &Value) -> Option<&'static str> {
+    match (ty, v) {
+        ("integer", Value::Int(_) | Value::UInt(_)) => None,
+        ("integer", Value::Float(f)) if f.fract() == 0.0 => None,
+        ("integer", Value::Str(s)) if s.trim().parse::<i64>().is_ok() => None,
+        ("integer", Value::Str(_)) => {
+            Some("Input should be a valid integer, unable to parse string as an integer")
+        }
+        ("integer", _) => Some("Input should be a valid integer"),
+        ("number", Value::Int(_) | Value::UInt(_) | Value::Float(_)) => None,
+        ("number", Value::Str(s)) if s.trim().parse::<f64>().is_ok() => None,
+        ("number", Value::Str(_)) => {
+            Some("Input should be a valid number, unable to parse string as a number")
+        }
+        ("number", _) => Some("Input should be a valid number"),
+        ("string", Value::Str(_)) => None,
+        ("string", _) => Some("Input should be a valid string"),
+        ("boolean", Value::Bool(_)) => None,
+        ("boolean", _) => Some("Input should be a valid boolean"),
+        ("array", Value::List(_)) => None,
+        ("array", _) => Some("Input should be a valid list"),
+        ("object", Value::Map(_)) => None,
+        ("object", _) => Some("Input should be a valid dictionary"),
+        _ => None,
+    }
+}

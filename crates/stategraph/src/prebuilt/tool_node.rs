@@ -1,0 +1,153 @@
+//! The node that runs the tool calls of the last AI message (LangGraph's `ToolNode`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use stategraph_checkpoint::Value;
+
+use super::messages_state::HasMessages;
+use super::python_text::json_dumps;
+use super::tool::{Tool, ToolFailure};
+use crate::messages::{Message, Role};
+use crate::pregel::context::NodeContext;
+use crate::pregel::node_error::NodeError;
+
+/// What a [`ToolNode`] does with a tool that fails (Python's `handle_tool_errors`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolErrorHandling {
+    /// LangGraph's default: arguments that do not fit the tool come back to the model as
+    /// an error tool message; a tool that fails fails the node (and the run).
+    #[default]
+    InvocationErrors,
+    /// Every failure comes back to the model as an error tool message,
+    /// `Error: Kind('message')\n Please fix your mistakes.` (`handle_tool_errors=True`).
+    All,
+    /// Every failure fails the node, bad arguments too (`handle_tool_errors=False`).
+    Never,
+}
+
+/// Runs every tool call of the conversation's last AI message, concurrently, and answers
+/// with one `ToolMessage` per call, in the calls' order (name and call id set, `status:
+/// "error"` for an error). A call of an unknown tool is answered with LangGraph's
+/// `Error: x is not a valid tool, try one of [a, b].`
+#[derive(Clone, Debug)]
+pub struct ToolNode {
+    tools: Arc<Vec<Tool>>,
+    by_name: Arc<HashMap<String, usize>>,
+    errors: ToolErrorHandling,
+}
+
+impl ToolNode {
+    /// A node running `tools` (with LangGraph's default error handling).
+    pub fn new(tools: Vec<Tool>) -> ToolNode {
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name().to_owned(), i))
+            .collect();
+        ToolNode {
+            tools: Arc::new(tools),
+            by_name: Arc::new(by_name),
+            errors: ToolErrorHandling::default(),
+        }
+    }
+
+    /// Sets what a failing tool does (builder style).
+    #[must_use]
+    pub fn handle_tool_errors(mut self, errors: ToolErrorHandling) -> ToolNode {
+        self.errors = errors;
+        self
+    }
+
+    /// The tools, in the order given.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool messages answering the tool calls of the last message of `messages`,
+    /// which must be an AI message (else a `ValueError`, as in Python). `ctx` is the
+    /// running node's, handed to tools made with [`Tool::with_context`].
+    pub async fn run(
+        &self,
+        messages: &[Message],
+        ctx: &NodeContext,
+    ) -> Result<Vec<Message>, NodeError> {
+        let Some(last) = messages.last() else {
+            return Err(NodeError::named("ValueError", "No message found in input"));
+        };
+        if last.role != Role::Ai {
+            return Err(NodeError::named(
+                "ValueError",
+                "Last message is not an AIMessage",
+            ));
+        }
+        let calls = last.tool_calls.iter().map(|call| async move {
+            let id = call.id.clone().unwrap_or_default();
+            let Some(&i) = self.by_name.get(&call.name) else {
+                let names: Vec<&str> = self.tools.iter().map(Tool::name).collect();
+                let text = format!(
+                    "Error: {} is not a valid tool, try one of [{}].",
+                    call.name,
+                    names.join(", ")
+                );
+                return Ok(error_message(text, &call.name, id));
+            };
+            match self.tools[i].run(call.args.clone(), ctx.clone()).await {
+                Ok(out) => Ok(Message::tool(content_of(out), id).with_name(&call.name)),
+                Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
+                    Ok(error_message(text, &call.name, id))
+                }
+                Err(ToolFailure::Invocation(text)) => {
+                    Err(NodeError::named("ToolInvocationError", text))
+                }
+                Err(ToolFailure::Failed(e)) if self.errors == ToolErrorHandling::All => {
+                    let text = format!("Error: {}\n Please fix your mistakes.", e.repr());
+                    Ok(error_message(text, &call.name, id))
+                }
+                Err(ToolFailure::Failed(e)) => Err(NodeError::named(&e.kind, &e.message)),
+                // A failure of a context tool is handled as any tool's; an interrupt or a
+                // parent command always goes up.
+                Err(ToolFailure::Node(e)) => match e.repr() {
+                    Some(repr) if self.errors == ToolErrorHandling::All => {
+                        let text = format!("Error: {repr}\n Please fix your mistakes.");
+                        Ok(error_message(text, &call.name, id))
+                    }
+                    _ => Err(e),
+                },
+            }
+        });
+        futures::future::join_all(calls).await.into_iter().collect()
+    }
+
+    /// This tool node as a node function of a graph over `S`:
+    /// `graph.add_node("tools", tool_node.node())`.
+    pub fn node<S: HasMessages>(
+        &self,
+    ) -> impl Fn(S, NodeContext) -> BoxFuture<'static, Result<S::Update, NodeError>>
+           + Send
+           + Sync
+           + 'static {
+        let this = self.clone();
+        move |state: S, ctx: NodeContext| {
+            let this = this.clone();
+            async move { Ok(S::messages_update(this.run(state.messages(), &ctx).await?)) }.boxed()
+        }
+    }
+}
+
+/// An error tool message.
+fn error_message(text: String, name: &str, id: String) -> Message {
+    let mut m = Message::tool(text, id).with_name(name);
+    m.status = "error".to_owned();
+    m
+}
+
+/// A tool's result as message content: a string as is, anything else as JSON text.
+fn content_of(out: Value) -> Value {
+    match out {
+        Value::Str(s) => Value::Str(s),
+        other => Value::from(json_dumps(&other)),
+    }
+}
