@@ -3,6 +3,7 @@
 #![doc = include_str!("docs/streaming.md")]
 #![doc = include_str!("docs/interrupts.md")]
 #![doc = include_str!("docs/time_travel.md")]
+#![doc = include_str!("docs/agent.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // `#[derive(State)]` names `::stategraph::...`; this lets the crate use it on its own types.
