@@ -33,7 +33,7 @@ fi
 # The driver keeps its SQLite files beside itself: run a copy, so shared/ stays untouched.
 cp "$shared/bench/bench_langgraph.py" "$out/bench_langgraph.py"
 echo "== Python venv" >&2
-py=$(bash "$shared/reference/setup-langgraph.sh" target/langgraph-venv | tail -n 1)
+py=$(bash "$repo/scripts/setup-langgraph.sh" target/langgraph-venv | tail -n 1)
 "$py" -c 'import langgraph' >/dev/null
 
 echo "== tree: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes under crates/'); $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" >&2

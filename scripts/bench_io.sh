@@ -51,7 +51,7 @@ if [[ ! -f $shared/bench/bench_langgraph.py ]]; then
 fi
 cp "$shared/bench/bench_langgraph.py" "$out/bench_langgraph.py"
 echo "== Python venv" >&2
-py=$(bash "$shared/reference/setup-langgraph.sh" target/langgraph-venv | tail -n 1)
+py=$(bash "$repo/scripts/setup-langgraph.sh" target/langgraph-venv | tail -n 1)
 "$py" -c 'import langgraph.checkpoint.postgres' >/dev/null
 
 echo "== tree: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes under crates/'); $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')" >&2

@@ -7,13 +7,13 @@
 # workspace, interop and Postgres tests included.
 #
 # Environment: STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
-# SHARED_DIR (default: the `shared` folder beside the repository).
+# STATEGRAPH_PYTHON (a Python with the pinned LangGraph; default: the venv
+# scripts/setup-langgraph.sh makes in target/langgraph-venv).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 export CARGO_TERM_COLOR=never
 
-shared=${SHARED_DIR:-$(dirname "$repo")/shared}
 export STATEGRAPH_TEST_POSTGRES_URL=${STATEGRAPH_TEST_POSTGRES_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 
 echo "== postgres"
@@ -38,14 +38,18 @@ fi
 echo "private clusters use ${STATEGRAPH_PG_BIN:?no initdb/pg_ctl found: install the Postgres server}"
 
 echo "== python langgraph (interop)"
-if [ -f "$shared/reference/setup-langgraph.sh" ]; then
-  python=$(bash "$shared/reference/setup-langgraph.sh" "$repo/target/langgraph-venv" | tail -n1)
-  export STATEGRAPH_PYTHON="$python"
-  export STATEGRAPH_INTEROP=1
-  echo "using $python"
-else
-  echo "no $shared/reference/setup-langgraph.sh: interop tests will be skipped"
+if [ -z "${STATEGRAPH_PYTHON:-}" ]; then
+  STATEGRAPH_PYTHON=$(bash "$repo/scripts/setup-langgraph.sh" "$repo/target/langgraph-venv" | tail -n1)
 fi
+export STATEGRAPH_PYTHON
+export STATEGRAPH_INTEROP=1
+echo "using $STATEGRAPH_PYTHON"
+
+echo "== rust-version"
+bash "$repo/scripts/check-msrv.sh"
+
+echo "== doc anchors"
+python3 "$repo/scripts/check-doc-anchors.py"
 
 echo "== rustfmt"
 cargo fmt --all -- --check

@@ -1,5 +1,5 @@
 //! `get_delta_channel_history` on Postgres: the parent chain, the seeds and the writes in
-//! one statement (spec §13).
+//! one statement (docs/format.md#deltachannel).
 //!
 //! A recursive CTE walks from the target to its ancestors by `parent_checkpoint_id`,
 //! carrying `rem`, the channels still looking for their seed when it reaches a row (all of

@@ -17,7 +17,9 @@
 //! * `P` is the current head, the greatest checkpoint id of `(thread, namespace)`; with no
 //!   parent, when the namespace has no checkpoint yet; or
 //! * `C` is already stored there with the same parent: putting it again replaces it (a
-//!   retry) and moves nothing on.
+//!   retry) and moves nothing on; or
+//! * the put starts a deliberate branch (time travel, `update_state` of an older
+//!   checkpoint: a fork the engine marks, see below), which is admitted.
 //!
 //! Anything else is a conflict, in particular a put with no parent into a namespace that
 //! already has checkpoints, and a put whose parent was deleted meanwhile.

@@ -1,6 +1,6 @@
 //! How one checkpoint is spread over its `checkpoints` row and `checkpoint_blobs` rows.
 //!
-//! As LangGraph's saver does (spec §12.2), a primitive channel value (nil, boolean,
+//! As LangGraph's saver does (docs/format.md#postgres), a primitive channel value (nil, boolean,
 //! integer, float, string) is kept inline in the checkpoint's JSONB `channel_values`,
 //! repeated in every checkpoint that has it; any other value is serialized and stored once
 //! per `(thread, namespace, channel, version)` in `checkpoint_blobs`, and only when its

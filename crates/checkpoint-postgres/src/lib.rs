@@ -16,7 +16,7 @@
 //!
 //! **Same schema, same rows.** [`schema::MIGRATIONS`] are Python's migrations, numbered as
 //! Python numbers them in `checkpoint_migrations`, so either side's `setup` accepts a
-//! database the other made. A put writes the rows Python writes (spec §12.2): the
+//! database the other made. A put writes the rows Python writes (docs/format.md#postgres): the
 //! checkpoint as JSONB with its *primitive* channel values inline (nil, booleans, numbers,
 //! strings: small, and readable with SQL), every other value serialized once per
 //! `(thread, namespace, channel, version)` in `checkpoint_blobs` with

@@ -1,4 +1,4 @@
-//! `prune`: thinning threads as Python's `PostgresSaver.prune` does (spec §12.6).
+//! `prune`: thinning threads as Python's `PostgresSaver.prune` does.
 //!
 //! `Delete` removes every row of the listed threads in one transaction. `KeepLatest`
 //! keeps, in each namespace, the latest checkpoint (and, for a checkpoint of format 3 or

@@ -1,6 +1,6 @@
 //! Reading: `get_tuple` and `list`, each one query that brings the blobs and writes along.
 //!
-//! The query of spec §12.3 joins every checkpoint row with the blobs of its own
+//! The query of docs/format.md#postgres joins every checkpoint row with the blobs of its own
 //! `channel_versions` and with its writes. Python aggregates each into one
 //! two-dimensional array; the driver here reads one-dimensional arrays only, so each
 //! column is aggregated on its own, in the same pass (the arrays of one lateral subquery
@@ -185,7 +185,8 @@ impl Reader<'_> {
         Ok(tuple)
     }
 
-    /// Spec §2.6: a format ≤ 3 checkpoint reads its parent's sends as `__pregel_tasks`, at
+    /// docs/format.md#older-checkpoint-formats: a format ≤ 3 checkpoint reads its parent's sends as
+    /// `__pregel_tasks`, at
     /// the greatest of its versions (or a first version when it has none).
     async fn migrate_sends(
         &self,

@@ -393,7 +393,7 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("copy_thread", client, done)
     }
 
-    /// Python's `prune` (spec §12.6); see [`crate::prune`].
+    /// Python's `prune`; see [`crate::prune`].
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         let mut client = self.conn.get("prune").await?;

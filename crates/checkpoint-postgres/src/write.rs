@@ -98,7 +98,8 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) \
 DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob \
 WHERE EXCLUDED.idx < 0";
 
-/// The metadata document a put stores: `get_checkpoint_metadata` (spec §2.2) without the
+/// The metadata document a put stores: `get_checkpoint_metadata` (docs/format.md#metadata) without
+/// the
 /// legacy `writes` key, as JSON text.
 pub(crate) fn metadata_json(
     config: &CheckpointConfig,

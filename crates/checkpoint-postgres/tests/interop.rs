@@ -22,7 +22,9 @@ fn manifest() -> &'static Path {
 
 /// The venv's python, or `None` (after a note) when it is missing and not required.
 fn python() -> Option<PathBuf> {
-    let python = manifest().join("../../target/langgraph-venv/bin/python");
+    let python = std::env::var_os("STATEGRAPH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest().join("../../target/langgraph-venv/bin/python"));
     if python.exists() {
         return Some(python);
     }

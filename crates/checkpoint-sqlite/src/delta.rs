@@ -1,5 +1,5 @@
 //! `get_delta_channel_history` on SQLite: the parent chain and the channels' writes in one
-//! statement (spec §13).
+//! statement (docs/format.md#deltachannel).
 //!
 //! A recursive CTE walks from the target to its ancestors by `parent_checkpoint_id` (not
 //! by id order: ids only grow within one process). The queue holds two kinds of rows: a
@@ -118,7 +118,8 @@ pub(crate) fn history(
 }
 
 /// The ancestors that `prune` must keep for the DeltaChannels of each namespace's latest
-/// checkpoint of `thread` (spec §13): for each channel its metadata counts updates for
+/// checkpoint of `thread` (docs/format.md#deltachannel): for each channel its metadata counts
+/// updates for
 /// (`counters_since_delta_snapshot`) that has a version and no stored value there, the
 /// parent chain up to the checkpoint that stores its value. `(namespace, id)` pairs; empty
 /// for a thread without DeltaChannels.

@@ -37,7 +37,7 @@
 //!   connection wait, rather than fail, for a lock held by another process. An in-memory
 //!   database has one connection, shared by reads and writes.
 //! * **Values inline.** As in LangGraph's SQLite saver, the checkpoint blob is the whole
-//!   checkpoint, `channel_values` included (spec §11.2); there is no blob table and
+//!   checkpoint, `channel_values` included (docs/format.md#sqlite); there is no blob table and
 //!   `new_versions` is not needed.
 //! * **Metadata as Python's JSON.** Metadata is stored as the UTF-8 bytes of
 //!   `json.dumps(metadata, ensure_ascii=False)` in a BLOB column, byte for byte as Python
@@ -78,7 +78,8 @@
 //!
 //! # Compatibility with LangGraph
 //!
-//! Same DDL (spec §11.1, with the `task_path` migration), same columns and storage classes,
+//! Same DDL (docs/format.md#sqlite, with the `task_path` migration), same columns and storage
+//! classes,
 //! same checkpoint, metadata and write bytes, same ordering of `list` (newest id first) and
 //! of pending writes (`task_path`, `task_id`, `idx`). Where this saver deliberately
 //! differs, it follows the [`CheckpointSaver`] contract shared by every stategraph saver:

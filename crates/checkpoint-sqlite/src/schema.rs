@@ -1,7 +1,7 @@
 //! The tables, exactly as LangGraph's `SqliteSaver.setup()` creates them, and the pragmas
 //! every connection gets.
 //!
-//! The DDL is LangGraph's, column for column and type for type (spec §11.1), so either
+//! The DDL is LangGraph's, column for column and type for type (docs/format.md#sqlite), so either
 //! saver can create a file and the other one use it. It is idempotent: every open runs it.
 //! Databases created before `writes.task_path` existed get the column added, as Python's
 //! setup does. No version table is added: the schema has no other version to tell apart,

@@ -11,7 +11,7 @@ use crate::version::{ChannelVersion, ChannelVersions};
 /// The current checkpoint format version.
 pub const CHECKPOINT_FORMAT: i64 = 4;
 
-/// The state of one (thread, namespace) at the start of a super-step (spec §2.1).
+/// The state of one (thread, namespace) at the start of a super-step (docs/format.md#checkpoint).
 ///
 /// Field order is the order LangGraph writes the keys in: `v, ts, id, channel_values,
 /// channel_versions, versions_seen, updated_channels`.
@@ -202,7 +202,7 @@ pub struct PendingWrite {
     pub value: Value,
 }
 
-/// What a saver returns for one checkpoint (spec §10.1).
+/// What a saver returns for one checkpoint (Python's `CheckpointTuple`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointTuple {
     /// The config that addresses this checkpoint.
@@ -217,7 +217,8 @@ pub struct CheckpointTuple {
     pub pending_writes: Vec<PendingWrite>,
 }
 
-/// The reserved write channels and their fixed indexes (`WRITES_IDX_MAP`, spec §1).
+/// The reserved write channels and their fixed indexes (`WRITES_IDX_MAP`,
+/// docs/format.md#reserved-names).
 pub const WRITES_IDX_MAP: [(&str, i64); 4] = [
     ("__error__", -1),
     ("__scheduled__", -2),

@@ -1,4 +1,4 @@
-//! What a saver returns to rebuild a DeltaChannel's value (spec §13):
+//! What a saver returns to rebuild a DeltaChannel's value (docs/format.md#deltachannel):
 //! [`DeltaChannelHistory`], and the walk every saver can do through `get_tuple`.
 //!
 //! A DeltaChannel stores its value only now and then (a `_DeltaSnapshot`, msgpack ext 7);

@@ -1,6 +1,7 @@
 //! Checkpoint ids (UUIDv6 with the step in the clock sequence) and `ts` strings.
 //!
-//! A checkpoint id is LangGraph's `uuid6(clock_seq=step)` (spec §2.4): the 60-bit count of
+//! A checkpoint id is LangGraph's `uuid6(clock_seq=step)` (docs/format.md#checkpoint-ids): the
+//! 60-bit count of
 //! 100-ns ticks since 1582-10-15, most significant bits first so that ids sort by creation
 //! time, then the step in the 14-bit clock sequence, then 48 fresh random bits. Python keeps
 //! the last tick in a module-level variable and bumps it so that one process never mints

@@ -10,7 +10,8 @@
 //! * [`Value`] is the data model of everything stored: exactly what LangGraph's msgpack
 //!   serializer can write, including its extension types, kept as inert data.
 //! * [`Checkpoint`], [`CheckpointMetadata`], [`CheckpointTuple`], [`CheckpointConfig`] and
-//!   [`ChannelVersion`] are the v4 format of spec §2, with key order preserved so that the
+//!   [`ChannelVersion`] are the v4 format of docs/format.md#checkpoint, with key order preserved so
+//!   that the
 //!   bytes we write equal LangGraph's.
 //! * [`CheckpointSaver`] is object-safe: the engine holds `Arc<dyn CheckpointSaver>`.
 //! * [`serde`] reads and writes LangGraph's `(type tag, bytes)` pairs byte for byte. It

@@ -7,7 +7,8 @@ use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
 use crate::value::{Map, Value};
 
-/// Configurable keys that never go into metadata (`EXCLUDED_METADATA_KEYS`, spec §2.2).
+/// Configurable keys that never go into metadata (`EXCLUDED_METADATA_KEYS`,
+/// docs/format.md#metadata).
 pub const EXCLUDED_METADATA_KEYS: [&str; 9] = [
     "thread_id",
     "checkpoint_id",
@@ -59,7 +60,8 @@ impl CheckpointSource {
     }
 }
 
-/// The metadata of a checkpoint (spec §2.2). Written in the order `source, step, parents`,
+/// The metadata of a checkpoint (docs/format.md#metadata). Written in the order `source, step,
+/// parents`,
 /// then the extra keys in insertion order.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct CheckpointMetadata {
@@ -145,7 +147,8 @@ impl CheckpointMetadata {
         Ok(md)
     }
 
-    /// The metadata a saver stores for `put` (`get_checkpoint_metadata`, spec §2.2): NULs
+    /// The metadata a saver stores for `put` (`get_checkpoint_metadata`, docs/format.md#metadata):
+    /// NULs
     /// removed from top-level strings, then the scalar keys of `config.metadata` and of the
     /// configurable keys added when not present, excluded or `__`-prefixed.
     pub fn for_put(&self, config: &CheckpointConfig) -> CheckpointMetadata {

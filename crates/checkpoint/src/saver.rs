@@ -201,7 +201,8 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// Stores the writes of one task against the checkpoint `config.checkpoint_id`.
     ///
-    /// Indexes follow LangGraph (spec §7.2): a reserved channel gets its fixed negative
+    /// Indexes follow LangGraph (docs/format.md#pending-writes): a reserved channel gets its fixed
+    /// negative
     /// index ([`crate::WRITES_IDX_MAP`]), any other its position in `writes`. The rule for
     /// a repeated `(task_id, index)`, the same in every stategraph saver: a write at a
     /// reserved index replaces the stored one (last wins); a write at a normal index is
@@ -218,7 +219,8 @@ pub trait CheckpointSaver: Send + Sync {
     /// an unknown thread is not an error. Required.
     async fn delete_thread(&self, thread_id: &str) -> Result<()>;
 
-    /// The version that follows `current` for a channel (spec §3). Required.
+    /// The version that follows `current` for a channel (docs/format.md#channel-versions).
+    /// Required.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion;
 
     /// Applies `ops` in order, as if each were its own `put` / `put_writes` call: the stored
@@ -249,7 +251,8 @@ pub trait CheckpointSaver: Send + Sync {
     }
 
     /// The histories of the DeltaChannels `channels` at the checkpoint `config` addresses
-    /// (spec §13): for each, the value stored by its nearest ancestor (the seed) and the
+    /// (docs/format.md#deltachannel): for each, the value stored by its nearest ancestor (the seed)
+    /// and the
     /// channel's writes since then, oldest first. Provided: walks `get_tuple` and
     /// `parent_config` ([`crate::delta::history_by_walk`]); savers with direct storage
     /// access read the chain in one query.

@@ -1,7 +1,8 @@
 //! Channel versions: how LangGraph numbers each value a channel takes.
 //!
 //! Savers mint versions as `{counter:032}.{fraction}` where the fraction is Python's
-//! `repr(random.random())` left-padded with `0` to 16 characters (spec §3.1): the random
+//! `repr(random.random())` left-padded with `0` to 16 characters (docs/format.md#channel-versions):
+//! the random
 //! part keeps the blobs of two forked branches apart. Without a saver, versions are plain
 //! integers. Both kinds are a [`ChannelVersion`]; strings compare as text (the 32-digit
 //! prefix makes that numeric order), integers as numbers.

@@ -1,7 +1,8 @@
 //! Minting channel versions as LangGraph's savers do, with Python's float `repr`.
 //!
 //! Every shipped saver's `get_next_version` returns `f"{n + 1:032}.{random.random():016}"`
-//! (spec §3.1). Reproducing those bytes needs two Python behaviours: the Mersenne Twister
+//! (docs/format.md#channel-versions). Reproducing those bytes needs two Python behaviours: the
+//! Mersenne Twister
 //! behind `random.random()` (see [`PyRandom`]) and CPython's float formatting, which is
 //! [`python_float_repr`] here.
 
@@ -173,7 +174,8 @@ impl VersionGenerator {
         Self::new(Box::new(PyRandom::new(seed)))
     }
 
-    /// The version after `current` (spec §3.1): the integer part is 1 for `None`, else
+    /// The version after `current` (docs/format.md#channel-versions): the integer part is 1 for
+    /// `None`, else
     /// the current integer (the text before the first `.` of a string) plus one. A string
     /// whose integer part does not parse counts as 0 (Python would raise).
     pub fn next(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
@@ -196,7 +198,8 @@ impl fmt::Debug for VersionGenerator {
     }
 }
 
-/// The integer versions used without a saver (spec §3.2): `None -> 1`, `n -> n + 1`.
+/// The integer versions used without a saver (docs/format.md#channel-versions): `None -> 1`, `n ->
+/// n + 1`.
 /// A string version counts by its integer part (Python would raise instead).
 pub fn next_int_version(current: Option<&ChannelVersion>) -> ChannelVersion {
     let n = current.map_or(0, ChannelVersion::integer_part);

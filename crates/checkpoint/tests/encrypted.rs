@@ -294,7 +294,11 @@ fn any_cipher_and_inner_serializer_compose_splitting_at_the_first_plus() {
 }
 
 fn venv_python() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
+    std::env::var_os("STATEGRAPH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
+        })
 }
 
 const PYTHON_DECRYPT: &str = r#"

@@ -1,5 +1,6 @@
 //! Byte-for-byte conformance of the msgpack codec and `JsonPlusSerializer` with the golden
-//! traces of real Python runs, with spec §9.4's examples, and a round trip over many values.
+//! traces of real Python runs, with the examples of docs/format.md#value-encoding, and a round trip
+//! over many values.
 
 #![allow(clippy::unwrap_used)]
 
@@ -255,7 +256,7 @@ fn golden_walk_finds_the_known_fields() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Spec §9.4 and boundary examples (bytes produced by the pinned venv)
+// docs/format.md#value-encoding and boundary examples (bytes produced by the pinned venv)
 // ---------------------------------------------------------------------------------------
 
 fn hx(s: &str) -> Vec<u8> {

@@ -6,7 +6,7 @@ use stategraph_checkpoint::{CheckpointConfig, Value};
 /// LangGraph's default recursion limit (`LANGGRAPH_DEFAULT_RECURSION_LIMIT`).
 pub const DEFAULT_RECURSION_LIMIT: usize = 10007;
 
-/// When checkpoints and writes reach the saver (spec §5.13).
+/// When checkpoints and writes reach the saver (docs/runtime.md#durability).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
     /// Each step's checkpoint is saved before the next step starts.

@@ -1,5 +1,10 @@
-//! stategraph: stateful, checkpointed multi-step graphs (agents and workflows), the Rust
-//! counterpart of Python's LangGraph and byte-compatible with its checkpoints.
+#![doc = include_str!("docs/guide.md")]
+#![doc = include_str!("docs/persistence.md")]
+#![doc = include_str!("docs/streaming.md")]
+#![doc = include_str!("docs/interrupts.md")]
+#![doc = include_str!("docs/time_travel.md")]
+#![doc = include_str!("docs/agent.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // `#[derive(State)]` names `::stategraph::...`; this lets the crate use it on its own types.
 extern crate self as stategraph;
@@ -28,14 +33,19 @@ pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};
-/// Derives [`State`](trait@State) for a struct with named fields (see the `stategraph_derive` crate).
+#[doc(inline)]
 pub use stategraph_derive::State;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
+/// The Postgres saver, `PostgresSaver` (feature `postgres`).
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use stategraph_checkpoint_postgres as postgres;
 /// The SQLite saver (feature `sqlite`, on by default).
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use stategraph_checkpoint_sqlite as sqlite;
 /// The long-term store (`stategraph-store`): `BaseStore`, `InMemoryStore`, items, ops.
 pub use stategraph_store as store;

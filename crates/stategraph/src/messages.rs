@@ -3,7 +3,8 @@
 //! LangGraph keeps a conversation as a list of LangChain message objects, which its
 //! serializer writes as pydantic v2 extension values (code 5) whose fields follow
 //! `model_dump()` order: `content, additional_kwargs, response_metadata, type, name, id`,
-//! then the class's own fields (spec §9.4). [`Message`] is the Rust view of any of them;
+//! then the class's own fields (docs/format.md#value-encoding). [`Message`] is the Rust view of any
+//! of them;
 //! [`Message::to_value`] writes the very value Python writes (and so, once encoded, the
 //! very bytes), and [`Message::from_value`] reads one back, keeping fields it does not
 //! know. A `Vec<Message>` state field with the `add_messages` reducer therefore stores

@@ -20,7 +20,8 @@ impl Send {
         }
     }
 
-    /// The stored form: `langgraph.types.Send` as msgpack extension 1 (spec §9.3).
+    /// The stored form: `langgraph.types.Send` as msgpack extension 1
+    /// (docs/format.md#value-encoding).
     pub fn to_value(&self) -> Value {
         Value::from(Ext::object(
             ObjectCode::ConstructorPosArgs,
@@ -81,7 +82,8 @@ pub enum Resume {
     ById(Vec<(String, Value)>),
 }
 
-/// Update the state and choose where to go, from a node or as input (spec §8.2).
+/// Update the state and choose where to go, from a node or as input
+/// (docs/runtime.md#command-and-send).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Command<U = Vec<(String, Value)>> {
     /// `Some("__parent__")` sends the command to the parent graph.

@@ -1,4 +1,4 @@
-//! The channel types against LangGraph's rules (spec §6), one rule per test.
+//! The channel types against LangGraph's rules (docs/runtime.md#channel-types), one rule per test.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;

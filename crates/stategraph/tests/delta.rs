@@ -1,4 +1,5 @@
-//! DeltaChannel (spec §13): the golden chat thread of Python LangGraph reproduced byte for
+//! DeltaChannel (docs/format.md#deltachannel): the golden chat thread of Python LangGraph
+//! reproduced byte for
 //! byte (tests/golden/delta_chat.json, made by tests/golden/gen_delta.py), on every saver
 //! the same outputs and history, and the engine's bookkeeping (snapshots, counters,
 //! reconstruction, overwrites, branches) checked on its own.

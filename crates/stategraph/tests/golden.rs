@@ -193,7 +193,8 @@ fn join_graph() -> StateGraph<DynState> {
 }
 
 // The order of the START node's two edge writes (and so of new channel_versions keys)
-// depends on Python's hash seed (spec §17.2); the trace was made with PYTHONHASHSEED=0,
+// depends on Python's hash seed (docs/runtime.md#python-sets); the trace was made with
+// PYTHONHASHSEED=0,
 // whose order ("left" then "right") is also our insertion order, and the set stored in
 // the barrier channel is compared byte for byte as written.
 async fn join_is_reproduced_byte_for_byte(on: On) {

@@ -1,4 +1,5 @@
-//! `get_delta_channel_history` (spec §13): what a DeltaChannel is rebuilt from. Not in
+//! `get_delta_channel_history` (docs/format.md#deltachannel): what a DeltaChannel is rebuilt from.
+//! Not in
 //! the Python suite; every saver has the operation (the trait provides a walk through
 //! `get_tuple`), so these run with `get_tuple`.
 //!

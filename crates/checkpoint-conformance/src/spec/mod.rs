@@ -2,8 +2,9 @@
 //!
 //! Every behaviour is `pub async fn name(saver: &dyn CheckpointSaver) -> Result<(), Failure>`,
 //! named after LangGraph's `test_<capability>_<name>`. The numbers in their docs (`#12`)
-//! are those of `CHECKPOINTER_BEHAVIOURS.md` §2. [`tightened`] holds the behaviours this
-//! port adds where the Python suite is loose (§4 of that file); [`fence`] the optional
+//! count the 81 tests of `langgraph-checkpoint-conformance` 0.0.2, capability by
+//! capability, in the order its `spec/test_*.py` modules define them. [`tightened`] holds
+//! the behaviours this port adds where the Python suite is loose; [`fence`] the optional
 //! group of the one-writer-per-thread fence.
 
 pub mod copy_thread;

@@ -1,4 +1,4 @@
-//! Behaviours the Python suite leaves loose (§4 of `CHECKPOINTER_BEHAVIOURS.md`), pinned.
+//! Behaviours the Python suite leaves loose, pinned.
 //!
 //! Each belongs to the capability it exercises (see the list in [`crate::spec`]), so those
 //! of an undeclared optional capability are skipped with the rest of its group. Write

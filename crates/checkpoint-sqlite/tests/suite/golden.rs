@@ -1,7 +1,8 @@
 //! Replays the golden Python traces into a `SqliteSaver` and compares the raw rows with
 //! each trace's `sqlite` section byte for byte.
 //!
-//! The input is the trace's `inmemory` section, converted as spec §12.7 describes: each
+//! The input is the trace's `inmemory` section, converted as described in
+//! docs/format.md#moving-a-thread-between-savers: each
 //! stored checkpoint is decoded and given back its `channel_values` from the blobs of its
 //! own versions, then put with its parent id and its metadata; each task's writes are put
 //! in one call with their original indexes. The tables must then hold exactly the rows
@@ -66,8 +67,9 @@ type GoldenWrite = (i64, String, Value);
 /// A checkpoints row: key, then every other column rendered for comparison.
 type Row = BTreeMap<&'static str, String>;
 
-/// The graph's channel order for a namespace (`channel_values` keys follow it, spec
-/// §2.1): the root graph's for `""`, else the subgraph named before the first `:`.
+/// The graph's channel order for a namespace (`channel_values` keys follow it,
+/// docs/format.md#checkpoint): the root graph's for `""`, else the subgraph named before the first
+/// `:`.
 fn channel_order(golden: &J, ns: &str) -> Vec<String> {
     let graph = match ns.split(':').next().filter(|_| !ns.is_empty()) {
         None => &golden["graph"],

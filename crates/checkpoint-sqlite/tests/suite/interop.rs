@@ -2,8 +2,8 @@
 //! thread we wrote, and we read a thread Python wrote; both sides print what they read in
 //! the same tagged JSON (see `tests/interop/common.py`) and the two must be equal.
 //!
-//! These tests need the pinned venv (`target/langgraph-venv`, made by
-//! `shared/reference/setup-langgraph.sh`). Without it they print a note and pass, unless
+//! These tests need the pinned Python: `STATEGRAPH_PYTHON`, else the venv
+//! `target/langgraph-venv` that `scripts/setup-langgraph.sh` makes. Without it they print a note and pass, unless
 //! `STATEGRAPH_INTEROP=1` is set, which makes a missing Python a failure.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,11 @@ use super::support::{count, TempPath, TempSaver};
 
 /// The venv's Python, or `None` (after printing why) when the test should be skipped.
 fn python() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python");
+    let path = std::env::var_os("STATEGRAPH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
+        });
     let required = std::env::var("STATEGRAPH_INTEROP").is_ok_and(|v| v == "1");
     if path.exists() {
         return Some(path);

@@ -69,7 +69,8 @@ pub(super) fn history(
     Ok(out)
 }
 
-/// The ancestors of `latest` that its DeltaChannels are rebuilt from (spec §13): for each
+/// The ancestors of `latest` that its DeltaChannels are rebuilt from (docs/format.md#deltachannel):
+/// for each
 /// channel its metadata counts updates for (`counters_since_delta_snapshot`) that has a
 /// version and no stored value at `latest`, the parent chain up to the checkpoint that
 /// stores its value. Empty for a thread without DeltaChannels. What `prune` must keep.

@@ -1,6 +1,7 @@
 //! MemorySaver: LangGraph's InMemorySaver layout (`storage`, `writes`, `blobs`).
 //!
-//! [`MemorySaver`] stores exactly what LangGraph's `InMemorySaver` stores (spec §10.3):
+//! [`MemorySaver`] stores exactly what LangGraph's `InMemorySaver` stores
+//! (docs/format.md#memorysaver):
 //! each checkpoint serialized without its `channel_values`, its metadata and its parent
 //! id; each write as `(task_id, channel, (tag, bytes), task_path)` under
 //! `(task_id, idx)`; and each channel value once per `(thread, ns, channel, version)`. A
@@ -126,7 +127,7 @@ impl MemorySaver {
     }
 
     /// The three maps rendered as Python prints them, values decoded, for people to read
-    /// (`storage:`, `writes:` and `blobs:` sections in the notation of spec §10.3).
+    /// (`storage:`, `writes:` and `blobs:` sections in the notation of docs/format.md#memorysaver).
     pub fn dump(&self) -> String {
         dump::dump(&self.store.read(), self.serde.as_ref())
     }
@@ -250,7 +251,8 @@ impl CheckpointSaver for MemorySaver {
 
     /// Stores the writes of one task on `config.checkpoint_id` (which must be set).
     ///
-    /// The rule, as LangGraph's `InMemorySaver` applies it write by write (spec §7.2): a
+    /// The rule, as LangGraph's `InMemorySaver` applies it write by write
+    /// (docs/format.md#pending-writes): a
     /// write gets the index [`write_index`] gives (the fixed negative index of a reserved
     /// channel, else its position in `writes`); if `(task_id, idx)` is already stored and
     /// `idx >= 0` the new write is ignored (first wins); a write at a negative index always

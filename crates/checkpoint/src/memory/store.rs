@@ -1,6 +1,6 @@
 //! The three maps of LangGraph's `InMemorySaver`, grouped by thread and namespace.
 //!
-//! LangGraph keeps three flat dicts (spec §10.3):
+//! LangGraph keeps three flat dicts (docs/format.md#memorysaver):
 //!
 //! ```text
 //! storage[thread][ns][checkpoint_id]           = ((tag, checkpoint), (tag, metadata), parent_id)

@@ -1,4 +1,5 @@
-//! Reading the legacy `json` tag (spec §9.5): JSON, with LangChain constructor envelopes
+//! Reading the legacy `json` tag (docs/format.md#value-encoding): JSON, with LangChain constructor
+//! envelopes
 //! revived exactly as far as Python's reader revives them, and never further.
 //!
 //! Before msgpack, LangGraph stored values as JSON where Python objects were envelopes

@@ -7,7 +7,7 @@ use crate::serde::{
 };
 use crate::value::Value;
 
-/// LangGraph's `JsonPlusSerializer`, byte for byte (spec §9.1).
+/// LangGraph's `JsonPlusSerializer`, byte for byte (docs/format.md#value-encoding).
 ///
 /// Writes `("null", b"")` for [`Value::Nil`], `("bytes", raw)` for [`Value::Bytes`] and
 /// `("msgpack", encoding)` for everything else. Reads `null`, `bytes`, `bytearray` (as

@@ -10,7 +10,8 @@ use super::{Channel, ChannelError};
 ///
 /// `seen` keeps the order in which names arrived and is stored as a Python `set` in that
 /// order. Python stores a set in its iteration order, which depends on the interpreter's
-/// hash seed (spec §17.2), so the order of a stored set is not meaningful and readers
+/// hash seed (docs/runtime.md#python-sets), so the order of a stored set is not meaningful and
+/// readers
 /// must not rely on it.
 #[derive(Clone, Debug, PartialEq)]
 struct Barrier {

@@ -1,4 +1,5 @@
-//! `DeltaChannel`: a reducer channel that stores its writes instead of its value (spec §13).
+//! `DeltaChannel`: a reducer channel that stores its writes instead of its value
+//! (docs/format.md#deltachannel).
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! Channels: the versioned slots of a graph's state, one type per file (spec §6).
+//! Channels: the versioned slots of a graph's state, one type per file
+//! (docs/runtime.md#channel-types).
 //!
 //! A channel receives the writes of one super-step at once ([`Channel::update`]) and says
 //! whether it changed; a changed channel gets the step's new version. Channels hold
@@ -86,7 +87,8 @@ pub trait Channel: Send + Sync + fmt::Debug {
     }
 
     /// A new live channel rebuilt from a stored `seed` (see [`Channel::from_checkpoint`])
-    /// and the writes stored after it, oldest first (spec §13). Provided: one update per
+    /// and the writes stored after it, oldest first (docs/format.md#deltachannel). Provided: one
+    /// update per
     /// write, which is how a reducer channel that stored nothing replays a thread written
     /// while its key was a [`DeltaChannel`].
     #[allow(clippy::wrong_self_convention)] // `self` is the spec, as in `from_checkpoint`.

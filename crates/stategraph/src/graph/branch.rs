@@ -56,7 +56,7 @@ pub(crate) struct Branch<S> {
 }
 
 impl<S> Branch<S> {
-    /// The writes this branch makes for a path result (spec §4.4).
+    /// The writes this branch makes for a path result (docs/runtime.md#nodes-and-edges).
     pub(crate) fn writes(&self, targets: BranchTargets) -> Result<Vec<(String, Value)>> {
         let mut out = Vec::with_capacity(targets.0.len());
         for t in targets.0 {

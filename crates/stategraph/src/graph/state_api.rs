@@ -1,5 +1,5 @@
 //! Reading and changing a thread's state outside a run: `get_state`,
-//! `get_state_history` and `update_state` (spec §16).
+//! `get_state_history` and `update_state` (docs/runtime.md#state-api).
 
 use std::sync::Arc;
 
@@ -471,7 +471,8 @@ impl<S: State> CompiledGraph<S> {
             triggers: &triggers,
             writes: &writes,
         };
-        // DeltaChannels this update must snapshot (spec §13): those the saved checkpoint
+        // DeltaChannels this update must snapshot (docs/format.md#deltachannel): those the saved
+        // checkpoint
         // has writes for (they belong to another child), those overwritten, and, when
         // the thread moved past the checkpoint, those written (their writes are not
         // stored on it).

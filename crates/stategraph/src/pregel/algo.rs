@@ -1,5 +1,6 @@
 //! The pure super-step algorithm: which tasks run next, and how their writes change the
-//! channels (spec §5.5, §5.8, §5.9). No I/O happens here: the loop (`run_loop.rs`) loads
+//! channels (docs/runtime.md#preparing-tasks, #applying-writes, #saving-a-checkpoint). No I/O
+//! happens here: the loop (`run_loop.rs`) loads
 //! and saves, this module only computes, so every rule is unit-testable.
 
 use std::collections::{BTreeSet, HashSet};
@@ -16,7 +17,7 @@ use crate::types::Send;
 /// The live channels of a run, in graph order.
 pub type Channels = IndexMap<String, Box<dyn Channel>>;
 
-/// Pseudo-channels that are write tags, never applied to channels (spec §7.1).
+/// Pseudo-channels that are write tags, never applied to channels (docs/format.md#reserved-names).
 pub const WRITE_TAGS: [&str; 7] = [
     "__no_writes__",
     PUSH,
@@ -88,7 +89,7 @@ fn null_version(checkpoint: &Checkpoint) -> Option<ChannelVersion> {
 }
 
 /// Prepares the tasks of the next super-step: push tasks for pending Sends, then pull
-/// tasks for triggered nodes (spec §5.5).
+/// tasks for triggered nodes (docs/runtime.md#preparing-tasks).
 pub fn prepare_next_tasks(
     checkpoint: &Checkpoint,
     graph: &PregelGraph,
@@ -266,7 +267,8 @@ fn triggered(
 }
 
 /// Applies the writes of a super-step's tasks to the channels and the checkpoint's
-/// versions; returns the channels updated and available afterwards (spec §5.8).
+/// versions; returns the channels updated and available afterwards
+/// (docs/runtime.md#applying-writes).
 pub fn apply_writes(
     checkpoint: &mut Checkpoint,
     channels: &mut Channels,
@@ -372,7 +374,7 @@ pub fn apply_writes(
 }
 
 /// The checkpoint that follows `checkpoint` after a step: new id and timestamp, the values
-/// of every versioned channel that has one, versions copied (spec §5.9).
+/// of every versioned channel that has one, versions copied (docs/runtime.md#saving-a-checkpoint).
 pub fn create_checkpoint(
     checkpoint: Checkpoint,
     channels: &Channels,
@@ -415,7 +417,7 @@ pub fn read_channels(channels: &Channels, keys: &[String]) -> IndexMap<String, V
 }
 
 /// The versions of `current` that are newer than in `previous`: the channels whose values a
-/// saver must store for a new checkpoint (spec §3.5).
+/// saver must store for a new checkpoint (docs/format.md#channel-versions).
 pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> ChannelVersions {
     current
         .iter()
@@ -424,7 +426,7 @@ pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> Ch
         .collect()
 }
 
-/// Builds live channels from a checkpoint's values (spec §5.2 step 5).
+/// Builds live channels from a checkpoint's values (docs/runtime.md#loading-and-input).
 ///
 /// The values move out of `checkpoint.channel_values` into the channels (which hold the
 /// state from then on), so the map is empty afterwards: no copy of the state is made.
@@ -444,7 +446,7 @@ pub fn channels_from_checkpoint(
 }
 
 /// `should_interrupt`: the tasks named in `nodes` (or all visible ones for `*`), if any
-/// channel changed since the last interrupt bookkeeping (spec §5.11).
+/// channel changed since the last interrupt bookkeeping (docs/runtime.md#breakpoints).
 pub fn should_interrupt<'t>(
     checkpoint: &Checkpoint,
     nodes: &[String],

@@ -54,7 +54,7 @@ pub(crate) struct RunScope {
     pub resuming: bool,
 }
 
-/// Resume bookkeeping of one task (spec §5.12).
+/// Resume bookkeeping of one task (docs/runtime.md#interrupts).
 #[derive(Default)]
 pub(crate) struct Scratchpad {
     /// Resume values answered for this task, in order.

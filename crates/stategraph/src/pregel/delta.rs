@@ -1,4 +1,5 @@
-//! DeltaChannel bookkeeping of the run loop and the state API (spec §13): rebuilding a
+//! DeltaChannel bookkeeping of the run loop and the state API (docs/format.md#deltachannel):
+//! rebuilding a
 //! delta channel from its history when a checkpoint is loaded, the per-channel counters
 //! kept in metadata (`counters_since_delta_snapshot`), which channels store a snapshot at
 //! a checkpoint, and the version bumps a snapshot of an unchanged channel needs

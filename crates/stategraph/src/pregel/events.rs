@@ -1,4 +1,4 @@
-//! The payloads of stream events, shaped as LangGraph streams them (spec §15).
+//! The payloads of stream events, shaped as LangGraph streams them (docs/runtime.md#streams).
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::{CheckpointConfig, CheckpointMetadata, Map, Value};

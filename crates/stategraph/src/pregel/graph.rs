@@ -73,7 +73,7 @@ impl fmt::Debug for PregelNode {
 /// A graph ready to run: channel specs in graph order, nodes, and the trigger index.
 #[derive(Debug, Clone)]
 pub struct PregelGraph {
-    /// Channel specs (empty instances), in the order of spec §4.1.
+    /// Channel specs (empty instances), in the order of docs/runtime.md#channels-of-a-graph.
     pub channels: IndexMap<String, Box<dyn Channel>>,
     /// Nodes in insertion order (START first).
     pub nodes: IndexMap<String, PregelNode>,

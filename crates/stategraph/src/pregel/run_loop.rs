@@ -1,5 +1,6 @@
 //! The run loop: loads a checkpoint, applies input, runs super-steps and decides which
-//! checkpoints and writes to save (spec §5). The rules live in `algo`; the saving itself
+//! checkpoints and writes to save (docs/runtime.md#the-loop). The rules live in `algo`; the saving
+//! itself
 //! (durability modes, the background queue, what a cancelled run leaves) in `writer`.
 
 use std::collections::BTreeSet;
@@ -102,7 +103,7 @@ pub(crate) struct Loop {
     is_replaying: bool,
     /// Propagated to subgraphs during the first step after a resume.
     resuming: bool,
-    /// DeltaChannel bookkeeping (spec §13).
+    /// DeltaChannel bookkeeping (docs/format.md#deltachannel).
     delta: DeltaRun,
 }
 
@@ -137,7 +138,8 @@ impl Loop {
         )
     }
 
-    /// Loads the thread (or starts an empty one) and applies the input (spec §5.2, §5.3).
+    /// Loads the thread (or starts an empty one) and applies the input
+    /// (docs/runtime.md#loading-and-input).
     pub(crate) async fn start(p: LoopParams, input: RunInput) -> Result<Loop> {
         let mut base = p.config.checkpoint_config(&p.ns);
         base.configurable.shift_remove("checkpoint_ns");
@@ -247,7 +249,8 @@ impl Loop {
         Ok(lp)
     }
 
-    /// Applies the input (spec §5.3); returns the channels updated so far (`None` when
+    /// Applies the input (docs/runtime.md#loading-and-input); returns the channels updated so far
+    /// (`None` when
     /// unknown). While it runs, `self.updated_channels` is unknown, as in LangGraph.
     async fn first(
         &mut self,
@@ -847,7 +850,8 @@ impl Loop {
         result
     }
 
-    /// Applies the step's writes and saves the next checkpoint (spec §5.9).
+    /// Applies the step's writes and saves the next checkpoint
+    /// (docs/runtime.md#saving-a-checkpoint).
     async fn after_tick(&mut self) -> Result<()> {
         let tasks = std::mem::take(&mut self.tasks);
         if self.delta.enabled {
@@ -1030,7 +1034,8 @@ pub(crate) async fn superseded(
     Ok(head.is_some_and(|h| h.checkpoint.id != checkpoint_id))
 }
 
-/// The writes of a client command (spec §5.3): Sends, gotos, resume, then the update.
+/// The writes of a client command (docs/runtime.md#loading-and-input): Sends, gotos, resume, then
+/// the update.
 fn map_command(cmd: &Command) -> Result<Vec<(String, Value)>> {
     let mut out = Vec::new();
     for g in &cmd.goto {
@@ -1064,7 +1069,7 @@ struct DeltaParts<'a> {
 
 /// Stores the due snapshots of delta channels (by `counters`, forced, or in `extra`) in the
 /// new checkpoint when it will be stored (`stores`), and the counters in its metadata
-/// (spec §13).
+/// (docs/format.md#deltachannel).
 fn delta_snapshots(
     parts: DeltaParts<'_>,
     counters: super::delta::Counters,

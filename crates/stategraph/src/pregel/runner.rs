@@ -1,5 +1,5 @@
 //! Running the tasks of one super-step: concurrently on tokio, each committed (its writes
-//! recorded and saved) as soon as it finishes (spec §5.7).
+//! recorded and saved) as soon as it finishes (docs/runtime.md#running-tasks).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

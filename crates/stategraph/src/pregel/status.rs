@@ -1,4 +1,5 @@
-//! What the stored writes say about each task: finished, failed, interrupted (spec §5.7).
+//! What the stored writes say about each task: finished, failed, interrupted
+//! (docs/runtime.md#running-tasks).
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};

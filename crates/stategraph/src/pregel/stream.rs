@@ -1,4 +1,4 @@
-//! Stream modes and events: what a run reports while it goes (spec §15).
+//! Stream modes and events: what a run reports while it goes (docs/runtime.md#streams).
 
 use std::collections::HashSet;
 use std::sync::Arc;

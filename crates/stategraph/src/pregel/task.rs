@@ -1,4 +1,5 @@
-//! Task identity: task paths, their string form, task ids and interrupt ids (spec §5.6, §5.12).
+//! Task identity: task paths, their string form, task ids and interrupt ids
+//! (docs/format.md#task-ids-and-task-paths, docs/runtime.md#interrupts).
 
 use std::fmt::Write as _;
 
@@ -83,7 +84,7 @@ pub fn checkpoint_id_bytes(checkpoint_id: &str) -> [u8; 16] {
 }
 
 /// A task id: XXH3-128 over the checkpoint id bytes and the parts, concatenated, formatted
-/// like a UUID (spec §5.6).
+/// like a UUID (docs/format.md#task-ids-and-task-paths).
 pub fn task_id(checkpoint_id: &[u8; 16], parts: &[&str]) -> String {
     let len = 16 + parts.iter().map(|p| p.len()).sum::<usize>();
     let mut buf = Vec::with_capacity(len);
@@ -94,7 +95,8 @@ pub fn task_id(checkpoint_id: &[u8; 16], parts: &[&str]) -> String {
     uuid_like(xxh3_128(&buf))
 }
 
-/// The id of the `n`-th interrupt of the task whose namespace is `task_ns` (spec §5.12).
+/// The id of the `n`-th interrupt of the task whose namespace is `task_ns`
+/// (docs/runtime.md#interrupts).
 pub fn interrupt_id(task_ns: &str, n: usize) -> String {
     let h = if n == 0 {
         xxh3_128(task_ns.as_bytes())

@@ -197,7 +197,7 @@ for_each_saver! {
         let state = graph.get_state(&cfg).await.unwrap();
         assert!(state.next.is_empty() && state.interrupts.is_empty());
         // The answers accumulated, in order, in the task's `__resume__` write (the SQL
-        // savers keep the first stored list, spec §7.2).
+        // savers keep the first stored list, docs/format.md#pending-writes).
         let step0 = history(&saver, "t")
             .await
             .into_iter()

@@ -1,4 +1,4 @@
-//! Loops closed by a conditional edge, and the recursion limit (spec §5.10).
+//! Loops closed by a conditional edge, and the recursion limit (docs/runtime.md#termination).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! `stream` with the values, updates and custom modes, alone and together (spec §15).
+//! `stream` with the values, updates and custom modes, alone and together
+//! (docs/runtime.md#streams).
 
 use futures::StreamExt;
 use stategraph::{

@@ -164,7 +164,8 @@ fn actual(saver: &MemorySaver) -> Maps {
 }
 
 /// True when two rendered `(tag, hex)` values differ only in the order of the items of a
-/// Python set: a set's iteration order depends on Python's hash seed (spec §17.2), so such
+/// Python set: a set's iteration order depends on Python's hash seed (docs/runtime.md#python-sets),
+/// so such
 /// values are compared as sets.
 fn equal_as_sets(a: &str, b: &str) -> bool {
     let decode = |s: &str| -> Option<J> {
