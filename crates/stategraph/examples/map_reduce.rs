@@ -29,11 +29,8 @@ pub async fn run() -> stategraph::Result<String> {
         let subjects = ["cats", "dogs", "birds"].map(|k| format!("{} {k}", s.topic));
         OverallUpdate::default().subjects(subjects.to_vec())
     });
-    g.add_node("write_joke", |s: Subject| async move {
-        let joke = format!(
-            "Why did the {} cross the road? To reach the other side.",
-            s.subject
-        );
+    g.add_node("write_joke", |Subject { subject: s }: Subject| async move {
+        let joke = format!("Why did the {s} cross the road? To reach the other side.");
         OverallUpdate::default().jokes(vec![joke])
     });
     g.add_node("pick_best", |s: Overall| async move {

@@ -337,7 +337,8 @@ fn the_map_reduce_example_is_within_its_line_budget() {
             .unwrap()
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with(comment))
+            // As scripts/count_lines.sh counts: no blank lines, comments or one-line docstrings.
+            .filter(|l| !l.is_empty() && !l.starts_with(comment) && !l.starts_with("\"\"\""))
             .count()
     };
     let rust = count(root.join("examples/map_reduce.rs"), "//");
