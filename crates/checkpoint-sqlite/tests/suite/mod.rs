@@ -6,6 +6,7 @@ mod filter;
 mod golden;
 mod interop;
 mod json;
+mod read_cache;
 mod schema;
 mod streaming;
 mod support;
