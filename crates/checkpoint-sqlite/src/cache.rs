@@ -14,6 +14,10 @@
 //! ids, or a replaced checkpoint can only miss, never return a stale value. Deletes still
 //! drop the thread's entries, to free their memory early.
 //!
+//! The cache also holds a [`DecodeMemo`]: a row that misses is decoded reusing the
+//! elements of the long lists decoded last (a chat thread's checkpoints share all but their
+//! newest messages), which also keep their encoding for the next `put`.
+//!
 //! The cache is bounded by the encoded bytes it holds ([`DEFAULT_READ_CACHE_BYTES`] unless
 //! set with [`SqliteSaver::with_read_cache`]) and by [`MAX_ENTRIES`]; the least recently used
 //! entries go first. Only `get_tuple` fills it (the reads a graph repeats: the latest
@@ -25,7 +29,9 @@
 use std::collections::HashMap;
 
 use parking_lot::Mutex;
-use stategraph_checkpoint::Checkpoint;
+use stategraph_checkpoint::serde::msgpack::DecodeMemo;
+use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::{Checkpoint, Result, Value};
 
 /// The encoded bytes the cache holds at most unless set otherwise (32 MiB).
 pub const DEFAULT_READ_CACHE_BYTES: usize = 32 << 20;
@@ -64,6 +70,7 @@ struct Entries {
 pub(crate) struct DecodedCache {
     entries: Mutex<Entries>,
     max_bytes: usize,
+    memo: DecodeMemo,
 }
 
 impl DecodedCache {
@@ -72,6 +79,16 @@ impl DecodedCache {
         DecodedCache {
             entries: Mutex::new(Entries::default()),
             max_bytes,
+            memo: DecodeMemo::new(),
+        }
+    }
+
+    /// Decodes a row's value, reusing the memo's lists (unless the cache is off).
+    pub(crate) fn decode(&self, serde: &dyn Serializer, tag: &str, bytes: &[u8]) -> Result<Value> {
+        if self.max_bytes == 0 {
+            serde.loads_typed(tag, bytes)
+        } else {
+            serde.loads_typed_with_memo(tag, bytes, &self.memo)
         }
     }
 
@@ -138,8 +155,9 @@ impl DecodedCache {
         });
     }
 
-    /// Drops every entry.
+    /// Drops every entry and remembered list.
     pub(crate) fn clear(&self) {
+        self.memo.clear();
         let mut entries = self.entries.lock();
         entries.map.clear();
         entries.bytes = 0;

@@ -71,11 +71,13 @@ impl CheckpointRow {
         })
     }
 
-    /// The checkpoint: the cached one, or decoded from the row (and then kept in `fill`).
+    /// The checkpoint: the cached one, or decoded from the row (reusing the lists `cache`
+    /// remembers) and then kept in `cache` when `fill`.
     fn checkpoint(
         &mut self,
         serde: &dyn Serializer,
-        fill: Option<&DecodedCache>,
+        cache: &DecodedCache,
+        fill: bool,
     ) -> Result<Checkpoint> {
         if let Some(checkpoint) = self.cached.take() {
             return Ok(checkpoint);
@@ -84,8 +86,8 @@ impl CheckpointRow {
             .tag
             .as_deref()
             .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
-        let checkpoint = Checkpoint::from_value(serde.loads_typed(tag, &self.checkpoint)?)?;
-        if let Some(cache) = fill {
+        let checkpoint = Checkpoint::from_value(cache.decode(serde, tag, &self.checkpoint)?)?;
+        if fill {
             let id = RowId {
                 thread_id: self.thread_id.clone(),
                 checkpoint_ns: self.checkpoint_ns.clone(),
@@ -105,16 +107,17 @@ impl CheckpointRow {
     }
 
     /// The tuple, with `config` as the caller sees it; a decoded checkpoint is kept in
-    /// `fill` when given.
+    /// `cache` when `fill`.
     fn into_tuple(
         mut self,
         conn: &Connection,
         serde: &dyn Serializer,
         config: CheckpointConfig,
         metadata: CheckpointMetadata,
-        fill: Option<&DecodedCache>,
+        cache: &DecodedCache,
+        fill: bool,
     ) -> Result<CheckpointTuple> {
-        let checkpoint = self.checkpoint(serde, fill)?;
+        let checkpoint = self.checkpoint(serde, cache, fill)?;
         let pending_writes = pending_writes(
             conn,
             serde,
@@ -191,7 +194,7 @@ pub(crate) fn get_tuple(
             CheckpointConfig::for_checkpoint(row.thread_id.as_str(), ns, row.checkpoint_id.as_str())
         }
     };
-    row.into_tuple(conn, serde, own, metadata, Some(cache))
+    row.into_tuple(conn, serde, own, metadata, cache, true)
         .map(Some)
 }
 
@@ -273,7 +276,7 @@ pub(crate) fn list_page(
                 row.checkpoint_ns.as_str(),
                 row.checkpoint_id.as_str(),
             );
-            out.push(row.into_tuple(conn, serde, own, metadata, None)?);
+            out.push(row.into_tuple(conn, serde, own, metadata, cache, false)?);
             cursor.remaining -= 1;
             if cursor.remaining == 0 {
                 cursor.done = true;

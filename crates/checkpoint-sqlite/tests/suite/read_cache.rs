@@ -141,3 +141,61 @@ async fn a_thread_deleted_through_the_saver_is_gone() {
         ("d-0".into(), "d-0".into())
     );
 }
+
+#[tokio::test]
+async fn a_growing_history_reads_as_without_the_cache() {
+    let file = TempPath::new("cache-history");
+    let cached = SqliteSaver::open(file.path()).expect("open");
+    let uncached = SqliteSaver::open(file.path())
+        .expect("open")
+        .with_read_cache(0);
+    let mut parent: Option<String> = None;
+    for step in 0..12usize {
+        let id = format!("1ef00000-0000-6000-8000-{step:012}");
+        let mut cp = checkpoint("m", 20 + 2 * step);
+        cp.id = id.clone();
+        if step == 7 {
+            // An edit in the middle of the list, not an append.
+            if let Some(Value::List(list)) = cp.channel_values.get_mut("messages") {
+                list.make_mut()[3] = Value::from("edited");
+            }
+        }
+        let config = match &parent {
+            Some(p) => CheckpointConfig::for_checkpoint("t", "", p.as_str()),
+            None => CheckpointConfig::thread("t"),
+        };
+        cached
+            .put(
+                &config,
+                &cp,
+                &CheckpointMetadata::new(CheckpointSource::Loop, step as i64),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+        // The engine reads the latest checkpoint before each step.
+        let latest = cached
+            .get_tuple(&CheckpointConfig::thread("t"))
+            .await
+            .expect("get")
+            .expect("row");
+        assert_eq!(latest.checkpoint, cp);
+        parent = Some(id);
+    }
+    let config = CheckpointConfig::thread("t");
+    for _ in 0..2 {
+        let a = cached
+            .list(Some(&config), &Default::default())
+            .await
+            .expect("list");
+        let b = uncached
+            .list(Some(&config), &Default::default())
+            .await
+            .expect("list");
+        assert_eq!(a.len(), 12);
+        let ids = |v: &[stategraph_checkpoint::CheckpointTuple]| {
+            v.iter().map(|t| t.checkpoint.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&a), ids(&b));
+    }
+}
