@@ -20,13 +20,15 @@
 //!
 //! The cache is bounded by the encoded bytes it holds ([`DEFAULT_READ_CACHE_BYTES`] unless
 //! set with [`SqliteSaver::with_read_cache`]) and by [`MAX_ENTRIES`]; the least recently used
-//! entries go first. Only `get_tuple` fills it (the reads a graph repeats: the latest
-//! checkpoint, a checkpoint being inspected); a listing only looks entries up.
+//! entries go first. `get_tuple` and `get_delta_channel_history` fill it (the reads a
+//! graph repeats: the latest checkpoint, a checkpoint being inspected, the chain back to a
+//! delta snapshot); a listing only looks entries up.
 //!
 //! [`SqliteSaver::with_serializer`]: crate::SqliteSaver::with_serializer
 //! [`SqliteSaver::with_read_cache`]: crate::SqliteSaver::with_read_cache
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use stategraph_checkpoint::serde::msgpack::DecodeMemo;
@@ -52,7 +54,7 @@ pub(crate) struct RowId {
 struct Entry {
     tag: String,
     encoded: Box<[u8]>,
-    checkpoint: Checkpoint,
+    checkpoint: Arc<Checkpoint>,
     /// The tick of its last use (least recently used goes first).
     used: u64,
 }
@@ -94,7 +96,7 @@ impl DecodedCache {
 
     /// The checkpoint decoded from `encoded` with type `tag`, if the row `id` was cached
     /// with exactly these bytes.
-    pub(crate) fn get(&self, id: &RowId, tag: &str, encoded: &[u8]) -> Option<Checkpoint> {
+    pub(crate) fn get(&self, id: &RowId, tag: &str, encoded: &[u8]) -> Option<Arc<Checkpoint>> {
         if self.max_bytes == 0 {
             return None;
         }
@@ -106,12 +108,18 @@ impl DecodedCache {
             return None;
         }
         entry.used = tick;
-        Some(entry.checkpoint.clone())
+        Some(Arc::clone(&entry.checkpoint))
     }
 
     /// Remembers that row `id`, of type `tag` and bytes `encoded`, decodes to `checkpoint`.
     /// A row larger than the whole budget is not kept.
-    pub(crate) fn insert(&self, id: RowId, tag: &str, encoded: &[u8], checkpoint: &Checkpoint) {
+    pub(crate) fn insert(
+        &self,
+        id: RowId,
+        tag: &str,
+        encoded: &[u8],
+        checkpoint: &Arc<Checkpoint>,
+    ) {
         if self.max_bytes == 0 || encoded.len() > self.max_bytes {
             return;
         }
@@ -120,7 +128,7 @@ impl DecodedCache {
         let entry = Entry {
             tag: tag.to_owned(),
             encoded: encoded.into(),
-            checkpoint: checkpoint.clone(),
+            checkpoint: Arc::clone(checkpoint),
             used: entries.tick,
         };
         entries.bytes += entry.encoded.len();
@@ -182,8 +190,8 @@ mod tests {
         }
     }
 
-    fn checkpoint(cp: &str) -> Checkpoint {
-        Checkpoint::empty(cp, "2026-12-01T00:00:00+00:00")
+    fn checkpoint(cp: &str) -> Arc<Checkpoint> {
+        Arc::new(Checkpoint::empty(cp, "2026-12-01T00:00:00+00:00"))
     }
 
     #[test]
@@ -191,7 +199,7 @@ mod tests {
         let cache = DecodedCache::new(1 << 20);
         cache.insert(id("t", "1"), "msgpack", b"abc", &checkpoint("1"));
         let hit = cache.get(&id("t", "1"), "msgpack", b"abc");
-        assert_eq!(hit.map(|c| c.id), Some("1".to_owned()));
+        assert_eq!(hit.map(|c| c.id.clone()), Some("1".to_owned()));
         assert!(cache.get(&id("t", "1"), "msgpack", b"abd").is_none());
         assert!(cache.get(&id("t", "1"), "json", b"abc").is_none());
         assert!(cache.get(&id("t", "2"), "msgpack", b"abc").is_none());

@@ -3,6 +3,8 @@
 //! Every read runs inside one read transaction (see [`crate::pool`]), so a checkpoint and
 //! its pending writes come from the same snapshot.
 
+use std::sync::Arc;
+
 use rusqlite::types::ValueRef;
 use rusqlite::{params, params_from_iter, Connection, Row};
 use stategraph_checkpoint::list_cursor::{ListCursor, RowKey};
@@ -35,7 +37,7 @@ struct CheckpointRow {
     /// The length of the encoded checkpoint.
     encoded_len: usize,
     /// The checkpoint, when the cache held it for exactly these bytes.
-    cached: Option<Checkpoint>,
+    cached: Option<Arc<Checkpoint>>,
     metadata: Option<Vec<u8>>,
 }
 
@@ -80,7 +82,7 @@ impl CheckpointRow {
         fill: bool,
     ) -> Result<Checkpoint> {
         if let Some(checkpoint) = self.cached.take() {
-            return Ok(checkpoint);
+            return Ok(Arc::unwrap_or_clone(checkpoint));
         }
         let tag = self
             .tag
@@ -93,7 +95,9 @@ impl CheckpointRow {
                 checkpoint_ns: self.checkpoint_ns.clone(),
                 checkpoint_id: self.checkpoint_id.clone(),
             };
-            cache.insert(id, tag, &self.checkpoint, &checkpoint);
+            let shared = Arc::new(checkpoint);
+            cache.insert(id, tag, &self.checkpoint, &shared);
+            return Ok(Arc::unwrap_or_clone(shared));
         }
         Ok(checkpoint)
     }

@@ -383,8 +383,11 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
         let (serde, config, channels) =
             (Arc::clone(&self.serde), config.clone(), channels.to_vec());
+        let cache = Arc::clone(&self.cache);
         blocking(&self.pool, move |pool| {
-            pool.read(|conn| crate::delta::history(conn, serde.as_ref(), &config, &channels))
+            pool.read(|conn| {
+                crate::delta::history(conn, serde.as_ref(), &cache, &config, &channels)
+            })
         })
         .await
     }
