@@ -366,6 +366,8 @@ impl<'a> Decoder<'a> {
     fn open_list(&mut self, n: usize) -> Result<Option<Value>> {
         self.enter(1)?;
         if n == 0 {
+            // An empty container is a level too (as the encoder counts it).
+            self.peak = self.peak.max(self.depth + 1);
             return Ok(Some(Value::List(Vec::new().into())));
         }
         // Every item takes at least one byte.
@@ -435,6 +437,7 @@ impl<'a> Decoder<'a> {
     fn open_map(&mut self, n: usize) -> Result<Option<Value>> {
         self.enter(1)?;
         if n == 0 {
+            self.peak = self.peak.max(self.depth + 1);
             return Ok(Some(Value::Map(Map::new())));
         }
         // Every entry takes at least two bytes.

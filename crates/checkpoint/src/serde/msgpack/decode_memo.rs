@@ -276,6 +276,20 @@ mod memo_tests {
         let bytes = encode(&nested).expect("encode");
         assert!(decode_with(&bytes, &limits).is_err());
         assert!(decode_with_memo(&bytes, &limits, &memo).is_err());
+        // The deepest element an empty map: still a level.
+        let empty = |_: usize| Value::List(vec![Value::Map(Map::new())].into());
+        let memo = DecodeMemo::new();
+        let limits = DecodeLimits { max_depth: 3 };
+        check(
+            &memo,
+            &Value::List((0..20).map(empty).collect::<Vec<_>>().into()),
+            &limits,
+        );
+        let nested =
+            Value::List(vec![Value::List((0..20).map(empty).collect::<Vec<_>>().into())].into());
+        let bytes = encode(&nested).expect("encode");
+        assert!(decode_with(&bytes, &limits).is_err());
+        assert!(decode_with_memo(&bytes, &limits, &memo).is_err());
     }
 
     #[test]
