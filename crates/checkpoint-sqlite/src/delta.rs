@@ -12,11 +12,15 @@
 //! snapshot, whatever the thread's length.
 
 use indexmap::IndexMap;
-use rusqlite::{params_from_iter, types::Value as Sql, Connection, OptionalExtension};
+use std::sync::Arc;
+
+use rusqlite::types::{Value as Sql, ValueRef};
+use rusqlite::{params_from_iter, Connection, OptionalExtension};
 use stategraph_checkpoint::delta::{Collector, DeltaChannelHistory};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{Checkpoint, CheckpointConfig, Error, PendingWrite, Result, Value};
 
+use crate::cache::{DecodedCache, RowId};
 use crate::error::SqlResultExt;
 use crate::query::some_id;
 use crate::read::bytes;
@@ -46,10 +50,13 @@ const HISTORY: &str = "WITH RECURSIVE chain(depth, kind, checkpoint_id, parent_c
      SELECT depth, kind, checkpoint_id, type, data, task_id, channel FROM chain WHERE depth > 0";
 
 /// The histories of `channels` at the checkpoint `config` addresses (its latest when it
-/// names none). Every requested channel gets an entry.
+/// names none). Every requested channel gets an entry. The chain's checkpoints come from
+/// `cache` when it holds their bytes (and are kept there when decoded): successive loads of
+/// one thread walk mostly the same chain.
 pub(crate) fn history(
     conn: &Connection,
     serde: &dyn Serializer,
+    cache: &DecodedCache,
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
@@ -71,7 +78,7 @@ pub(crate) fn history(
         },
     ];
     params.extend(channels.iter().map(|c| Sql::Text(c.clone())));
-    let mut stmt = conn.prepare(&sql).backend()?;
+    let mut stmt = conn.prepare_cached(&sql).backend()?;
     let mut rows = stmt.query(params_from_iter(params)).backend()?;
     let mut collector = Collector::new(channels);
     // The checkpoint being read: its id, its stored values, its writes so far.
@@ -81,7 +88,6 @@ pub(crate) fn history(
         let kind: i64 = row.get(1).backend()?;
         let checkpoint_id: String = row.get(2).backend()?;
         let tag: Option<String> = row.get(3).backend()?;
-        let data = bytes(row.get_ref(4).backend()?).unwrap_or_default();
         if kind == 0 {
             if let Some((_, mut values, writes)) = current.take() {
                 collector.visit(writes, |c| values.swap_remove(c));
@@ -94,15 +100,34 @@ pub(crate) fn history(
                 break;
             }
             let tag = tag.ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
-            let checkpoint = Checkpoint::from_value(serde.loads_typed(&tag, &data)?)?;
+            let data = match row.get_ref(4).backend()? {
+                ValueRef::Blob(b) | ValueRef::Text(b) => b,
+                _ => &[],
+            };
+            let id = RowId {
+                thread_id: config.thread_id.clone(),
+                checkpoint_ns: config.ns().to_owned(),
+                checkpoint_id: checkpoint_id.clone(),
+            };
+            let checkpoint = match cache.get(&id, &tag, data) {
+                Some(hit) => hit,
+                None => {
+                    let decoded = Checkpoint::from_value(cache.decode(serde, &tag, data)?)?;
+                    let decoded = Arc::new(decoded);
+                    cache.insert(id, &tag, data, &decoded);
+                    decoded
+                }
+            };
             let values = checkpoint
                 .channel_values
-                .into_iter()
-                .filter(|(k, _)| collector.active().contains(k))
+                .iter()
+                .filter(|(k, _)| collector.active().contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             current = Some((checkpoint_id, values, Vec::new()));
         } else if let Some((_, _, writes)) = current.as_mut() {
             let tag = tag.ok_or_else(|| Error::InvalidData("write row has no type".into()))?;
+            let data = bytes(row.get_ref(4).backend()?).unwrap_or_default();
             writes.push(PendingWrite {
                 task_id: row.get(5).backend()?,
                 channel: row.get(6).backend()?,

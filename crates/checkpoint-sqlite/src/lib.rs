@@ -100,6 +100,7 @@
 //! * Fenced, the calls of a lost race fail with `Conflict` (see above), where Python's
 //!   saver stores a fork.
 
+mod cache;
 mod delta;
 mod dump;
 mod error;
@@ -116,6 +117,7 @@ mod synchronous;
 mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
+pub use cache::DEFAULT_READ_CACHE_BYTES;
 pub use rusqlite;
 pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};

@@ -3,6 +3,8 @@
 //! Every read runs inside one read transaction (see [`crate::pool`]), so a checkpoint and
 //! its pending writes come from the same snapshot.
 
+use std::sync::Arc;
+
 use rusqlite::types::ValueRef;
 use rusqlite::{params, params_from_iter, Connection, Row};
 use stategraph_checkpoint::list_cursor::{ListCursor, RowKey};
@@ -12,6 +14,7 @@ use stategraph_checkpoint::{
     PendingWrite, Result,
 };
 
+use crate::cache::{DecodedCache, RowId};
 use crate::error::SqlResultExt;
 use crate::json;
 use crate::query::{list_query, some_id, ListPage, CHECKPOINT_COLUMNS};
@@ -29,22 +32,74 @@ struct CheckpointRow {
     checkpoint_id: String,
     parent: Option<String>,
     tag: Option<String>,
+    /// The encoded checkpoint; empty when `cached` holds it decoded.
     checkpoint: Vec<u8>,
+    /// The length of the encoded checkpoint.
+    encoded_len: usize,
+    /// The checkpoint, when the cache held it for exactly these bytes.
+    cached: Option<Arc<Checkpoint>>,
     metadata: Option<Vec<u8>>,
 }
 
 impl CheckpointRow {
-    /// Reads the columns of [`CHECKPOINT_COLUMNS`].
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
-        Ok(CheckpointRow {
+    /// Reads the columns of [`CHECKPOINT_COLUMNS`]; the checkpoint comes from `cache` when
+    /// it holds this row with the same bytes (which are then not copied).
+    fn from_row(row: &Row<'_>, cache: &DecodedCache) -> rusqlite::Result<CheckpointRow> {
+        let id = RowId {
             thread_id: row.get(0)?,
             checkpoint_ns: row.get(1)?,
             checkpoint_id: row.get(2)?,
+        };
+        let tag: Option<String> = row.get(4)?;
+        let encoded = match row.get_ref(5)? {
+            ValueRef::Blob(b) | ValueRef::Text(b) => b,
+            _ => &[],
+        };
+        let cached = tag.as_deref().and_then(|t| cache.get(&id, t, encoded));
+        let checkpoint = match cached {
+            Some(_) => Vec::new(),
+            None => encoded.to_vec(),
+        };
+        Ok(CheckpointRow {
+            encoded_len: encoded.len(),
+            cached,
+            checkpoint,
+            thread_id: id.thread_id,
+            checkpoint_ns: id.checkpoint_ns,
+            checkpoint_id: id.checkpoint_id,
             parent: row.get(3)?,
-            tag: row.get(4)?,
-            checkpoint: bytes(row.get_ref(5)?).unwrap_or_default(),
+            tag,
             metadata: bytes(row.get_ref(6)?),
         })
+    }
+
+    /// The checkpoint: the cached one, or decoded from the row (reusing the lists `cache`
+    /// remembers) and then kept in `cache` when `fill`.
+    fn checkpoint(
+        &mut self,
+        serde: &dyn Serializer,
+        cache: &DecodedCache,
+        fill: bool,
+    ) -> Result<Checkpoint> {
+        if let Some(checkpoint) = self.cached.take() {
+            return Ok(Arc::unwrap_or_clone(checkpoint));
+        }
+        let tag = self
+            .tag
+            .as_deref()
+            .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
+        let checkpoint = Checkpoint::from_value(cache.decode(serde, tag, &self.checkpoint)?)?;
+        if fill {
+            let id = RowId {
+                thread_id: self.thread_id.clone(),
+                checkpoint_ns: self.checkpoint_ns.clone(),
+                checkpoint_id: self.checkpoint_id.clone(),
+            };
+            let shared = Arc::new(checkpoint);
+            cache.insert(id, tag, &self.checkpoint, &shared);
+            return Ok(Arc::unwrap_or_clone(shared));
+        }
+        Ok(checkpoint)
     }
 
     /// The decoded metadata: `json.loads` of the column, `{}` when it is NULL.
@@ -55,19 +110,18 @@ impl CheckpointRow {
         }
     }
 
-    /// The tuple, with `config` as the caller sees it.
+    /// The tuple, with `config` as the caller sees it; a decoded checkpoint is kept in
+    /// `cache` when `fill`.
     fn into_tuple(
-        self,
+        mut self,
         conn: &Connection,
         serde: &dyn Serializer,
         config: CheckpointConfig,
         metadata: CheckpointMetadata,
+        cache: &DecodedCache,
+        fill: bool,
     ) -> Result<CheckpointTuple> {
-        let tag = self
-            .tag
-            .as_deref()
-            .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
-        let checkpoint = Checkpoint::from_value(serde.loads_typed(tag, &self.checkpoint)?)?;
+        let checkpoint = self.checkpoint(serde, cache, fill)?;
         let pending_writes = pending_writes(
             conn,
             serde,
@@ -111,10 +165,12 @@ fn checkpoint_query(latest: bool) -> String {
     }
 }
 
-/// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`.
+/// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`, from
+/// `cache` when it holds the row's bytes (and kept there when decoded).
 pub(crate) fn get_tuple(
     conn: &Connection,
     serde: &dyn Serializer,
+    cache: &DecodedCache,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>> {
     let ns = config.ns();
@@ -133,7 +189,7 @@ pub(crate) fn get_tuple(
     let Some(row) = rows.next().backend()? else {
         return Ok(None);
     };
-    let row = CheckpointRow::from_row(row).backend()?;
+    let row = CheckpointRow::from_row(row, cache).backend()?;
     let metadata = row.metadata()?;
     // As LangGraph does, an explicit id returns the caller's config as given.
     let own = match id {
@@ -142,7 +198,8 @@ pub(crate) fn get_tuple(
             CheckpointConfig::for_checkpoint(row.thread_id.as_str(), ns, row.checkpoint_id.as_str())
         }
     };
-    row.into_tuple(conn, serde, own, metadata).map(Some)
+    row.into_tuple(conn, serde, own, metadata, cache, true)
+        .map(Some)
 }
 
 /// How much one page of a listing reads at most.
@@ -167,22 +224,25 @@ impl PageSize {
 pub(crate) fn list(
     conn: &Connection,
     serde: &dyn Serializer,
+    cache: &DecodedCache,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>> {
     let mut cursor = ListCursor::new(config.cloned(), options.clone());
     let mut out = Vec::new();
     while !cursor.is_done() {
-        out.extend(list_page(conn, serde, &mut cursor, PageSize::ALL)?);
+        out.extend(list_page(conn, serde, cache, &mut cursor, PageSize::ALL)?);
     }
     Ok(out)
 }
 
 /// The next page of a listing, continuing after the last row `cursor` scanned: newest
-/// first, at most `size` rows scanned (at least one), with their pending writes.
+/// first, at most `size` rows scanned (at least one), with their pending writes. Rows are
+/// looked up in `cache`, not added to it.
 pub(crate) fn list_page(
     conn: &Connection,
     serde: &dyn Serializer,
+    cache: &DecodedCache,
     cursor: &mut ListCursor,
     size: PageSize,
 ) -> Result<Vec<CheckpointTuple>> {
@@ -203,9 +263,9 @@ pub(crate) fn list_page(
     let (mut scanned, mut bytes) = (0usize, 0usize);
     let mut last: Option<RowKey> = None;
     while let Some(row) = rows.next().backend()? {
-        let row = CheckpointRow::from_row(row).backend()?;
+        let row = CheckpointRow::from_row(row, cache).backend()?;
         scanned += 1;
-        bytes = bytes.saturating_add(row.checkpoint.len());
+        bytes = bytes.saturating_add(row.encoded_len);
         if bounded {
             last = Some(RowKey {
                 checkpoint_id: row.checkpoint_id.clone(),
@@ -220,7 +280,7 @@ pub(crate) fn list_page(
                 row.checkpoint_ns.as_str(),
                 row.checkpoint_id.as_str(),
             );
-            out.push(row.into_tuple(conn, serde, own, metadata)?);
+            out.push(row.into_tuple(conn, serde, own, metadata, cache, false)?);
             cursor.remaining -= 1;
             if cursor.remaining == 0 {
                 cursor.done = true;

@@ -16,6 +16,7 @@ use stategraph_checkpoint::{
     Result, SaveOp, Value,
 };
 
+use crate::cache::{DecodedCache, DEFAULT_READ_CACHE_BYTES};
 use crate::pool::{blocking, Pool};
 use crate::read::PageSize;
 use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
@@ -39,6 +40,7 @@ pub struct SqliteSaver {
     versions: VersionGenerator,
     fencing: bool,
     list_page: PageSize,
+    cache: Arc<DecodedCache>,
 }
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
@@ -88,7 +90,19 @@ impl SqliteSaver {
                 bytes: LIST_PAGE_BYTES,
             },
             fencing: true,
+            cache: Arc::new(DecodedCache::new(DEFAULT_READ_CACHE_BYTES)),
         }
+    }
+
+    /// Sets how many encoded checkpoint bytes the decoded-checkpoint cache holds (builder
+    /// style; [`DEFAULT_READ_CACHE_BYTES`] unless set, 0 turns it off). `get_tuple` keeps
+    /// the checkpoints it decodes there, so reading the same checkpoint again (the latest
+    /// one of a thread, a checkpoint being inspected) skips decoding its state. A hit needs
+    /// the row's bytes to equal the cached ones, so rows written by another process or
+    /// replaced are read afresh.
+    pub fn with_read_cache(mut self, max_bytes: usize) -> SqliteSaver {
+        self.cache = Arc::new(DecodedCache::new(max_bytes));
+        self
     }
 
     /// Turns the one-writer-per-thread fence (see the crate docs) on (the default) or off
@@ -194,6 +208,8 @@ impl SqliteSaver {
     /// (builder style). Metadata stays plain JSON, as in LangGraph.
     pub fn with_serializer(mut self, serde: Arc<dyn Serializer>) -> SqliteSaver {
         self.serde = serde;
+        // Entries were decoded by the previous serializer.
+        self.cache.clear();
         self
     }
 
@@ -227,6 +243,7 @@ impl fmt::Debug for SqliteSaver {
             .field("serde", &self.serde)
             .field("versions", &self.versions)
             .field("fencing", &self.fencing)
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -236,8 +253,9 @@ impl CheckpointSaver for SqliteSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
         let (serde, config) = (Arc::clone(&self.serde), config.clone());
+        let cache = Arc::clone(&self.cache);
         blocking(&self.pool, move |pool| {
-            pool.read(|conn| read::get_tuple(conn, serde.as_ref(), &config))
+            pool.read(|conn| read::get_tuple(conn, serde.as_ref(), &cache, &config))
         })
         .await
     }
@@ -248,10 +266,10 @@ impl CheckpointSaver for SqliteSaver {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
         config.map_or(Ok(()), validate_config)?;
-        let serde = Arc::clone(&self.serde);
+        let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
         let (config, options) = (config.cloned(), options.clone());
         blocking(&self.pool, move |pool| {
-            pool.read(|conn| read::list(conn, serde.as_ref(), config.as_ref(), &options))
+            pool.read(|conn| read::list(conn, serde.as_ref(), &cache, config.as_ref(), &options))
         })
         .await
     }
@@ -269,10 +287,11 @@ impl CheckpointSaver for SqliteSaver {
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
         let size = self.list_page;
         stream_pages(config, options, move |mut cursor| {
-            let serde = Arc::clone(&self.serde);
+            let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
             blocking(&self.pool, move |pool| {
-                let page =
-                    pool.read(|conn| read::list_page(conn, serde.as_ref(), &mut cursor, size))?;
+                let page = pool.read(|conn| {
+                    read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
+                })?;
                 Ok((page, cursor))
             })
         })
@@ -361,6 +380,7 @@ impl CheckpointSaver for SqliteSaver {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
+        self.cache.forget_threads(&[thread_id.to_owned()]);
         let thread_id = thread_id.to_owned();
         blocking(&self.pool, move |pool| {
             pool.write(|tx| write::delete_thread(tx, &thread_id))
@@ -377,8 +397,11 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
         let (serde, config, channels) =
             (Arc::clone(&self.serde), config.clone(), channels.to_vec());
+        let cache = Arc::clone(&self.cache);
         blocking(&self.pool, move |pool| {
-            pool.read(|conn| crate::delta::history(conn, serde.as_ref(), &config, &channels))
+            pool.read(|conn| {
+                crate::delta::history(conn, serde.as_ref(), &cache, &config, &channels)
+            })
         })
         .await
     }
@@ -397,6 +420,8 @@ impl CheckpointSaver for SqliteSaver {
     /// Deletes the checkpoints whose metadata `run_id` (a string) is listed, with their
     /// writes; a remaining checkpoint whose parent was deleted gets no parent.
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+        // Which threads lose checkpoints is not known here; entries only free memory.
+        self.cache.clear();
         let run_ids = run_ids.to_vec();
         blocking(&self.pool, move |pool| {
             pool.write(|tx| maintenance::delete_for_runs(tx, &run_ids))
@@ -421,6 +446,7 @@ impl CheckpointSaver for SqliteSaver {
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
+        self.cache.forget_threads(thread_ids);
         let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
         blocking(&self.pool, move |pool| {
             pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &thread_ids, strategy))

@@ -7,6 +7,7 @@ mod golden;
 mod interop;
 mod json;
 mod open_errors;
+mod read_cache;
 mod schema;
 mod streaming;
 mod support;

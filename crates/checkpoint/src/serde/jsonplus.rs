@@ -79,6 +79,18 @@ impl Serializer for JsonPlusSerializer {
             other => Err(Error::UnknownTag(other.to_owned())),
         }
     }
+
+    fn loads_typed_with_memo(
+        &self,
+        tag: &str,
+        bytes: &[u8],
+        memo: &msgpack::DecodeMemo,
+    ) -> Result<Value> {
+        match tag {
+            TAG_MSGPACK => msgpack::decode_with_memo(bytes, &Default::default(), memo),
+            _ => self.loads_typed(tag, bytes),
+        }
+    }
 }
 
 #[cfg(test)]

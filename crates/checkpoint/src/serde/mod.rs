@@ -114,4 +114,16 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     fn dumps_checkpoint(&self, checkpoint: &crate::Checkpoint, with_values: bool) -> Result<Typed> {
         self.dumps_typed(&checkpoint.to_value(with_values))
     }
+
+    /// [`Serializer::loads_typed`], which may reuse the long lists `memo` remembers (see
+    /// [`msgpack::DecodeMemo`]); the value is the same. Provided: `loads_typed`.
+    fn loads_typed_with_memo(
+        &self,
+        tag: &str,
+        bytes: &[u8],
+        memo: &msgpack::DecodeMemo,
+    ) -> Result<Value> {
+        let _ = memo;
+        self.loads_typed(tag, bytes)
+    }
 }

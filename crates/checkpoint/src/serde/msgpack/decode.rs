@@ -1,9 +1,13 @@
 //! The msgpack reader: iterative (no recursion, so no stack to exhaust), every length
 //! checked against the remaining input, depth bounded.
 
+use std::sync::Arc;
+
+use super::decode_memo::{best_prefix, decoded_encoding};
+use super::encode_once::CACHE_MIN_LEN;
 use crate::error::{Error, Result};
 use crate::ext::{Ext, Object, ObjectCode};
-use crate::value::{Map, Str, Value};
+use crate::value::{EncodedChunk, EncodedItems, List, Map, Str, Value};
 
 /// The most elements preallocated for one array or map, whatever its length prefix says;
 /// longer collections grow as their elements are actually read.
@@ -53,8 +57,13 @@ impl<'a> ShortStrings<'a> {
 
 /// A container being read: what it has so far and what it still expects.
 enum Frame {
-    /// An array with `left` items still to read.
-    List { items: Vec<Value>, left: usize },
+    /// An array with `left` items still to read; a long one read with a memo tracks its
+    /// element bytes.
+    List {
+        items: Vec<Value>,
+        left: usize,
+        track: Option<Box<Track>>,
+    },
     /// A map with `left` entries still to read; `key` holds a key awaiting its value.
     Map {
         pairs: Vec<(Value, Value)>,
@@ -71,6 +80,22 @@ enum Frame {
         has_method: bool,
         outer_limit: usize,
     },
+}
+
+/// The element bytes of a long list being read with a memo (see [`super::decode_memo`]).
+struct Track {
+    /// Where its first element starts.
+    start: usize,
+    /// The remembered chunks reused whole, and their bytes.
+    whole: Vec<Arc<EncodedChunk>>,
+    whole_bytes: usize,
+    /// The end of every element after those chunks (absolute offsets).
+    ends: Vec<usize>,
+    /// The depth of the reused elements below the list.
+    reused_depth: usize,
+    /// The list's own nesting level, and the decoder's peak before it was opened.
+    level: usize,
+    saved_peak: usize,
 }
 
 impl Frame {
@@ -98,6 +123,12 @@ pub(super) struct Decoder<'a> {
     prealloc_budget: usize,
     /// Short strings read so far, shared by their repeats (made on the first one).
     short: Option<Box<ShortStrings<'a>>>,
+    /// The remembered lists of a memo, when decoding with one.
+    seen: Option<Vec<Arc<EncodedItems>>>,
+    /// The long lists this decode read (with a memo), for the memo.
+    made: Vec<Arc<EncodedItems>>,
+    /// The deepest level reached (within the innermost tracked list).
+    peak: usize,
 }
 
 impl<'a> Decoder<'a> {
@@ -112,11 +143,26 @@ impl<'a> Decoder<'a> {
             stack: Vec::new(),
             prealloc_budget: buf.len(),
             short: None,
+            seen: None,
+            made: Vec::new(),
+            peak: 0,
         }
     }
 
+    /// Reuses the elements of these remembered lists and tracks the long lists read (see
+    /// [`super::decode_memo`]).
+    pub(super) fn with_memo(mut self, seen: Vec<Arc<EncodedItems>>) -> Decoder<'a> {
+        self.seen = Some(seen);
+        self
+    }
+
     /// Reads one value that must end exactly at the end of the input.
-    pub(super) fn whole(mut self) -> Result<Value> {
+    pub(super) fn whole(self) -> Result<Value> {
+        self.whole_and_lists().map(|(value, _)| value)
+    }
+
+    /// [`Decoder::whole`], also handing back the long lists read (with a memo).
+    pub(super) fn whole_and_lists(mut self) -> Result<(Value, Vec<Arc<EncodedItems>>)> {
         let value = self.value()?;
         if self.pos != self.buf.len() {
             return Err(self.error(format!(
@@ -124,7 +170,7 @@ impl<'a> Decoder<'a> {
                 self.buf.len() - self.pos
             )));
         }
-        Ok(value)
+        Ok((value, std::mem::take(&mut self.made)))
     }
 
     /// Reads one complete value.
@@ -137,8 +183,11 @@ impl<'a> Decoder<'a> {
             loop {
                 let last = match self.stack.last_mut() {
                     None => return Ok(value),
-                    Some(Frame::List { items, left }) => {
+                    Some(Frame::List { items, left, track }) => {
                         items.push(value);
+                        if let Some(t) = track {
+                            t.ends.push(self.pos);
+                        }
                         *left -= 1;
                         if *left > 0 {
                             break;
@@ -175,6 +224,11 @@ impl<'a> Decoder<'a> {
         };
         self.depth -= frame.weight();
         Ok(match frame {
+            Frame::List {
+                items,
+                track: Some(t),
+                ..
+            } => self.tracked_list(items, *t),
             Frame::List { items, .. } => Value::List(items.into()),
             Frame::Map { pairs, .. } => Value::Map(Map::from_pairs(pairs)),
             Frame::Wrapped { code, outer_limit } => {
@@ -305,24 +359,85 @@ impl<'a> Decoder<'a> {
     /// Pushes a frame (its depth already checked by [`Decoder::enter`]).
     fn push(&mut self, frame: Frame) {
         self.depth += frame.weight();
+        self.peak = self.peak.max(self.depth);
         self.stack.push(frame);
     }
 
     fn open_list(&mut self, n: usize) -> Result<Option<Value>> {
         self.enter(1)?;
         if n == 0 {
+            // An empty container is a level too (as the encoder counts it).
+            self.peak = self.peak.max(self.depth + 1);
             return Ok(Some(Value::List(Vec::new().into())));
         }
         // Every item takes at least one byte.
         self.need(n)?;
-        let items = Vec::with_capacity(self.prealloc(n));
-        self.push(Frame::List { items, left: n });
+        let mut items = Vec::with_capacity(self.prealloc(n));
+        let track = match &self.seen {
+            Some(seen) if n >= CACHE_MIN_LEN => {
+                let level = self.depth + 1;
+                let mut t = Track {
+                    start: self.pos,
+                    whole: Vec::new(),
+                    whole_bytes: 0,
+                    ends: Vec::new(),
+                    reused_depth: 0,
+                    level,
+                    saved_peak: self.peak,
+                };
+                let input = &self.buf[self.pos..self.limit];
+                let reuse = best_prefix(seen, input, n)
+                    .filter(|r| r.count > 0 && level + r.enc.depth <= self.max_depth);
+                if let Some(r) = reuse {
+                    items.extend_from_slice(&r.enc.items[..r.count]);
+                    t.whole = r.enc.chunks[..r.whole_chunks].to_vec();
+                    t.whole_bytes = t.whole.iter().map(|c| c.bytes.len()).sum();
+                    let whole_count: usize = t.whole.iter().map(|c| c.ends.len()).sum();
+                    if r.count > whole_count {
+                        let chunk = &r.enc.chunks[r.whole_chunks];
+                        let base = t.start + t.whole_bytes;
+                        t.ends
+                            .extend(chunk.ends[..r.count - whole_count].iter().map(|e| base + e));
+                    }
+                    t.reused_depth = r.enc.depth;
+                    self.pos += r.bytes;
+                }
+                Some(Box::new(t))
+            }
+            _ => None,
+        };
+        let left = n - items.len();
+        let tracked = track.is_some();
+        self.push(Frame::List { items, left, track });
+        if tracked {
+            self.peak = self.depth;
+        }
+        if left == 0 {
+            return self.finish(None).map(Some);
+        }
         Ok(None)
+    }
+
+    /// A long list read with a memo: the list, keeping its elements' encoding, which the
+    /// memo will remember.
+    fn tracked_list(&mut self, items: Vec<Value>, t: Track) -> Value {
+        let base = t.start + t.whole_bytes;
+        let tail = EncodedChunk {
+            bytes: self.buf[base..self.pos].to_vec(),
+            ends: t.ends.iter().map(|e| e - base).collect(),
+        };
+        let depth = t.reused_depth.max(self.peak - t.level);
+        self.peak = self.peak.max(t.saved_peak);
+        let list = List::from(items.clone());
+        let enc = list.set_encoding(Arc::new(decoded_encoding(items, t.whole, tail, depth)));
+        self.made.push(enc);
+        Value::List(list)
     }
 
     fn open_map(&mut self, n: usize) -> Result<Option<Value>> {
         self.enter(1)?;
         if n == 0 {
+            self.peak = self.peak.max(self.depth + 1);
             return Ok(Some(Value::Map(Map::new())));
         }
         // Every entry takes at least two bytes.

@@ -72,10 +72,12 @@
 
 mod checkpoint;
 mod decode;
+mod decode_memo;
 mod encode;
 mod encode_once;
 
 pub use checkpoint::{encode_checkpoint, encode_checkpoint_into};
+pub use decode_memo::DecodeMemo;
 pub use encode_once::CACHE_MIN_LEN;
 
 use crate::error::Result;
@@ -133,4 +135,15 @@ pub fn decode(bytes: &[u8]) -> Result<Value> {
 /// Decodes one msgpack value that must span all of `bytes`, with the given limits.
 pub fn decode_with(bytes: &[u8], limits: &DecodeLimits) -> Result<Value> {
     decode::Decoder::new(bytes, limits.max_depth).whole()
+}
+
+/// [`decode_with`], reusing the elements of the long lists `memo` remembers where the
+/// input's lists start with the same element bytes, and remembering the long lists read
+/// (see [`DecodeMemo`]). The value is the same as [`decode_with`]'s.
+pub fn decode_with_memo(bytes: &[u8], limits: &DecodeLimits, memo: &DecodeMemo) -> Result<Value> {
+    let (value, made) = decode::Decoder::new(bytes, limits.max_depth)
+        .with_memo(memo.snapshot())
+        .whole_and_lists()?;
+    memo.remember(made);
+    Ok(value)
 }
