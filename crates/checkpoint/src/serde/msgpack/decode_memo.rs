@@ -146,29 +146,10 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 pub(super) fn decoded_encoding(
     items: Vec<crate::value::Value>,
     mut chunks: Vec<Arc<EncodedChunk>>,
-    mut tail: EncodedChunk,
+    tail: EncodedChunk,
     depth: usize,
 ) -> EncodedItems {
-    while let Some(last) = chunks.last() {
-        if last.bytes.len() > tail.bytes.len() || tail.ends.is_empty() {
-            break;
-        }
-        let shift = last.bytes.len();
-        let mut merged = EncodedChunk {
-            bytes: Vec::with_capacity(shift + tail.bytes.len()),
-            ends: Vec::with_capacity(last.ends.len() + tail.ends.len()),
-        };
-        merged.bytes.extend_from_slice(&last.bytes);
-        merged.bytes.extend_from_slice(&tail.bytes);
-        merged.ends.extend_from_slice(&last.ends);
-        merged.ends.extend(tail.ends.iter().map(|e| e + shift));
-        chunks.pop();
-        tail = merged;
-    }
-    if !tail.ends.is_empty() {
-        chunks.push(Arc::new(tail));
-    }
-    let len = chunks.iter().map(|c| c.bytes.len()).sum();
+    let len = super::encode_once::push_tail(&mut chunks, tail);
     EncodedItems {
         items,
         chunks,

@@ -21,6 +21,32 @@ pub const CACHE_MIN_LEN: usize = 16;
 /// Strings at least this long are stored as a header and the shared payload.
 const SHARED_STR_MIN_LEN: usize = 4096;
 
+/// Appends `tail` (the bytes of a list's last elements) to the list's `chunks`, merged into
+/// its predecessors while they are not larger, so that a list grown one element at a time
+/// keeps O(log n) chunks; returns the total length of the chunks.
+pub(super) fn push_tail(chunks: &mut Vec<Arc<EncodedChunk>>, mut tail: EncodedChunk) -> usize {
+    while let Some(last) = chunks.last() {
+        if last.bytes.len() > tail.bytes.len() || tail.ends.is_empty() {
+            break;
+        }
+        let shift = last.bytes.len();
+        let mut merged = EncodedChunk {
+            bytes: Vec::with_capacity(shift + tail.bytes.len()),
+            ends: Vec::with_capacity(last.ends.len() + tail.ends.len()),
+        };
+        merged.bytes.extend_from_slice(&last.bytes);
+        merged.bytes.extend_from_slice(&tail.bytes);
+        merged.ends.extend_from_slice(&last.ends);
+        merged.ends.extend(tail.ends.iter().map(|e| e + shift));
+        chunks.pop();
+        tail = merged;
+    }
+    if !tail.ends.is_empty() {
+        chunks.push(Arc::new(tail));
+    }
+    chunks.iter().map(|c| c.bytes.len()).sum()
+}
+
 /// Appends the encoding of `value`, written as a whole value (not inside another one): a
 /// long list uses and fills its encoding cache, anything else is encoded directly.
 pub(super) fn encode_root(value: &Value, out: &mut Vec<u8>, max_depth: usize) -> Result<()> {
@@ -104,27 +130,7 @@ fn items_encoding(list: &List, max_depth: usize) -> Result<Arc<EncodedItems>> {
         depth = depth.max(peak - 1);
         tail.ends.push(tail.bytes.len());
     }
-    // Merge the tail into its predecessor while that one is not larger.
-    while let Some(last) = chunks.last() {
-        if last.bytes.len() > tail.bytes.len() || tail.ends.is_empty() {
-            break;
-        }
-        let shift = last.bytes.len();
-        let mut merged = EncodedChunk {
-            bytes: Vec::with_capacity(shift + tail.bytes.len()),
-            ends: Vec::with_capacity(last.ends.len() + tail.ends.len()),
-        };
-        merged.bytes.extend_from_slice(&last.bytes);
-        merged.bytes.extend_from_slice(&tail.bytes);
-        merged.ends.extend_from_slice(&last.ends);
-        merged.ends.extend(tail.ends.iter().map(|e| e + shift));
-        chunks.pop();
-        tail = merged;
-    }
-    if !tail.ends.is_empty() {
-        chunks.push(Arc::new(tail));
-    }
-    let len = chunks.iter().map(|c| c.bytes.len()).sum();
+    let len = push_tail(&mut chunks, tail);
     let enc = EncodedItems {
         items: list.to_vec(),
         chunks,
