@@ -30,6 +30,7 @@
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::ext::Ext;
+use stategraph_checkpoint::serde::msgpack::DecodeMemo;
 use stategraph_checkpoint::serde::{Serializer, TAG_EMPTY};
 use stategraph_checkpoint::{ChannelVersions, Checkpoint, Map, Result, Value};
 
@@ -161,13 +162,15 @@ pub(crate) fn rebuild(
     doc: Value,
     blobs: impl IntoIterator<Item = JoinedBlob>,
     serde: &dyn Serializer,
+    memo: &DecodeMemo,
 ) -> Result<Checkpoint> {
     let mut checkpoint = Checkpoint::from_value(doc)?;
     for (channel, tag, bytes) in blobs {
         if tag == TAG_EMPTY {
             continue;
         }
-        let value = serde.loads_typed(&tag, bytes.as_deref().unwrap_or_default())?;
+        let value =
+            serde.loads_typed_with_memo(&tag, bytes.as_deref().unwrap_or_default(), memo)?;
         checkpoint.channel_values.insert(channel, value);
     }
     Ok(checkpoint)
@@ -220,7 +223,7 @@ mod tests {
             .map(|b| (b.channel.clone(), b.tag.clone(), Some(b.bytes.clone())))
             .chain([("old".to_owned(), "msgpack".to_owned(), Some(vec![0x91, 3]))])
             .chain([("gone".to_owned(), TAG_EMPTY.to_owned(), None)]);
-        let back = rebuild(doc, joined, &serde).unwrap();
+        let back = rebuild(doc, joined, &serde, &DecodeMemo::new()).unwrap();
         let mut want = cp.channel_values.clone();
         want.shift_remove("nan");
         let got_nan = back.channel_values.get("nan").and_then(Value::as_f64);

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::Client;
 use stategraph_checkpoint::list_cursor::{ListCursor, RowKey};
+use stategraph_checkpoint::serde::msgpack::DecodeMemo;
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -66,6 +67,8 @@ const TASKS: &str = "__pregel_tasks";
 pub(crate) struct Reader<'a> {
     pub(crate) client: &'a Client,
     pub(crate) serde: &'a Arc<dyn Serializer>,
+    /// The saver's memo of recently decoded long lists ("Decode once", docs/design.md).
+    pub(crate) memo: &'a Arc<DecodeMemo>,
     pub(crate) versions: &'a VersionGenerator,
 }
 
@@ -97,8 +100,8 @@ impl Reader<'_> {
         .map_err(pg)?;
         match row {
             Some(row) => {
-                let serde = Arc::clone(self.serde);
-                let tuple = off_runtime(move || decode_row(&row, serde.as_ref())).await?;
+                let (serde, memo) = (Arc::clone(self.serde), Arc::clone(self.memo));
+                let tuple = off_runtime(move || decode_row(&row, serde.as_ref(), &memo)).await?;
                 Ok(Some(self.migrate(tuple).await?))
             }
             None => Ok(None),
@@ -143,11 +146,11 @@ impl Reader<'_> {
             .query(&stmt, &query.param_refs())
             .await
             .map_err(pg)?;
-        let serde = Arc::clone(self.serde);
+        let (serde, memo) = (Arc::clone(self.serde), Arc::clone(self.memo));
         let tuples = off_runtime(move || {
             found
                 .iter()
-                .map(|row| decode_row(row, serde.as_ref()))
+                .map(|row| decode_row(row, serde.as_ref(), &memo))
                 .collect::<Result<Vec<_>>>()
         })
         .await?;
@@ -235,7 +238,7 @@ impl Reader<'_> {
 
 /// Decodes one row of [`SELECT`] (blocking work: run it through [`off_runtime`]); the
 /// sends of an old-format checkpoint are migrated in afterwards ([`Reader::migrate`]).
-fn decode_row(row: &Row, serde: &dyn Serializer) -> Result<CheckpointTuple> {
+fn decode_row(row: &Row, serde: &dyn Serializer, memo: &DecodeMemo) -> Result<CheckpointTuple> {
     let thread: String = col(row, 0)?;
     let ns: String = col(row, 1)?;
     let id: String = col(row, 2)?;
@@ -243,7 +246,7 @@ fn decode_row(row: &Row, serde: &dyn Serializer) -> Result<CheckpointTuple> {
     let doc = json::parse(&col::<String>(row, 4)?)?;
     let metadata = CheckpointMetadata::from_value(json::parse(&col::<String>(row, 5)?)?)?;
     let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
-    let checkpoint = rebuild(doc, blobs, serde)?;
+    let checkpoint = rebuild(doc, blobs, serde, memo)?;
     let parent = parent.filter(|p| !p.is_empty());
     let pending_writes = writes(row, serde)?;
     Ok(CheckpointTuple {

@@ -8,6 +8,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, 
 use futures::stream::BoxStream;
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::list_cursor::stream_pages;
+use stategraph_checkpoint::serde::msgpack::DecodeMemo;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::{
@@ -42,6 +43,9 @@ pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 pub struct PostgresSaver {
     conn: Connections,
     serde: Arc<dyn Serializer>,
+    /// Long lists recently decoded from blobs: a read whose message list starts as a
+    /// remembered one decodes only the new elements ("Decode once", docs/design.md).
+    memo: Arc<DecodeMemo>,
     versions: VersionGenerator,
     fencing: bool,
     list_page: usize,
@@ -123,6 +127,7 @@ impl PostgresSaver {
                 statement_timeout: options.statement_timeout,
             },
             serde: Arc::new(JsonPlusSerializer::default()),
+            memo: Arc::default(),
             versions: VersionGenerator::default(),
             fencing: true,
             list_page: DEFAULT_LIST_PAGE_ROWS,
@@ -144,6 +149,8 @@ impl PostgresSaver {
     /// writes go through it; inline primitives and metadata are JSON, as in Python.
     pub fn with_serializer(mut self, serde: Arc<dyn Serializer>) -> PostgresSaver {
         self.serde = serde;
+        // A remembered value depends on the serializer that decoded it.
+        self.memo = Arc::default();
         self
     }
 
@@ -229,6 +236,7 @@ impl CheckpointSaver for PostgresSaver {
         let reader = Reader {
             client: &client,
             serde: &self.serde,
+            memo: &self.memo,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.get_tuple(config)).await;
@@ -268,6 +276,7 @@ impl CheckpointSaver for PostgresSaver {
         let reader = Reader {
             client: &client,
             serde: &self.serde,
+            memo: &self.memo,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.list(config, options)).await;
@@ -288,6 +297,7 @@ impl CheckpointSaver for PostgresSaver {
             let reader = Reader {
                 client: &client,
                 serde: &self.serde,
+                memo: &self.memo,
                 versions: &self.versions,
             };
             let done = self

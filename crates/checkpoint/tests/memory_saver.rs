@@ -983,3 +983,69 @@ async fn dump_shows_values_as_python_reprs() {
         "{dump}"
     );
 }
+
+/// A chat-like list: `len` maps, the first one's text `head`.
+fn messages(head: &str, len: usize) -> Value {
+    let items: Vec<Value> = (0..len)
+        .map(|i| {
+            let text = if i == 0 {
+                head.to_owned()
+            } else {
+                format!("message {i}")
+            };
+            let mut m = stategraph_checkpoint::Map::new();
+            m.insert(Value::from("content"), Value::from(text));
+            m.insert(Value::from("n"), Value::from(i as i64));
+            Value::Map(m)
+        })
+        .collect();
+    Value::from(items)
+}
+
+#[tokio::test]
+async fn long_lists_of_older_checkpoints_read_back_exactly_in_any_order() {
+    // Lists of 20+ elements go through the saver's decode memo; checkpoint 4's list shares
+    // no first element with the others, checkpoint 5's is shorter than the one before.
+    let lists = [
+        messages("a", 20),
+        messages("a", 21),
+        messages("a", 23),
+        messages("b", 23),
+        messages("b", 18),
+    ];
+    let saver = MemorySaver::new();
+    for (i, list) in lists.iter().enumerate() {
+        let n = i as u32 + 1;
+        let cp = checkpoint(n, &[("messages", list.clone(), i as i64 + 1)]);
+        put(&saver, "t", "", (n > 1).then(|| n - 1), &cp, md(i as i64)).await;
+    }
+    let read = |n: u32| {
+        let saver = &saver;
+        async move {
+            saver
+                .get_tuple(&at("t", "", n))
+                .await
+                .expect("get_tuple")
+                .expect("stored")
+                .checkpoint
+                .channel_values["messages"]
+                .clone()
+        }
+    };
+    for n in [3, 2, 4, 1, 5, 3, 3, 1] {
+        assert_eq!(read(n).await, lists[n as usize - 1], "checkpoint {n}");
+    }
+    let listed = saver
+        .list(
+            Some(&CheckpointConfig::thread("t")),
+            &ListOptions::default(),
+        )
+        .await
+        .expect("list");
+    let got: Vec<Value> = listed
+        .iter()
+        .map(|t| t.checkpoint.channel_values["messages"].clone())
+        .collect();
+    let want: Vec<Value> = lists.iter().rev().cloned().collect();
+    assert_eq!(got, want);
+}

@@ -8,6 +8,7 @@ use crate::checkpoint::{Checkpoint, PendingWrite};
 use crate::config::CheckpointConfig;
 use crate::delta::{Collector, DeltaChannelHistory};
 use crate::error::Result;
+use crate::serde::msgpack::DecodeMemo;
 use crate::serde::Serializer;
 
 use super::read::load;
@@ -18,6 +19,7 @@ use super::store::Store;
 pub(super) fn history(
     store: &Store,
     serde: &dyn Serializer,
+    memo: &DecodeMemo,
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
@@ -57,7 +59,7 @@ pub(super) fn history(
         let mut seeds = IndexMap::new();
         for c in &active {
             if let Some(version) = checkpoint.channel_versions.get(c) {
-                if let Some(value) = namespace.value(serde, c, version)? {
+                if let Some(value) = namespace.value(serde, memo, c, version)? {
                     seeds.insert(c.clone(), value);
                 }
             }

@@ -43,6 +43,7 @@ use crate::error::{Error, Result};
 use crate::fence;
 use crate::metadata::CheckpointMetadata;
 use crate::saver::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+use crate::serde::msgpack::DecodeMemo;
 use crate::serde::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
@@ -62,6 +63,9 @@ use store::{Entry, Namespace, NewBlob, NewWrite, Store, StoredBlob};
 pub struct MemorySaver {
     store: RwLock<Store>,
     serde: Arc<dyn Serializer>,
+    /// Long lists recently decoded from blobs ("Decode once", docs/design.md): reading a
+    /// non-latest checkpoint or listing history decodes only what a remembered list lacks.
+    memo: DecodeMemo,
     versions: VersionGenerator,
     fencing: bool,
     list_page: usize,
@@ -77,6 +81,7 @@ impl MemorySaver {
         MemorySaver {
             store: RwLock::new(Store::default()),
             serde: Arc::new(JsonPlusSerializer::default()),
+            memo: DecodeMemo::new(),
             versions: VersionGenerator::default(),
             list_page: DEFAULT_LIST_PAGE,
             fencing: true,
@@ -107,6 +112,8 @@ impl MemorySaver {
     /// Uses another serializer, e.g. an `EncryptedSerializer` (builder style).
     pub fn with_serializer(mut self, serde: Arc<dyn Serializer>) -> MemorySaver {
         self.serde = serde;
+        // A remembered value depends on the serializer that decoded it.
+        self.memo = DecodeMemo::new();
         self
     }
 
@@ -155,7 +162,7 @@ impl fmt::Debug for MemorySaver {
 impl CheckpointSaver for MemorySaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
-        read::get_tuple(&self.store.read(), self.serde.as_ref(), config)
+        read::get_tuple(&self.store.read(), self.serde.as_ref(), &self.memo, config)
     }
 
     async fn list(
@@ -166,7 +173,13 @@ impl CheckpointSaver for MemorySaver {
         if let Some(config) = config {
             validate_config(config)?;
         }
-        read::list(&self.store.read(), self.serde.as_ref(), config, options)
+        read::list(
+            &self.store.read(),
+            self.serde.as_ref(),
+            &self.memo,
+            config,
+            options,
+        )
     }
 
     /// Pages of [`MemorySaver::with_list_page`] tuples, each decoded under the read lock
@@ -181,6 +194,7 @@ impl CheckpointSaver for MemorySaver {
             let page = read::list_page(
                 &self.store.read(),
                 self.serde.as_ref(),
+                &self.memo,
                 &mut cursor,
                 self.list_page,
             );
@@ -317,7 +331,13 @@ impl CheckpointSaver for MemorySaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, crate::delta::DeltaChannelHistory>> {
-        delta::history(&self.store.read(), self.serde.as_ref(), config, channels)
+        delta::history(
+            &self.store.read(),
+            self.serde.as_ref(),
+            &self.memo,
+            config,
+            channels,
+        )
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::list_cursor::{ListCursor, RowKey};
 use crate::metadata::CheckpointMetadata;
 use crate::saver::ListOptions;
+use crate::serde::msgpack::DecodeMemo;
 use crate::serde::{Serializer, Typed};
 
 use super::store::{Entry, Namespace, Store};
@@ -26,6 +27,7 @@ fn some_id(id: Option<&String>) -> Option<&str> {
 pub(super) fn get_tuple(
     store: &Store,
     serde: &dyn Serializer,
+    memo: &DecodeMemo,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>> {
     let ns = config.ns();
@@ -46,7 +48,7 @@ pub(super) fn get_tuple(
                 id,
                 entry,
             };
-            at.tuple(serde, config.clone(), metadata).map(Some)
+            at.tuple(serde, memo, config.clone(), metadata).map(Some)
         }
         None => {
             let Some((id, entry)) = namespace.checkpoints.last_key_value() else {
@@ -61,7 +63,7 @@ pub(super) fn get_tuple(
                 entry,
             };
             let own = CheckpointConfig::for_checkpoint(config.thread_id.as_str(), ns, id.as_str());
-            at.tuple(serde, own, metadata).map(Some)
+            at.tuple(serde, memo, own, metadata).map(Some)
         }
     }
 }
@@ -74,13 +76,14 @@ const MAX_SCAN_PER_PAGE: usize = 1024;
 pub(super) fn list(
     store: &Store,
     serde: &dyn Serializer,
+    memo: &DecodeMemo,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>> {
     let mut cursor = ListCursor::new(config.cloned(), options.clone());
     let mut out = Vec::new();
     while !cursor.is_done() {
-        out.extend(list_page(store, serde, &mut cursor, usize::MAX)?);
+        out.extend(list_page(store, serde, memo, &mut cursor, usize::MAX)?);
     }
     Ok(out)
 }
@@ -95,6 +98,7 @@ pub(super) fn list(
 pub(super) fn list_page(
     store: &Store,
     serde: &dyn Serializer,
+    memo: &DecodeMemo,
     cursor: &mut ListCursor,
     max: usize,
 ) -> Result<Vec<CheckpointTuple>> {
@@ -168,7 +172,7 @@ pub(super) fn list_page(
                     };
                     let own =
                         CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
-                    out.push(at.tuple(serde, own, metadata)?);
+                    out.push(at.tuple(serde, memo, own, metadata)?);
                     cursor.remaining -= 1;
                     if cursor.remaining == 0 {
                         cursor.done = true;
@@ -235,13 +239,14 @@ impl At<'_> {
     fn tuple(
         &self,
         serde: &dyn Serializer,
+        memo: &DecodeMemo,
         config: CheckpointConfig,
         metadata: CheckpointMetadata,
     ) -> Result<CheckpointTuple> {
         let mut checkpoint = Checkpoint::from_value(load(serde, &self.entry.checkpoint)?)?;
         let mut values = indexmap::IndexMap::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
-            if let Some(value) = self.namespace.value(serde, channel, version)? {
+            if let Some(value) = self.namespace.value(serde, memo, channel, version)? {
                 values.insert(channel.clone(), value);
             }
         }

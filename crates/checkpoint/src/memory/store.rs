@@ -330,10 +330,13 @@ impl Namespace {
     }
 
     /// The value stored for `channel` at `version`: the kept value when it is the
-    /// latest one put, else the blob decoded. `None` when nothing (or `empty`) is stored.
+    /// latest one put, else the blob decoded through `memo` (a long list that starts as a
+    /// recently decoded one decodes only its new elements). `None` when nothing (or
+    /// `empty`) is stored.
     pub(super) fn value(
         &self,
         serde: &dyn crate::serde::Serializer,
+        memo: &crate::serde::msgpack::DecodeMemo,
         channel: &str,
         version: &ChannelVersion,
     ) -> crate::error::Result<Option<Value>> {
@@ -346,7 +349,7 @@ impl Namespace {
             }
         }
         serde
-            .loads_typed(&blob.tag, &blob.bytes.contiguous())
+            .loads_typed_with_memo(&blob.tag, &blob.bytes.contiguous(), memo)
             .map(Some)
     }
 

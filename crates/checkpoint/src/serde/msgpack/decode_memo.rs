@@ -182,7 +182,14 @@ mod memo_tests {
 
     fn message(i: usize) -> Value {
         let mut m = Map::new();
-        m.insert("role", if i % 2 == 0 { "user" } else { "assistant" });
+        m.insert(
+            "role",
+            if i.is_multiple_of(2) {
+                "user"
+            } else {
+                "assistant"
+            },
+        );
         m.insert("content", format!("message number {i} with some text"));
         m.insert("n", i as i64);
         Value::Map(m)
