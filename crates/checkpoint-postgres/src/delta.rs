@@ -17,7 +17,7 @@
 
 use deadpool_postgres::Client;
 use indexmap::IndexMap;
-use stategraph_checkpoint::delta::DeltaChannelHistory;
+use stategraph_checkpoint::delta::{empty_histories, DeltaChannelHistory};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{CheckpointConfig, Error, PendingWrite, Result};
 
@@ -87,10 +87,7 @@ pub(crate) async fn history(
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    let mut out: IndexMap<String, DeltaChannelHistory> = channels
-        .iter()
-        .map(|c| (c.clone(), DeltaChannelHistory::default()))
-        .collect();
+    let mut out = empty_histories(channels);
     if channels.is_empty() {
         return Ok(out);
     }

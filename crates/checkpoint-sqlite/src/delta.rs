@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{params_from_iter, Connection, OptionalExtension};
-use stategraph_checkpoint::delta::{Collector, DeltaChannelHistory};
+use stategraph_checkpoint::delta::{empty_histories, Collector, DeltaChannelHistory};
 use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{Checkpoint, CheckpointConfig, Error, PendingWrite, Result, Value};
 
@@ -60,10 +60,7 @@ pub(crate) fn history(
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    let mut out: IndexMap<String, DeltaChannelHistory> = channels
-        .iter()
-        .map(|c| (c.clone(), DeltaChannelHistory::default()))
-        .collect();
+    let mut out = empty_histories(channels);
     if channels.is_empty() {
         return Ok(out);
     }

@@ -30,6 +30,15 @@ pub struct DeltaChannelHistory {
     pub writes: Vec<PendingWrite>,
 }
 
+/// One empty history per requested channel, in the order asked: what every saver returns
+/// for a channel before (or without) finding its seed and writes.
+pub fn empty_histories(channels: &[String]) -> IndexMap<String, DeltaChannelHistory> {
+    channels
+        .iter()
+        .map(|c| (c.clone(), DeltaChannelHistory::default()))
+        .collect()
+}
+
 /// The histories of `channels` at the checkpoint `config` addresses, by walking
 /// `get_tuple` and `parent_config`, each ancestor read once for all channels. What
 /// [`CheckpointSaver::get_delta_channel_history`] does unless a saver reads its storage
@@ -39,10 +48,7 @@ pub async fn history_by_walk<S: CheckpointSaver + ?Sized>(
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    let mut out: IndexMap<String, DeltaChannelHistory> = channels
-        .iter()
-        .map(|c| (c.clone(), DeltaChannelHistory::default()))
-        .collect();
+    let mut out = empty_histories(channels);
     if channels.is_empty() {
         return Ok(out);
     }
@@ -176,10 +182,7 @@ mod tests {
             (ch == "b").then_some(Value::Int(0))
         });
         assert!(c.done());
-        let mut out: IndexMap<String, DeltaChannelHistory> = chans
-            .iter()
-            .map(|k| (k.clone(), DeltaChannelHistory::default()))
-            .collect();
+        let mut out = empty_histories(&chans);
         c.finish(&mut out);
         let vals = |h: &DeltaChannelHistory| -> Vec<Value> {
             h.writes.iter().map(|w| w.value.clone()).collect()

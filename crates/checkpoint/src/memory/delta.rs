@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 
 use crate::checkpoint::{Checkpoint, PendingWrite};
 use crate::config::CheckpointConfig;
-use crate::delta::{Collector, DeltaChannelHistory};
+use crate::delta::{empty_histories, Collector, DeltaChannelHistory};
 use crate::error::Result;
 use crate::serde::msgpack::DecodeMemo;
 use crate::serde::Serializer;
@@ -23,10 +23,7 @@ pub(super) fn history(
     config: &CheckpointConfig,
     channels: &[String],
 ) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    let mut out: IndexMap<String, DeltaChannelHistory> = channels
-        .iter()
-        .map(|c| (c.clone(), DeltaChannelHistory::default()))
-        .collect();
+    let mut out = empty_histories(channels);
     let Some(namespace) = store.namespace(&config.thread_id, config.ns()) else {
         return Ok(out);
     };
