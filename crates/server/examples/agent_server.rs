@@ -9,34 +9,64 @@
 //!
 //! and call it with the Python client: `langgraph_sdk.get_sync_client(url="http://127.0.0.1:2024")`.
 //! It prints `listening on http://127.0.0.1:PORT` once it takes requests (`--port 0`
-//! picks a free port), and stops on Ctrl-C or SIGTERM after the running runs end.
+//! picks a free port), and stops on Ctrl-C or SIGTERM, handing its running runs back to
+//! the queue. `--workers 0` makes an API-only process; several processes on one database
+//! share its queue (`--help` lists the flags).
+
+use std::time::Duration;
 
 use stategraph_server::{demo, Server, ServerError};
+
+const HELP: &str = "\
+agent_server: an Agent Server with the graphs `seed` and `agent`
+
+USAGE: agent_server [--database-url URL] [--port PORT] [--workers N] [--lease-ms MS]
+
+  --database-url URL  Postgres for checkpoints, threads and runs
+                      (default $DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/postgres)
+  --port PORT         HTTP port on 127.0.0.1; 0 picks a free one (default 2024)
+  --workers N         runs worked on at once by this process; 0 makes an API-only process
+                      that queues and streams runs that other processes run (default 4)
+  --lease-ms MS       how long a worker holds a run without renewing its lease; a run whose
+                      worker died is taken over by another worker once it runs out
+                      (default 10000, renewed every third of it)
+  --help              this text
+";
 
 struct Args {
     database_url: String,
     port: u16,
     workers: usize,
+    lease: Duration,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The flags; `Ok(None)` for `--help`.
+fn parse_args() -> Result<Option<Args>, String> {
     let mut args = Args {
         database_url: std::env::var("DATABASE_URL")
             .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into()),
         port: 2024,
         workers: 4,
+        lease: Duration::from_secs(10),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            return Ok(None);
+        }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--database-url" => args.database_url = value,
             "--port" => args.port = value.parse().map_err(|e| format!("--port: {e}"))?,
             "--workers" => args.workers = value.parse().map_err(|e| format!("--workers: {e}"))?,
-            other => return Err(format!("unknown flag {other}")),
+            "--lease-ms" => {
+                let ms: u64 = value.parse().map_err(|e| format!("--lease-ms: {e}"))?;
+                args.lease = Duration::from_millis(ms);
+            }
+            other => return Err(format!("unknown flag {other} (see --help)")),
         }
     }
-    Ok(args)
+    Ok(Some(args))
 }
 
 async fn terminated() {
@@ -69,10 +99,14 @@ async fn main() -> Result<(), ServerError> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
-    let args = parse_args().map_err(ServerError::Startup)?;
+    let Some(args) = parse_args().map_err(ServerError::Startup)? else {
+        print!("{HELP}");
+        return Ok(());
+    };
     let server = Server::builder()
         .database_url(&args.database_url)
         .workers(args.workers)
+        .lease(args.lease)
         .graph("seed", demo::seed)
         .graph("agent", demo::agent)
         .build()

@@ -641,6 +641,20 @@ pub async fn events_after(
         .collect())
 }
 
+/// The `values` and `updates` events a run published, in order: `(event, data)` (what a
+/// worker taking the run over must not publish again; see [`crate::replay`]).
+pub async fn published_states(pool: &Pool, run_id: Uuid) -> Result<Vec<(String, String)>> {
+    let client = pool.get().await?;
+    let rows = client
+        .query(
+            "SELECT event, data FROM run_events WHERE run_id = $1
+             AND (event LIKE 'values%' OR event LIKE 'updates%') ORDER BY seq",
+            &[&run_id],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
 /// Marks a pending run cancelled (`interrupted`); true when it was pending.
 pub async fn cancel_pending(pool: &Pool, run_id: Uuid) -> Result<bool> {
     let client = pool.get().await?;

@@ -27,11 +27,14 @@
 
 pub mod db;
 pub mod demo;
+mod durable;
 pub mod error;
 pub mod graph;
 pub mod graph_input;
 pub mod hub;
 pub mod json;
+mod outbox;
+mod replay;
 mod routes;
 pub mod run_config;
 pub mod server;

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use uuid::Uuid;
 
+use crate::durable::{Stored, Watched};
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
 use crate::hub::Hub;
@@ -49,6 +50,8 @@ pub(crate) struct AppState {
     pub(crate) lease: Duration,
     /// The long-term store of the store endpoints (Postgres, same database).
     pub(crate) store: Arc<stategraph_store_postgres::PostgresStore>,
+    /// Which task writes the served graphs have stored (see [`crate::durable`]).
+    pub(crate) stored: Arc<Stored>,
 }
 
 impl AppState {
@@ -173,12 +176,19 @@ impl ServerBuilder {
         let store = stategraph_store_postgres::PostgresStore::from_pool(pool.clone());
         store.setup().await?;
         let saver = Arc::new(saver);
+        // The graphs save through one watching decorator (one instance: the engine's
+        // per-thread lease is keyed by the saver instance).
+        let stored = Arc::new(Stored::default());
+        let watched: Arc<dyn CheckpointSaver> = Arc::new(Watched::new(
+            saver.clone() as Arc<dyn CheckpointSaver>,
+            stored.clone(),
+        ));
         let mut graphs = IndexMap::new();
         for (id, factory) in self.graphs {
             if graphs.contains_key(&id) {
                 return Err(ServerError::Startup(format!("graph {id} registered twice")));
             }
-            let g = factory(saver.clone() as Arc<dyn CheckpointSaver>)?;
+            let g = factory(watched.clone())?;
             graphs.insert(id, g);
         }
         Ok(Server {
@@ -192,6 +202,7 @@ impl ServerBuilder {
                 started_at,
                 lease: self.lease,
                 store: Arc::new(store),
+                stored,
             }),
             workers: self.workers,
         })

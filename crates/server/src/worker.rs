@@ -16,6 +16,8 @@ use crate::db::{self, Claimed};
 use crate::graph_input::GraphInput;
 use crate::hub::HubEvent;
 use crate::json::{interrupt_json, run_output_json, values_json};
+use crate::outbox::Outbox;
+use crate::replay::Replay;
 use crate::run_config::{run_config, stream_modes};
 use crate::server::AppState;
 
@@ -166,6 +168,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         }
     };
     let mut seq: i64 = 0;
+    let mut replay = Replay::off();
     if run.attempt > 1 {
         // Taken over from a dead worker: continue from the run's last checkpoint (its
         // finished tasks' writes are saved and are not run again) if it saved one.
@@ -180,11 +183,16 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             config.checkpoint_id = None;
         }
         seq = db::last_event(&state.pool, run.run_id).await.unwrap_or(0);
+        // What the client saw from the dead worker is not published again.
+        match db::published_states(&state.pool, run.run_id).await {
+            Ok(published) => replay = Replay::load(published),
+            Err(e) => warn!(error = %e, "reading the run's published events failed"),
+        }
         info!(attempt = run.attempt, "run taken over");
     }
-    let mut graph_modes: Vec<_> = modes.iter().map(|(_, m)| *m).collect();
-    graph_modes.dedup();
-    let mut events = graph.run(input, config, graph_modes);
+    let hold = Outbox::holds(&modes, config.durability);
+    let mut outbox = Outbox::new(state, &run, modes, seq, replay, hold);
+    let mut events = graph.run(input, config, outbox.graph_modes());
     let mut signal = state.hub.cancel_signal(run.run_id);
     // A cancel requested between the claim and the line above reached no one.
     let early_cancel = matches!(
@@ -218,18 +226,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
                 }
             }
             ev = events.next() => match ev {
-                Some(Ok(ev)) => {
-                    let data = crate::json::api_json(&ev.data).to_string();
-                    for (name, _) in modes.iter().filter(|(_, m)| *m == ev.mode) {
-                        let name = if ev.ns.is_empty() {
-                            name.clone()
-                        } else {
-                            format!("{name}|{}", ev.ns.join("|"))
-                        };
-                        seq += 1;
-                        publish(state, &run, seq, &name, &data).await;
-                    }
-                }
+                Some(Ok(ev)) => outbox.event(ev).await,
                 Some(Err(e)) => { failure = Some(e); break; }
                 None => break,
             },
@@ -256,6 +253,10 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         state.hub.cancel(run.run_id);
         return;
     }
+    // What the run reported last. (Not when the run goes to another worker: the events
+    // still held wait for writes that may not be stored; that worker replays the stored
+    // ones.)
+    outbox.flush().await;
     if cancelled {
         graph.settle(root.clone()).await;
         if let Ok(Some(action)) = db::cancel_requested(&state.pool, run.run_id).await {
@@ -292,11 +293,11 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         ("interrupted", Json::Null, "idle")
     } else if let Some(e) = &failure {
         let err = error_json(error_kind(e), &e.to_string());
-        publish(state, &run, seq + 1, "error", &err.to_string()).await;
+        outbox.publish("error", &err.to_string()).await;
         ("error", err, "error")
     } else if let Err(e) = &snapshot {
         let err = error_json("StateError", &e.to_string());
-        publish(state, &run, seq + 1, "error", &err.to_string()).await;
+        outbox.publish("error", &err.to_string()).await;
         ("error", err, "error")
     } else if paused {
         ("interrupted", Json::Null, "interrupted")

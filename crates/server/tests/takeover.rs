@@ -1,9 +1,10 @@
 //! A run outlives the worker that started it. A worker dies mid-run (its runtime is
 //! dropped, as `kill -9` would leave it: no cleanup, no more heartbeats) and another takes
 //! the run over when its lease runs out; or a worker stops (SIGTERM) and hands its run
-//! back. Either way the run continues from its last checkpoint without running the
-//! finished task again, and the client, streaming through an API-only server, still gets
-//! the final state.
+//! back. Either way the run continues from its last stored checkpoint without running the
+//! finished task again, and the client, streaming through an API-only server under the
+//! default durability (`async`), gets each node's update and each state once and the final
+//! state. (`tests/kill_worker.rs` does the same with real processes and `kill -9`.)
 
 mod support;
 
@@ -182,6 +183,29 @@ async fn outlive_the_worker(going: Going) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(counts(&gate), (1, 1), "the run never reached `two`");
+    // `one`'s update is published (so its writes are stored: the server publishes an
+    // update only then); whether the checkpoint after `one` is stored too is left to the
+    // race with the kill.
+    let (pg, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    let mut published = 0;
+    for _ in 0..500 {
+        published = pg
+            .query_one(
+                "SELECT count(*) FROM run_events WHERE event = 'updates' AND data LIKE '%\"one\"%'",
+                &[],
+            )
+            .await
+            .expect("count the published updates")
+            .get::<_, i64>(0);
+        if published > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(published, 1, "`one`'s update is published");
     if let Some(kill) = kill {
         kill.send(()).expect("kill the worker");
     }
@@ -192,10 +216,6 @@ async fn outlive_the_worker(going: Going) {
             .expect("the first worker's task")
             .expect("the first worker stops cleanly");
         // Handed back, not left to run out its lease.
-        let (pg, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
         let row = pg
             .query_one("SELECT status, worker IS NULL FROM runs", &[])
             .await
@@ -233,10 +253,6 @@ async fn outlive_the_worker(going: Going) {
     // `one` finished before the first worker went and did not run again; `two` was cut
     // and ran again.
     assert_eq!(counts(&gate), (1, 2), "(runs of one, starts of two)");
-    let (pg, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(conn);
     let row = pg
         .query_one("SELECT attempt, status FROM runs", &[])
         .await
