@@ -162,6 +162,12 @@ fn sse_frame(event: &str, data: &str) -> String {
     format!("event: {event}\ndata: {data}\n\n")
 }
 
+/// An SSE frame of the run's log: its id is the event's number, which a client that lost
+/// the stream sends back as `Last-Event-ID` to `join_stream` to get what followed.
+fn sse_log_frame(seq: i64, event: &str, data: &str) -> String {
+    format!("id: {seq}\nevent: {event}\ndata: {data}\n\n")
+}
+
 /// Where an SSE reader is in a run's event log.
 struct Reader {
     state: Arc<AppState>,
@@ -189,7 +195,7 @@ impl Reader {
                 Ok(rows) if !rows.is_empty() => {
                     for (seq, event, data) in rows {
                         self.seq = seq;
-                        self.frames.push_back(sse_frame(&event, &data));
+                        self.frames.push_back(sse_log_frame(seq, &event, &data));
                     }
                     continue;
                 }
@@ -218,19 +224,35 @@ impl Reader {
     }
 }
 
+/// Where an SSE response starts in the run's log.
+#[derive(Clone, Copy)]
+enum From {
+    /// At the start, after a `metadata` event.
+    Start,
+    /// After event `seq` (a `Last-Event-ID`), without the `metadata` event.
+    After(i64),
+}
+
 /// The run's events as an SSE response: `metadata` first, then the events of its log
-/// until the run ends.
-fn sse(state: Arc<AppState>, created: Created) -> Response {
-    let first = sse_frame(
-        "metadata",
-        &json!({ "run_id": created.run_id.to_string(), "attempt": 1 }).to_string(),
-    );
+/// until the run ends. With `resumable`, a `Location` header names the run's
+/// `join_stream`, where the SDK reconnects (with `Last-Event-ID`) if the stream breaks.
+fn sse(state: Arc<AppState>, created: Created, from: From, resumable: bool) -> Response {
+    let (seq, frames) = match from {
+        From::Start => (
+            0,
+            std::collections::VecDeque::from([sse_frame(
+                "metadata",
+                &json!({ "run_id": created.run_id.to_string(), "attempt": 1 }).to_string(),
+            )]),
+        ),
+        From::After(seq) => (seq, std::collections::VecDeque::new()),
+    };
     let reader = Reader {
         state,
         run_id: created.run_id,
         wake: created.events,
-        seq: 0,
-        frames: std::collections::VecDeque::from([first]),
+        seq,
+        frames,
         ended: false,
         done: false,
     };
@@ -247,10 +269,14 @@ fn sse(state: Arc<AppState>, created: Created) -> Response {
     })
     .map(Ok::<_, std::convert::Infallible>);
     let location = format!("/threads/{}/runs/{}", created.thread_id, created.run_id);
-    Response::builder()
+    let mut response = Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")
-        .header(header::CACHE_CONTROL, "no-store")
+        .header(header::CACHE_CONTROL, "no-store");
+    if resumable {
+        response = response.header(header::LOCATION, format!("{location}/stream"));
+    }
+    response
         .header(header::CONTENT_LOCATION, location)
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
@@ -300,7 +326,8 @@ pub(super) async fn stream(
     body: Bytes,
 ) -> Result<Response> {
     let created = create_run(&state, Some(&thread), body).await?;
-    Ok(sse(state, created))
+    let resumable = created.run["kwargs"]["stream_resumable"] == json!(true);
+    Ok(sse(state, created, From::Start, resumable))
 }
 
 pub(super) async fn stream_stateless(
@@ -308,7 +335,8 @@ pub(super) async fn stream_stateless(
     body: Bytes,
 ) -> Result<Response> {
     let created = create_run(&state, None, body).await?;
-    Ok(sse(state, created))
+    // A stateless run's thread is deleted at its end: nothing to reconnect to.
+    Ok(sse(state, created, From::Start, false))
 }
 
 pub(super) async fn get_one(
@@ -356,22 +384,35 @@ pub(super) async fn join(
 pub(super) async fn join_stream(
     axum::extract::State(state): St,
     Path((thread, run)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response> {
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
+    // After the event a client got last, or from the start.
+    let from = match headers.get("last-event-id") {
+        None => From::Start,
+        Some(v) => match v.to_str().ok().map(str::trim) {
+            Some("") | Some("-1") => From::Start,
+            Some(v) => From::After(v.parse().map_err(|_| {
+                ServerError::Invalid(format!("Last-Event-ID must be an event number, not {v:?}"))
+            })?),
+            None => return Err(ServerError::Invalid("Last-Event-ID is not text".into())),
+        },
+    };
     let events = state.hub.subscribe(r);
     if let Err(e) = db::get_run(&state.pool, t, r).await {
         drop(events);
         state.hub.release(r);
         return Err(e);
     }
-    // The run's log from its start, then what follows until it ends.
+    // The run's log from its start (or after `Last-Event-ID`), then what follows until it
+    // ends.
     let created = Created {
         run: Value::Null,
         run_id: r,
         thread_id: t,
         events,
     };
-    Ok(sse(state, created))
+    Ok(sse(state, created, from, true))
 }
 
 /// `?wait=&action=` of the cancel endpoint.

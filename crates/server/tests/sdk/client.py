@@ -293,6 +293,30 @@ check(
     and replay[-1].data == EXPECTED,
     replay,
 )
+# Each event of the log carries its number; a client that lost the stream gets what
+# followed the last one it saw.
+ids = [p.id for p in replay[1:]]
+check("join_stream events have ids", ids == [str(i) for i in range(1, len(ids) + 1)], replay)
+rest = list(API_ONLY.runs.join_stream(ta, ra["run_id"], last_event_id=ids[0]))
+check("join_stream after Last-Event-ID", rest == replay[2:], rest)
+try:
+    client.runs.join_stream(ta, ra["run_id"], last_event_id="not-a-number").__next__()
+    check("bad Last-Event-ID -> 422", False, "accepted")
+except httpx.HTTPStatusError as e:
+    check("bad Last-Event-ID -> 422", status_of(e) == 422, e.response.text)
+# A resumable stream names where the SDK reconnects if it breaks.
+with httpx.stream(
+    "POST",
+    f"{URL}/threads/{ta}/runs/stream",
+    json={"assistant_id": "seed", "input": {}, "stream_resumable": True},
+) as r:
+    loc = r.headers.get("location", "")
+    r.read()
+check(
+    "resumable stream has a Location",
+    loc.startswith(f"/threads/{ta}/runs/") and loc.endswith("/stream"),
+    dict(r.headers),
+)
 pa = gate_path()
 rb = API_ONLY.runs.create(ta, "gate", input={"path": pa})
 wait_running(ta, rb["run_id"])
