@@ -655,6 +655,20 @@ pub async fn published_states(pool: &Pool, run_id: Uuid) -> Result<Vec<(String, 
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
+/// Deletes the events of the runs that finished more than `age` ago; how many.
+pub async fn prune_events(pool: &Pool, age: Duration) -> Result<u64> {
+    let client = pool.get().await?;
+    let n = client
+        .execute(
+            "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs
+             WHERE status NOT IN ('pending', 'running')
+             AND updated_at < now() - make_interval(secs => $1))",
+            &[&age.as_secs_f64()],
+        )
+        .await?;
+    Ok(n)
+}
+
 /// Marks a pending run cancelled (`interrupted`); true when it was pending.
 pub async fn cancel_pending(pool: &Pool, run_id: Uuid) -> Result<bool> {
     let client = pool.get().await?;

@@ -42,4 +42,4 @@ mod worker;
 
 pub use error::{Result, ServerError};
 pub use graph::ServedGraph;
-pub use server::{assistant_id, Server, ServerBuilder, NAMESPACE_GRAPH};
+pub use server::{assistant_id, Server, ServerBuilder, DEFAULT_EVENT_RETENTION, NAMESPACE_GRAPH};

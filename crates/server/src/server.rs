@@ -20,6 +20,10 @@ use crate::hub::Hub;
 /// as LangGraph's server derives the id of a graph's default assistant.
 pub const NAMESPACE_GRAPH: Uuid = Uuid::from_u128(0x6ba7b821_9dad_11d1_80b4_00c04fd430c8);
 
+/// How long a finished run's stream events are kept unless
+/// [`ServerBuilder::event_retention`] says otherwise: one hour.
+pub const DEFAULT_EVENT_RETENTION: Duration = Duration::from_secs(3600);
+
 /// The id of the default assistant of graph `graph_id`.
 pub fn assistant_id(graph_id: &str) -> Uuid {
     Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes())
@@ -34,6 +38,7 @@ pub struct ServerBuilder {
     database_url: Option<String>,
     workers: usize,
     lease: Duration,
+    event_retention: Option<Duration>,
 }
 
 /// What the handlers and workers share.
@@ -48,6 +53,8 @@ pub(crate) struct AppState {
     pub(crate) started_at: String,
     /// How long a claimed run stays a worker's without a heartbeat.
     pub(crate) lease: Duration,
+    /// How long the events of a finished run are kept (`None`: for ever).
+    pub(crate) event_retention: Option<Duration>,
     /// The long-term store of the store endpoints (Postgres, same database).
     pub(crate) store: Arc<stategraph_store_postgres::PostgresStore>,
     /// Which task writes the served graphs have stored (see [`crate::durable`]).
@@ -82,6 +89,7 @@ impl Server {
             database_url: None,
             workers: 1,
             lease: Duration::from_secs(10),
+            event_retention: Some(DEFAULT_EVENT_RETENTION),
         }
     }
 
@@ -143,6 +151,15 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the stream events of a finished run stay in `run_events` (default one
+    /// hour; `None` keeps them for ever). Until then `join_stream` replays them; afterwards
+    /// it answers with the `metadata` event only. The run rows, their status and output
+    /// stay. Every process with workers deletes the expired events now and then.
+    pub fn event_retention(mut self, retention: Option<Duration>) -> Self {
+        self.event_retention = retention;
+        self
+    }
+
     /// Registers a graph under `graph_id`: `factory` compiles it with the server's saver
     /// as checkpointer (`graph.compile_with(CompileOptions::new().checkpointer(saver))`).
     /// Its assistant is [`assistant_id`]`(graph_id)`.
@@ -201,6 +218,7 @@ impl ServerBuilder {
                 database_url: url,
                 started_at,
                 lease: self.lease,
+                event_retention: self.event_retention,
                 store: Arc::new(store),
                 stored,
             }),

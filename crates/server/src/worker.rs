@@ -32,6 +32,13 @@ pub(crate) fn spawn(
     shutdown: watch::Receiver<bool>,
 ) -> Vec<JoinHandle<()>> {
     let mut handles = vec![tokio::spawn(listen(state.clone(), shutdown.clone()))];
+    if let (Some(retention), true) = (state.event_retention, n > 0) {
+        handles.push(tokio::spawn(prune(
+            state.clone(),
+            retention,
+            shutdown.clone(),
+        )));
+    }
     for i in 0..n {
         handles.push(tokio::spawn(
             work(state.clone(), shutdown.clone()).instrument(tracing::info_span!("worker", i)),
@@ -45,6 +52,23 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
         if shutdown.changed().await.is_err() {
             // The sender is gone: nobody can ask to stop; wait forever.
             futures::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Deletes the events of runs that finished more than `retention` ago, every tenth of
+/// it (between a second and a minute).
+async fn prune(state: Arc<AppState>, retention: Duration, mut shutdown: watch::Receiver<bool>) {
+    let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    loop {
+        match db::prune_events(&state.pool, retention).await {
+            Ok(0) => {}
+            Ok(n) => info!(events = n, "pruned the events of finished runs"),
+            Err(e) => warn!(error = %e, "pruning run events failed"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stopped(&mut shutdown) => return,
         }
     }
 }
