@@ -68,6 +68,7 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 PRIMARY KEY (run_id, seq)
             );
             CREATE INDEX IF NOT EXISTS runs_pending ON runs (created_at) WHERE status = 'pending';
+            CREATE INDEX IF NOT EXISTS runs_leased ON runs (lease_until) WHERE status = 'running';
             CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);",
         )
         .await?;
@@ -109,10 +110,12 @@ pub async fn create_thread(
     let client = pool.get().await?;
     let inserted = client
         .query_opt(
-            &format!(
-                "INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
+            &client
+                .prepare_cached(&format!(
+                    "INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
                  ON CONFLICT (thread_id) DO NOTHING RETURNING {THREAD_COLS}"
-            ),
+                ))
+                .await?,
             &[&id, metadata],
         )
         .await?;
@@ -128,7 +131,11 @@ pub async fn get_thread(pool: &Pool, id: Uuid) -> Result<Json> {
     let client = pool.get().await?;
     let row = client
         .query_opt(
-            &format!("SELECT {THREAD_COLS} FROM threads WHERE thread_id = $1"),
+            &client
+                .prepare_cached(&format!(
+                    "SELECT {THREAD_COLS} FROM threads WHERE thread_id = $1"
+                ))
+                .await?,
             &[&id],
         )
         .await?;
@@ -148,11 +155,13 @@ pub async fn search_threads(
     let client = pool.get().await?;
     let rows = client
         .query(
-            &format!(
-                "SELECT {THREAD_COLS} FROM threads WHERE metadata @> $1
+            &client
+                .prepare_cached(&format!(
+                    "SELECT {THREAD_COLS} FROM threads WHERE metadata @> $1
                  AND ($2::text IS NULL OR status = $2)
                  ORDER BY created_at DESC LIMIT $3 OFFSET $4"
-            ),
+                ))
+                .await?,
             &[metadata, &status, &limit, &offset],
         )
         .await?;
@@ -163,10 +172,20 @@ pub async fn search_threads(
 pub async fn delete_thread(pool: &Pool, id: Uuid) -> Result<bool> {
     let client = pool.get().await?;
     client
-        .execute("DELETE FROM runs WHERE thread_id = $1", &[&id])
+        .execute(
+            &client
+                .prepare_cached("DELETE FROM runs WHERE thread_id = $1")
+                .await?,
+            &[&id],
+        )
         .await?;
     let n = client
-        .execute("DELETE FROM threads WHERE thread_id = $1", &[&id])
+        .execute(
+            &client
+                .prepare_cached("DELETE FROM threads WHERE thread_id = $1")
+                .await?,
+            &[&id],
+        )
         .await?;
     Ok(n > 0)
 }
@@ -182,8 +201,8 @@ pub async fn set_thread_state(
     let client = pool.get().await?;
     client
         .execute(
-            "UPDATE threads SET values = $2, interrupts = $3, status = coalesce($4, status),
-             updated_at = now() WHERE thread_id = $1",
+            &client.prepare_cached("UPDATE threads SET values = $2, interrupts = $3, status = coalesce($4, status),
+             updated_at = now() WHERE thread_id = $1").await?,
             &[&id, values, interrupts, &status],
         )
         .await?;
@@ -219,7 +238,8 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
     let tx = client.transaction().await?;
     let thread = tx
         .query_opt(
-            "SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE",
+            &tx.prepare_cached("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
+                .await?,
             &[&run.thread_id],
         )
         .await?;
@@ -231,8 +251,11 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
     }
     // The thread remembers its graph (existing keys win), as LangGraph's server does.
     tx.execute(
-        "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
+        &tx.prepare_cached(
+            "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
          'assistant_id', $3::text) || metadata WHERE thread_id = $1",
+        )
+        .await?,
         &[&run.thread_id, &run.graph_id, &run.assistant_id.to_string()],
     )
     .await?;
@@ -243,8 +266,11 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
     if run.multitask_strategy == "reject" {
         let busy = tx
             .query_opt(
-                "SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
+                &tx.prepare_cached(
+                    "SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
                  LIMIT 1",
+                )
+                .await?,
                 &[&run.thread_id],
             )
             .await?;
@@ -258,11 +284,12 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
     }
     let row = tx
         .query_one(
-            &format!(
+            &tx.prepare_cached(&format!(
                 "INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
                  multitask_strategy, stateless) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                  RETURNING {RUN_COLS}"
-            ),
+            ))
+            .await?,
             &[
                 &run.run_id,
                 &run.thread_id,
@@ -275,7 +302,11 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
             ],
         )
         .await?;
-    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.execute(
+        &tx.prepare_cached(&format!("NOTIFY {RUNS_CHANNEL}")).await?,
+        &[],
+    )
+    .await?;
     tx.commit().await?;
     Ok((run_json(&row), stopped))
 }
@@ -297,29 +328,38 @@ async fn stop_thread_runs(
 ) -> Result<Stopped> {
     let pending = if action == "rollback" {
         tx.query(
-            "DELETE FROM runs WHERE thread_id = $1 AND status = 'pending' RETURNING run_id",
+            &tx.prepare_cached(
+                "DELETE FROM runs WHERE thread_id = $1 AND status = 'pending' RETURNING run_id",
+            )
+            .await?,
             &[&thread_id],
         )
         .await?
     } else {
         tx.query(
-            "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
+            &tx.prepare_cached(
+                "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
              WHERE thread_id = $1 AND status = 'pending' RETURNING run_id",
+            )
+            .await?,
             &[&thread_id],
         )
         .await?
     };
     let running = tx
         .query(
-            "UPDATE runs SET cancel = $2 WHERE thread_id = $1 AND status = 'running'
+            &tx.prepare_cached(
+                "UPDATE runs SET cancel = $2 WHERE thread_id = $1 AND status = 'running'
              RETURNING run_id",
+            )
+            .await?,
             &[&thread_id, &action],
         )
         .await?;
     let running: Vec<Uuid> = running.iter().map(|r| r.get(0)).collect();
     for id in &running {
         tx.execute(
-            "SELECT pg_notify($1, $2)",
+            &tx.prepare_cached("SELECT pg_notify($1, $2)").await?,
             &[&CANCEL_CHANNEL, &id.to_string()],
         )
         .await?;
@@ -337,13 +377,16 @@ pub async fn request_cancel(pool: &Pool, run_id: Uuid, action: &str) -> Result<b
     let tx = client.transaction().await?;
     let n = tx
         .execute(
-            "UPDATE runs SET cancel = $2 WHERE run_id = $1 AND status = 'running'",
+            &tx.prepare_cached(
+                "UPDATE runs SET cancel = $2 WHERE run_id = $1 AND status = 'running'",
+            )
+            .await?,
             &[&run_id, &action],
         )
         .await?;
     if n > 0 {
         tx.execute(
-            "SELECT pg_notify($1, $2)",
+            &tx.prepare_cached("SELECT pg_notify($1, $2)").await?,
             &[&CANCEL_CHANNEL, &run_id.to_string()],
         )
         .await?;
@@ -356,7 +399,12 @@ pub async fn request_cancel(pool: &Pool, run_id: Uuid, action: &str) -> Result<b
 pub async fn cancel_requested(pool: &Pool, run_id: Uuid) -> Result<Option<String>> {
     let client = pool.get().await?;
     let row = client
-        .query_opt("SELECT cancel FROM runs WHERE run_id = $1", &[&run_id])
+        .query_opt(
+            &client
+                .prepare_cached("SELECT cancel FROM runs WHERE run_id = $1")
+                .await?,
+            &[&run_id],
+        )
         .await?;
     Ok(row.and_then(|r| r.get(0)))
 }
@@ -393,7 +441,11 @@ pub async fn get_run(pool: &Pool, thread_id: Uuid, run_id: Uuid) -> Result<Json>
     let client = pool.get().await?;
     let row = client
         .query_opt(
-            &format!("SELECT {RUN_COLS} FROM runs WHERE run_id = $1 AND thread_id = $2"),
+            &client
+                .prepare_cached(&format!(
+                    "SELECT {RUN_COLS} FROM runs WHERE run_id = $1 AND thread_id = $2"
+                ))
+                .await?,
             &[&run_id, &thread_id],
         )
         .await?;
@@ -412,11 +464,13 @@ pub async fn list_runs(
     let client = pool.get().await?;
     let rows = client
         .query(
-            &format!(
-                "SELECT {RUN_COLS} FROM runs WHERE thread_id = $1
+            &client
+                .prepare_cached(&format!(
+                    "SELECT {RUN_COLS} FROM runs WHERE thread_id = $1
                  AND ($2::text IS NULL OR status = $2)
                  ORDER BY created_at DESC LIMIT $3 OFFSET $4"
-            ),
+                ))
+                .await?,
             &[&thread_id, &status, &limit, &offset],
         )
         .await?;
@@ -428,8 +482,12 @@ pub async fn run_result(pool: &Pool, run_id: Uuid) -> Result<Option<(String, Jso
     let client = pool.get().await?;
     let row = client
         .query_opt(
-            "SELECT status, coalesce(output, 'null'), coalesce(error, 'null') FROM runs
+            &client
+                .prepare_cached(
+                    "SELECT status, coalesce(output, 'null'), coalesce(error, 'null') FROM runs
              WHERE run_id = $1",
+                )
+                .await?,
             &[&run_id],
         )
         .await?;
@@ -465,51 +523,47 @@ pub struct Claimed {
 /// `worker`'s lease and its thread busy, in one transaction; `None` when there is nothing
 /// to do.
 pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<Claimed>> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    let row = tx
-        .query_opt(
-            "SELECT r.run_id, r.thread_id, r.graph_id, r.kwargs, r.stateless, r.attempt
-             FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-             WHERE (r.status = 'pending' AND t.status <> 'busy')
-                OR (r.status = 'running' AND r.lease_until < now())
-             ORDER BY r.created_at LIMIT 1
-             FOR UPDATE OF r, t SKIP LOCKED",
-            &[],
-        )
-        .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let attempt: i32 = row.get(5);
-    let claimed = Claimed {
-        run_id: row.get(0),
-        thread_id: row.get(1),
-        graph_id: row.get(2),
-        kwargs: row.get(3),
-        stateless: row.get(4),
-        attempt: attempt + 1,
-        worker: worker.to_owned(),
-    };
-    tx.execute(
-        "UPDATE runs SET status = 'running', attempt = $2, worker = $3,
-         lease_until = now() + make_interval(secs => $4), updated_at = clock_timestamp()
-         WHERE run_id = $1",
-        &[
-            &claimed.run_id,
-            &claimed.attempt,
-            &worker,
-            &lease.as_secs_f64(),
-        ],
-    )
-    .await?;
-    tx.execute(
-        "UPDATE threads SET status = 'busy', updated_at = now() WHERE thread_id = $1",
-        &[&claimed.thread_id],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Some(claimed))
+    let client = pool.get().await?;
+    // One statement per kind of claimable run, each on its partial index (`runs_pending`,
+    // `runs_leased`; with an `OR` the planner scans every run ever queued, at every
+    // claim), each one round trip: it picks, marks the run and its thread, and returns.
+    let lease = lease.as_secs_f64();
+    for pick in [
+        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
+         WHERE r.status = 'pending' AND t.status <> 'busy'
+         ORDER BY r.created_at LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
+        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
+         WHERE r.status = 'running' AND r.lease_until < now()
+         ORDER BY r.lease_until LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
+    ] {
+        let sql = format!(
+            "WITH c AS ({pick}),
+             u AS (UPDATE runs SET status = 'running', attempt = runs.attempt + 1, worker = $1,
+                   lease_until = now() + make_interval(secs => $2),
+                   updated_at = clock_timestamp()
+                   FROM c WHERE runs.run_id = c.run_id
+                   RETURNING runs.run_id, runs.thread_id, runs.graph_id, runs.kwargs,
+                   runs.stateless, runs.attempt),
+             t AS (UPDATE threads SET status = 'busy', updated_at = now()
+                   FROM c WHERE threads.thread_id = c.thread_id)
+             SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt FROM u"
+        );
+        let row = client
+            .query_opt(&client.prepare_cached(&sql).await?, &[&worker, &lease])
+            .await?;
+        if let Some(row) = row {
+            return Ok(Some(Claimed {
+                run_id: row.get(0),
+                thread_id: row.get(1),
+                graph_id: row.get(2),
+                kwargs: row.get(3),
+                stateless: row.get(4),
+                attempt: row.get(5),
+                worker: worker.to_owned(),
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// Puts a running run back in the queue (its worker is stopping) and frees its thread;
@@ -519,9 +573,12 @@ pub async fn hand_back(pool: &Pool, run: &Claimed) -> Result<()> {
     let tx = client.transaction().await?;
     let mine = tx
         .execute(
-            "UPDATE runs SET status = 'pending', worker = NULL, lease_until = NULL,
+            &tx.prepare_cached(
+                "UPDATE runs SET status = 'pending', worker = NULL, lease_until = NULL,
              updated_at = clock_timestamp() WHERE run_id = $1 AND worker = $2
              AND status = 'running'",
+            )
+            .await?,
             &[&run.run_id, &run.worker],
         )
         .await?;
@@ -529,11 +586,18 @@ pub async fn hand_back(pool: &Pool, run: &Claimed) -> Result<()> {
         return Ok(());
     }
     tx.execute(
-        "UPDATE threads SET status = 'idle', updated_at = now() WHERE thread_id = $1",
+        &tx.prepare_cached(
+            "UPDATE threads SET status = 'idle', updated_at = now() WHERE thread_id = $1",
+        )
+        .await?,
         &[&run.thread_id],
     )
     .await?;
-    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
+    tx.execute(
+        &tx.prepare_cached(&format!("NOTIFY {RUNS_CHANNEL}")).await?,
+        &[],
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -544,8 +608,12 @@ pub async fn heartbeat(pool: &Pool, run: &Claimed, lease: Duration) -> Result<bo
     let client = pool.get().await?;
     let n = client
         .execute(
-            "UPDATE runs SET lease_until = now() + make_interval(secs => $3)
+            &client
+                .prepare_cached(
+                    "UPDATE runs SET lease_until = now() + make_interval(secs => $3)
              WHERE run_id = $1 AND worker = $2 AND status = 'running'",
+                )
+                .await?,
             &[&run.run_id, &run.worker, &lease.as_secs_f64()],
         )
         .await?;
@@ -557,48 +625,64 @@ pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
     let client = pool.get().await?;
     let row = client
         .query_one(
-            "SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1",
+            &client
+                .prepare_cached("SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1")
+                .await?,
             &[&run_id],
         )
         .await?;
     Ok(row.get(0))
 }
 
-/// Records a run's end and frees its thread (`thread_status`), then wakes workers for
-/// the runs queued behind it; does nothing when `run.worker` no longer holds the run.
+/// Records a run's end, frees its thread (`thread_status`) and, when given, records the
+/// thread's `(values, interrupts)`, then wakes workers for the runs queued behind it and
+/// the run's readers; does nothing when `run.worker` no longer holds the run. One
+/// statement.
 pub async fn finish_run(
     pool: &Pool,
     run: &Claimed,
     status: &str,
     output: &Json,
     error: &Json,
-    thread_status: &str,
+    thread: (&str, Option<(&Json, &Json)>),
 ) -> Result<()> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    let mine = tx
-        .execute(
-            "UPDATE runs SET status = $2, output = $3, error = $4, lease_until = NULL,
-             updated_at = clock_timestamp() WHERE run_id = $1 AND worker = $5",
-            &[&run.run_id, &status, output, error, &run.worker],
+    let (thread_status, values) = thread;
+    let (set_values, values, interrupts) = match values {
+        Some((v, i)) => (true, v, i),
+        None => (false, &Json::Null, &Json::Null),
+    };
+    let client = pool.get().await?;
+    // Nothing comes back when another worker took the run over (or it was deleted): not
+    // ours to record.
+    client
+        .query(
+            &client
+                .prepare_cached(
+                    "WITH r AS (UPDATE runs SET status = $2, output = $3, error = $4,
+                       lease_until = NULL, updated_at = clock_timestamp()
+                       WHERE run_id = $1 AND worker = $5 RETURNING thread_id),
+                     t AS (UPDATE threads SET status = $6, updated_at = now(),
+                       values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
+                       interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
+                       WHERE thread_id IN (SELECT thread_id FROM r))
+                     SELECT pg_notify($10, ''), pg_notify($11, $1::text) FROM r",
+                )
+                .await?,
+            &[
+                &run.run_id,
+                &status,
+                output,
+                error,
+                &run.worker,
+                &thread_status,
+                &set_values,
+                values,
+                interrupts,
+                &RUNS_CHANNEL,
+                &RUN_END_CHANNEL,
+            ],
         )
         .await?;
-    if mine == 0 {
-        // Another worker took the run over (or it was deleted): not ours to record.
-        return Ok(());
-    }
-    tx.execute(
-        "UPDATE threads SET status = $2, updated_at = now() WHERE thread_id = $1",
-        &[&run.thread_id, &thread_status],
-    )
-    .await?;
-    tx.execute(&format!("NOTIFY {RUNS_CHANNEL}"), &[]).await?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&RUN_END_CHANNEL, &run.run_id.to_string()],
-    )
-    .await?;
-    tx.commit().await?;
     Ok(())
 }
 
@@ -613,8 +697,12 @@ pub async fn append_event(
     let client = pool.get().await?;
     client
         .execute(
-            "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+            &client
+                .prepare_cached(
+                    "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
              VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text)",
+                )
+                .await?,
             &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL],
         )
         .await?;
@@ -630,8 +718,12 @@ pub async fn events_after(
     let client = pool.get().await?;
     let rows = client
         .query(
-            "SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
+            &client
+                .prepare_cached(
+                    "SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
              ORDER BY seq LIMIT 1000",
+                )
+                .await?,
             &[&run_id, &seq],
         )
         .await?;
@@ -647,8 +739,12 @@ pub async fn published_states(pool: &Pool, run_id: Uuid) -> Result<Vec<(String, 
     let client = pool.get().await?;
     let rows = client
         .query(
-            "SELECT event, data FROM run_events WHERE run_id = $1
+            &client
+                .prepare_cached(
+                    "SELECT event, data FROM run_events WHERE run_id = $1
              AND (event LIKE 'values%' OR event LIKE 'updates%') ORDER BY seq",
+                )
+                .await?,
             &[&run_id],
         )
         .await?;
@@ -660,9 +756,13 @@ pub async fn prune_events(pool: &Pool, age: Duration) -> Result<u64> {
     let client = pool.get().await?;
     let n = client
         .execute(
-            "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs
+            &client
+                .prepare_cached(
+                    "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs
              WHERE status NOT IN ('pending', 'running')
              AND updated_at < now() - make_interval(secs => $1))",
+                )
+                .await?,
             &[&age.as_secs_f64()],
         )
         .await?;
@@ -674,8 +774,12 @@ pub async fn cancel_pending(pool: &Pool, run_id: Uuid) -> Result<bool> {
     let client = pool.get().await?;
     let n = client
         .execute(
-            "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
+            &client
+                .prepare_cached(
+                    "UPDATE runs SET status = 'interrupted', updated_at = clock_timestamp()
              WHERE run_id = $1 AND status = 'pending'",
+                )
+                .await?,
             &[&run_id],
         )
         .await?;
@@ -686,7 +790,12 @@ pub async fn cancel_pending(pool: &Pool, run_id: Uuid) -> Result<bool> {
 pub async fn delete_thread_row(pool: &Pool, id: Uuid) -> Result<()> {
     let client = pool.get().await?;
     client
-        .execute("DELETE FROM threads WHERE thread_id = $1", &[&id])
+        .execute(
+            &client
+                .prepare_cached("DELETE FROM threads WHERE thread_id = $1")
+                .await?,
+            &[&id],
+        )
         .await?;
     Ok(())
 }
@@ -695,7 +804,12 @@ pub async fn delete_thread_row(pool: &Pool, id: Uuid) -> Result<()> {
 pub async fn delete_run(pool: &Pool, run_id: Uuid) -> Result<()> {
     let client = pool.get().await?;
     client
-        .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
+        .execute(
+            &client
+                .prepare_cached("DELETE FROM runs WHERE run_id = $1")
+                .await?,
+            &[&run_id],
+        )
         .await?;
     Ok(())
 }
@@ -705,10 +819,12 @@ pub async fn patch_thread(pool: &Pool, id: Uuid, metadata: &Json) -> Result<Json
     let client = pool.get().await?;
     let row = client
         .query_opt(
-            &format!(
-                "UPDATE threads SET metadata = metadata || $2, updated_at = now()
+            &client
+                .prepare_cached(&format!(
+                    "UPDATE threads SET metadata = metadata || $2, updated_at = now()
                  WHERE thread_id = $1 RETURNING {THREAD_COLS}"
-            ),
+                ))
+                .await?,
             &[&id, metadata],
         )
         .await?;
@@ -721,12 +837,14 @@ pub async fn copy_thread_row(pool: &Pool, source: Uuid, target: Uuid) -> Result<
     let client = pool.get().await?;
     let row = client
         .query_opt(
-            &format!(
-                "INSERT INTO threads (thread_id, metadata, status, values, interrupts)
+            &client
+                .prepare_cached(&format!(
+                    "INSERT INTO threads (thread_id, metadata, status, values, interrupts)
                  SELECT $2, metadata, CASE WHEN status = 'busy' THEN 'idle' ELSE status END,
                  values, interrupts FROM threads WHERE thread_id = $1
                  RETURNING {THREAD_COLS}"
-            ),
+                ))
+                .await?,
             &[&source, &target],
         )
         .await?;

@@ -116,7 +116,9 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
                             (db::CANCEL_CHANNEL, Ok(id)) => state.hub.cancel(id),
                             (db::EVENTS_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::Events),
                             (db::RUN_END_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::End),
-                            _ => state.wake.notify_waiters(),
+                            // One idle worker looks: waking them all would have each
+                            // of them query the queue for the same run.
+                            _ => state.wake.notify_one(),
                         }
                     }
                     Some(Ok(_)) => {}
@@ -187,7 +189,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         Err(message) => {
             let err = error_json("ValueError", &message);
             publish(state, &run, 1, "error", &err.to_string()).await;
-            record(state, &run, "error", &Json::Null, &err, "idle").await;
+            record(state, &run, "error", &Json::Null, &err, ("idle", None)).await;
             return;
         }
     };
@@ -328,14 +330,16 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     } else {
         ("success", Json::Null, "idle")
     };
-    if !run.stateless {
-        if let Err(e) =
-            db::set_thread_state(&state.pool, run.thread_id, None, &values, &interrupts).await
-        {
-            warn!(error = %e, "recording the thread's values failed");
-        }
-    }
-    record(state, &run, status, &output, &error, thread_status).await;
+    let thread_values = (!run.stateless).then_some((&values, &interrupts));
+    record(
+        state,
+        &run,
+        status,
+        &output,
+        &error,
+        (thread_status, thread_values),
+    )
+    .await;
     info!(status, "run ended");
 }
 
@@ -348,7 +352,15 @@ async fn rollback(state: &AppState, run: &Claimed) {
     {
         warn!(error = %e, "deleting a rolled-back run's checkpoints failed");
     }
-    record(state, run, "interrupted", &Json::Null, &Json::Null, "idle").await;
+    record(
+        state,
+        run,
+        "interrupted",
+        &Json::Null,
+        &Json::Null,
+        ("idle", None),
+    )
+    .await;
     if let Err(e) = db::delete_run(&state.pool, run.run_id).await {
         warn!(error = %e, "deleting a rolled-back run failed");
     }
@@ -377,9 +389,9 @@ async fn record(
     status: &str,
     output: &Json,
     error: &Json,
-    thread_status: &str,
+    thread: (&str, Option<(&Json, &Json)>),
 ) {
-    if let Err(e) = db::finish_run(&state.pool, run, status, output, error, thread_status).await {
+    if let Err(e) = db::finish_run(&state.pool, run, status, output, error, thread).await {
         warn!(error = %e, "recording the run's end failed");
     }
     if run.stateless {
@@ -395,6 +407,6 @@ async fn record(
             warn!(error = %e, "deleting a stateless run's thread failed");
         }
     }
-    state.wake.notify_waiters();
+    // The runs queued behind this one are announced by `finish_run`'s NOTIFY.
     state.hub.finish(run.run_id);
 }

@@ -108,7 +108,8 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
             return Err(e);
         }
     };
-    state.wake.notify_waiters();
+    // One idle worker of this process looks at once (the NOTIFY follows).
+    state.wake.notify_one();
     Ok(Created {
         run,
         run_id,
