@@ -120,11 +120,17 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
 
 /// Waits for the run's end and returns what `runs.wait` / `join` answer: the final
 /// values (with `__interrupt__` when paused), or `{"__error__": ...}` for a failed run.
+/// `just_queued`: the run was queued by this request, so it cannot have ended before
+/// `events` was subscribed; its end is awaited before the first look at its row.
 async fn result_of(
     state: &AppState,
     run_id: Uuid,
     mut events: broadcast::Receiver<Arc<HubEvent>>,
+    just_queued: bool,
 ) -> Result<Value> {
+    if just_queued {
+        wait_for_end(&mut events).await;
+    }
     loop {
         match db::run_result(&state.pool, run_id).await? {
             None => return Err(ServerError::NotFound(format!("run {run_id} not found"))),
@@ -139,24 +145,29 @@ async fn result_of(
             }
             Some(_) => {}
         }
-        // Until the run's end is announced here, or a second passes (a run worked on
-        // by another process announces nothing here).
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            loop {
-                match events.recv().await {
-                    Ok(ev) if matches!(*ev, HubEvent::End) => break,
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => {
-                        futures::future::pending::<()>().await;
-                    }
-                }
-            }
-        })
-        .await;
+        wait_for_end(&mut events).await;
         if events.is_closed() {
             events = state.hub.subscribe(run_id);
         }
     }
+}
+
+/// Until the run's end is announced in this process (its own worker, or the `NOTIFY` of
+/// another process's), or a second passes (a missed announcement costs a second, not a
+/// hang).
+async fn wait_for_end(events: &mut broadcast::Receiver<Arc<HubEvent>>) {
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        loop {
+            match events.recv().await {
+                Ok(ev) if matches!(*ev, HubEvent::End) => break,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => {
+                    futures::future::pending::<()>().await;
+                }
+            }
+        }
+    })
+    .await;
 }
 
 fn sse_frame(event: &str, data: &str) -> String {
@@ -307,7 +318,7 @@ pub(super) async fn wait(
 ) -> Result<Json<Value>> {
     let created = create_run(&state, Some(&thread), body).await?;
     Ok(Json(
-        result_of(&state, created.run_id, created.events).await?,
+        result_of(&state, created.run_id, created.events, true).await?,
     ))
 }
 
@@ -317,7 +328,7 @@ pub(super) async fn wait_stateless(
 ) -> Result<Json<Value>> {
     let created = create_run(&state, None, body).await?;
     Ok(Json(
-        result_of(&state, created.run_id, created.events).await?,
+        result_of(&state, created.run_id, created.events, true).await?,
     ))
 }
 
@@ -379,7 +390,7 @@ pub(super) async fn join(
         state.hub.release(r);
         return Err(e);
     }
-    Ok(Json(result_of(&state, r, events).await?))
+    Ok(Json(result_of(&state, r, events, false).await?))
 }
 
 pub(super) async fn join_stream(
@@ -450,7 +461,7 @@ pub(super) async fn cancel(
         state.hub.cancel(r);
     }
     if matches!(q.wait.as_deref(), Some("1" | "true")) {
-        result_of(&state, r, events).await?;
+        result_of(&state, r, events, false).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
     drop(events);
