@@ -21,7 +21,8 @@ use crate::replay::Replay;
 use crate::run_config::{run_config, stream_modes};
 use crate::server::AppState;
 
-/// How long an idle worker waits for a `NOTIFY` before looking at the queue anyway.
+/// How often a process's idle workers, together, look at the queue without a `NOTIFY`
+/// (for runs whose worker died: their lease runs out without a notification).
 const POLL: Duration = Duration::from_secs(1);
 
 /// Starts `n` workers and the listener; they stop when `shutdown` becomes true (a worker
@@ -41,7 +42,13 @@ pub(crate) fn spawn(
     }
     for i in 0..n {
         handles.push(tokio::spawn(
-            work(state.clone(), shutdown.clone()).instrument(tracing::info_span!("worker", i)),
+            work(
+                state.clone(),
+                shutdown.clone(),
+                POLL * (i as u32 + 1),
+                POLL * n as u32,
+            )
+            .instrument(tracing::info_span!("worker", i)),
         ));
     }
     handles
@@ -131,7 +138,16 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
+/// One worker: claims and runs runs until `shutdown`; idle, it waits for a wake-up or
+/// `poll` (`first` the first time). Worker `i` of `n` first polls after `i + 1` seconds,
+/// then every `n` seconds, so an idle process looks about once a second, not `n` times.
+async fn work(
+    state: Arc<AppState>,
+    mut shutdown: watch::Receiver<bool>,
+    first: Duration,
+    poll: Duration,
+) {
+    let mut wait = first;
     // The name this worker holds leases under.
     let me = uuid::Uuid::new_v4().to_string();
     loop {
@@ -154,7 +170,7 @@ async fn work(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
         }
         tokio::select! {
             _ = woken => {}
-            _ = tokio::time::sleep(POLL) => {}
+            _ = tokio::time::sleep(std::mem::replace(&mut wait, poll)) => {}
             _ = stopped(&mut shutdown) => return,
         }
     }
