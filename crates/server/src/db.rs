@@ -734,7 +734,7 @@ pub async fn events_after(
 }
 
 /// The `values` and `updates` events a run published, in order: `(event, data)` (what a
-/// worker taking the run over must not publish again; see [`crate::replay`]).
+/// worker taking the run over must not publish again).
 pub async fn published_states(pool: &Pool, run_id: Uuid) -> Result<Vec<(String, String)>> {
     let client = pool.get().await?;
     let rows = client
