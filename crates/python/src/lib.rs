@@ -12,28 +12,45 @@
 //!
 //! # What is done on each side, and why
 //!
-//! * **Python** keeps LangGraph's serializer (`self.serde`, a `JsonPlusSerializer`): a
-//!   checkpoint (with its channel values) and every pending write are encoded by
-//!   `self.serde.dumps_typed`, so Python objects (messages, dataclasses, pydantic models,
-//!   datetimes, ...) become exactly the msgpack Python would store, and are rebuilt by
-//!   `self.serde.loads_typed` on the way back. It also applies the parts of the protocol
-//!   that are Python objects: configs (`RunnableConfig` dicts), `CheckpointTuple`s, the
-//!   async methods (run in the default executor), `get_next_version`.
+//! * **Python** keeps LangGraph's serializer (`self.serde`, a `JsonPlusSerializer` or any
+//!   other): checkpoints and pending writes are encoded by `self.serde.dumps_typed`, so
+//!   Python objects (messages, dataclasses, pydantic models, datetimes, ...) become exactly
+//!   the bytes Python's own saver would store, and are rebuilt by `self.serde.loads_typed`
+//!   on the way back, as Python's own saver rebuilds them. It also applies the parts of the
+//!   protocol that are Python objects: configs (`RunnableConfig` dicts), `CheckpointTuple`s,
+//!   the async methods (run in the default executor), `get_next_version`.
 //! * **The boundary** carries bytes only: `(type tag, bytes)` pairs from `dumps_typed`, and
-//!   msgpack for plain data (metadata, filters, the tuples read back). One crossing per call;
+//!   msgpack for plain data (configs, metadata, filters, versions). One crossing per call;
 //!   no Python object is converted field by field.
-//! * **Rust** decodes those bytes into [`stategraph_checkpoint::Value`], the lossless
-//!   model of what `JsonPlusSerializer` writes (extension objects stay inert data, never
-//!   rebuilt), and hands them to the saver, which re-encodes them byte for byte as Python
-//!   does, builds the rows, runs the queries and, when enabled, the one-writer fence. The
-//!   GIL is released for the whole operation (decode, I/O, encode), so other Python threads
-//!   run meanwhile. Decoding, rather than storing the caller's bytes as they are, lets every
-//!   saver feature work unchanged on Python's data: Postgres inlines primitive channel
-//!   values and stores the others as blobs, the fence compares task writes, `prune` and
-//!   `get_delta_channel_history` read channel values. A value our decoder cannot represent
-//!   (a msgpack extension code outside LangGraph's 0 to 7, or a serializer whose tags are
-//!   not `msgpack`/`bytes`/`null`, such as an encrypting one) is refused with an error,
-//!   never stored altered.
+//! * **Rust** builds the rows, runs the queries and, when enabled, the one-writer fence,
+//!   with the GIL released for the whole operation, so other Python threads run meanwhile.
+//!   What it does with the pairs depends on the saver:
+//!   - **Memory and SQLite: values cross once** (`NativeSaver::put_raw`,
+//!     `get_tuple_raw`, `list_raw`, and `put_writes`). Python sends each saver exactly what
+//!     its layout stores: SQLite the pair of the whole checkpoint, memory the pair of the
+//!     checkpoint without `channel_values` plus one pair per channel of `new_versions` (as
+//!     `InMemorySaver.put` makes them), and the pair of each write. Rust stores them as they
+//!     are and hands them back as stored ([`stategraph_checkpoint::raw`]): it never decodes
+//!     or re-encodes a channel value or a write. It decodes only the small plain parts it
+//!     needs: the config, the metadata (stored as Python's saver stores it), `new_versions`,
+//!     and on a memory read the checkpoint's `channel_versions` (to find its blobs). So a
+//!     turn of a long chat costs one Python encode and one Python decode of the state, as
+//!     with Python's own savers, and nothing more; and any serializer works, an encrypting
+//!     one included, since Rust never reads the values.
+//!   - **Postgres: values are decoded in Rust** (`put`, `get_tuple`, `list`). Its layout
+//!     keeps primitive channel values inline in the JSONB checkpoint and stores the others
+//!     as blobs (with stategraph's own rules for long strings, NaN and DeltaChannel
+//!     snapshots), so Rust decodes the checkpoint pair into [`stategraph_checkpoint::Value`]
+//!     (the lossless model of what `JsonPlusSerializer` writes; extension objects stay
+//!     inert data), splits it, and re-encodes each blob byte for byte as Python does; reads
+//!     decode the blobs (through the saver's decode memo) and return msgpack. A value the
+//!     decoder cannot represent (a msgpack extension code outside LangGraph's 0 to 7, or a
+//!     serializer whose tags are not `msgpack`/`bytes`/`null`) is refused with an error,
+//!     never stored altered.
+//!
+//! The other operations (`delete_thread`, `copy_thread`, `prune`, `delete_for_runs`,
+//! `get_delta_channel_history`) run on the Rust saver as they are, on the same rows: rows
+//! written raw are rows of the saver's layout like any other.
 //!
 //! # Async methods and the fence
 //!
@@ -47,7 +64,10 @@
 //! does not mark its replays and `update_state` forks as deliberate branches, so with the
 //! fence on they would be refused as stale writes. With `fencing=True` a stale writer gets
 //! `stategraph.ConflictError`; the conformance suite then fails exactly the three checks
-//! that start one thread twice (see `tests/test_conformance.py`).
+//! that start one thread twice (see `tests/test_conformance.py`). A graph run may also be
+//! refused its own late writes: LangGraph's background executor saves a step's writes and
+//! the next checkpoint concurrently, so the writes can arrive after their checkpoint's
+//! child.
 //!
 //! # Errors
 //!
@@ -70,10 +90,12 @@
 //! tests are pytest files in `crates/python/tests/` (LangGraph's own conformance suite,
 //! `langgraph-checkpoint-conformance`, on all three savers; interop with Python's savers;
 //! a Python graph that interrupts and resumes), run by `scripts/test.sh` after
-//! `maturin develop` into a venv under `target/`.
+//! `maturin develop` into a venv under `target/`; `tests/test_raw.py` checks that what
+//! Python's serializer encodes is what the memory and SQLite savers store and hand back.
 
 mod bridge;
 mod error;
+mod raw;
 mod saver;
 
 pub use error::{to_py_err, ConflictError, StategraphError};

@@ -4,7 +4,8 @@ use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use stategraph_checkpoint::serde::Typed;
 use stategraph_checkpoint::{
     ChannelVersion, CheckpointMetadata, CheckpointSaver, Error, ListOptions, MemorySaver,
     PruneStrategy, Result, Value,
@@ -15,6 +16,7 @@ use tokio::runtime::Runtime;
 
 use crate::bridge;
 use crate::error::to_py_err;
+use crate::raw;
 
 /// The runtime every saver of the process runs on (Postgres needs one; SQLite uses its
 /// blocking pool). Built on first use.
@@ -75,6 +77,11 @@ impl NativeSaver {
 
 fn bytes(py: Python<'_>, data: Vec<u8>) -> Py<PyBytes> {
     PyBytes::new(py, &data).unbind()
+}
+
+/// The raw path is not offered by this saver (Postgres: see the crate docs).
+fn no_raw() -> Error {
+    Error::Unsupported("the raw path (this saver stores decoded values: use put, get_tuple, list)")
 }
 
 fn strategy(name: &str) -> Result<PruneStrategy> {
@@ -222,14 +229,164 @@ impl NativeSaver {
         task_id: String,
         task_path: String,
     ) -> PyResult<()> {
-        self.run(py, |saver, rt| {
+        let backend = Arc::clone(&self.backend);
+        self.run(py, move |saver, rt| {
             let config = bridge::config(&config)?;
+            match backend.as_ref() {
+                Backend::Memory(s) => {
+                    return s.put_writes_raw(
+                        &config,
+                        raw::typed_values(writes),
+                        &task_id,
+                        &task_path,
+                    )
+                }
+                Backend::Sqlite(s) => {
+                    return s.put_writes_raw(
+                        &config,
+                        raw::typed_values(writes),
+                        &task_id,
+                        &task_path,
+                    )
+                }
+                Backend::Postgres(_) => {}
+            }
             let writes = writes
                 .into_iter()
                 .map(|(channel, tag, data)| Ok((channel, bridge::loads(&tag, &data)?)))
                 .collect::<Result<Vec<_>>>()?;
             rt.block_on(saver.put_writes(&config, &writes, &task_id, &task_path))
         })
+    }
+
+    /// Stores a checkpoint from its encoded parts, as stored (memory and SQLite; see the
+    /// crate docs); returns its `(thread_id, checkpoint_ns, checkpoint_id)`. `checkpoint`
+    /// is the `(tag, bytes)` of the whole checkpoint (SQLite) or of the checkpoint without
+    /// `channel_values` (memory, with `blobs` = `(new_versions, values)`: `new_versions` a
+    /// msgpack map, `values` the `(channel, tag, bytes)` of each of its channels that has a
+    /// value).
+    #[pyo3(signature = (config, checkpoint_id, checkpoint, metadata, blobs = None))]
+    fn put_raw(
+        &self,
+        py: Python<'_>,
+        config: Vec<u8>,
+        checkpoint_id: String,
+        checkpoint: (String, Vec<u8>),
+        metadata: Vec<u8>,
+        blobs: Option<raw::Blobs>,
+    ) -> PyResult<(String, String, String)> {
+        let backend = Arc::clone(&self.backend);
+        py.detach(move || {
+            let config = bridge::config(&config)?;
+            let checkpoint = Typed::new(checkpoint.0, checkpoint.1);
+            let metadata = CheckpointMetadata::from_value(bridge::loads_plain(&metadata)?)?;
+            let stored = match backend.as_ref() {
+                Backend::Sqlite(s) => s.put_raw(&config, &checkpoint_id, checkpoint, &metadata)?,
+                Backend::Memory(s) => {
+                    let (new_versions, values) = match blobs {
+                        Some((versions, values)) => {
+                            (bridge::versions(&versions)?, raw::typed_values(values))
+                        }
+                        None => Default::default(),
+                    };
+                    s.put_raw(
+                        &config,
+                        &checkpoint_id,
+                        checkpoint,
+                        &metadata,
+                        &new_versions,
+                        values,
+                    )?
+                }
+                Backend::Postgres(_) => return Err(no_raw()),
+            };
+            Ok((
+                stored.thread_id.clone(),
+                stored.ns().to_owned(),
+                stored.checkpoint_id.unwrap_or_default(),
+            ))
+        })
+        .map_err(to_py_err)
+    }
+
+    /// The tuple addressed, as stored (memory and SQLite; see [`raw::tuple_to_py`]), or
+    /// None.
+    #[pyo3(signature = (thread_id, checkpoint_ns, checkpoint_id))]
+    fn get_tuple_raw<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        checkpoint_ns: Option<String>,
+        checkpoint_id: Option<String>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let config = bridge::address(thread_id, checkpoint_ns, checkpoint_id);
+        let backend = Arc::clone(&self.backend);
+        let found = py
+            .detach(move || match backend.as_ref() {
+                Backend::Sqlite(s) => s.get_tuple_raw(&config),
+                Backend::Memory(s) => s.get_tuple_raw(&config),
+                Backend::Postgres(_) => Err(no_raw()),
+            })
+            .map_err(to_py_err)?;
+        found.map(|t| raw::tuple_to_py(py, &t)).transpose()
+    }
+
+    /// The values a memory saver stores for `versions` (a msgpack map of channel to
+    /// version) in `(thread_id, checkpoint_ns)`, as `[(channel, tag, bytes)]`: the second
+    /// step of a raw read whose checkpoint Rust could not read (see [`raw::tuple_to_py`]).
+    fn blobs_raw<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        checkpoint_ns: String,
+        versions: Vec<u8>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let backend = Arc::clone(&self.backend);
+        let values = py
+            .detach(move || match backend.as_ref() {
+                Backend::Memory(s) => {
+                    Ok(s.blobs_raw(&thread_id, &checkpoint_ns, &bridge::versions(&versions)?))
+                }
+                Backend::Sqlite(_) | Backend::Postgres(_) => Err(no_raw()),
+            })
+            .map_err(to_py_err)?;
+        raw::values_to_py(py, &values)
+    }
+
+    /// The tuples listed, newest first, as stored (memory and SQLite); arguments as
+    /// [`NativeSaver::list`].
+    #[pyo3(signature = (config, filter, before, limit))]
+    fn list_raw<'py>(
+        &self,
+        py: Python<'py>,
+        config: Option<(String, Option<String>, Option<String>)>,
+        filter: Option<Vec<u8>>,
+        before: Option<(String, Option<String>, Option<String>)>,
+        limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let backend = Arc::clone(&self.backend);
+        let tuples = py
+            .detach(move || {
+                let config = config.map(|(t, ns, id)| bridge::address(t, ns, id));
+                let options = ListOptions {
+                    filter: filter
+                        .map(|f| bridge::string_map(bridge::loads_plain(&f)?, "filter"))
+                        .transpose()?,
+                    before: before.map(|(t, ns, id)| bridge::address(t, ns, id)),
+                    limit,
+                };
+                match backend.as_ref() {
+                    Backend::Sqlite(s) => s.list_raw(config.as_ref(), &options),
+                    Backend::Memory(s) => s.list_raw(config.as_ref(), &options),
+                    Backend::Postgres(_) => Err(no_raw()),
+                }
+            })
+            .map_err(to_py_err)?;
+        let items = tuples
+            .iter()
+            .map(|t| raw::tuple_to_py(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
     }
 
     /// Removes every checkpoint and write of a thread.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -110,6 +111,10 @@ class _RustSaver(BaseCheckpointSaver[str]):
     """
 
     _native: NativeSaver
+    # How the native saver stores a checkpoint, hence what `put` sends and the reads return:
+    # "whole" (one pair, SQLite), "split" (the checkpoint without its values plus one pair
+    # per new channel version, memory), or None (decoded by Rust, Postgres).
+    _layout: str | None = None
 
     def __init__(self, native: NativeSaver, *, serde: SerializerProtocol | None = None):
         super().__init__(serde=serde)
@@ -136,8 +141,44 @@ class _RustSaver(BaseCheckpointSaver[str]):
         """Creates or migrates the tables (SQLite and memory need nothing: done on open)."""
         self._native.setup()
 
+    def _raw_tuple(self, row: tuple, config: RunnableConfig | None = None) -> CheckpointTuple:
+        """A tuple from the stored pairs (see ``NativeSaver.get_tuple_raw``), decoded as
+        Python's own saver of the same layout decodes them."""
+        thread_id, ns, checkpoint_id, parent, pair, values, metadata, writes = row
+        loads = self.serde.loads_typed
+        checkpoint = loads(pair)
+        if values is None and self._layout == "split":
+            # Rust could not read the checkpoint's versions (a serializer of our own).
+            values = self._native.blobs_raw(
+                thread_id, ns, _plain(dict(checkpoint["channel_versions"]))
+            )
+        if values is not None:
+            checkpoint = {
+                **checkpoint,
+                "channel_values": {ch: loads((tag, data)) for ch, tag, data in values},
+            }
+        if metadata is None:
+            metadata = {}
+        elif isinstance(metadata, bytes):
+            metadata = json.loads(metadata)
+        else:
+            # Metadata is plain data, encoded in Rust with LangGraph's default serializer.
+            metadata = _PLAIN.loads_typed(metadata)
+        return CheckpointTuple(
+            config if config is not None else _config(thread_id, ns, checkpoint_id),
+            checkpoint,
+            metadata,
+            _config(thread_id, ns, parent) if parent else None,
+            [(task, ch, loads((tag, data))) for task, ch, tag, data in writes],
+        )
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
+        if self._layout is not None:
+            row = self._native.get_tuple_raw(thread_id, ns, checkpoint_id)
+            if row is None:
+                return None
+            return self._raw_tuple(row, config if checkpoint_id else None)
         data = self._native.get_tuple(thread_id, ns, checkpoint_id)
         if data is None:
             return None
@@ -154,12 +195,17 @@ class _RustSaver(BaseCheckpointSaver[str]):
         address = None
         if config is not None and "thread_id" in (config.get("configurable") or {}):
             address = _address(config, ns_default=None)
-        data = self._native.list(
+        args = (
             address,
             _plain(filter) if filter else None,
             _before(before) if before is not None else None,
             limit,
         )
+        if self._layout is not None:
+            for row in self._native.list_raw(*args):
+                yield self._raw_tuple(row)
+            return
+        data = self._native.list(*args)
         for row in self._loads(data):
             yield self._tuple(row)
 
@@ -170,6 +216,28 @@ class _RustSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        if self._layout == "whole":
+            stored = self._native.put_raw(
+                _config_bytes(config),
+                str(checkpoint["id"]),
+                tuple(self.serde.dumps_typed(checkpoint)),
+                _plain(dict(metadata)),
+            )
+            return _config(*stored)
+        if self._layout == "split":
+            plain = checkpoint.copy()
+            values = plain.pop("channel_values")
+            stored = self._native.put_raw(
+                _config_bytes(config),
+                str(checkpoint["id"]),
+                tuple(self.serde.dumps_typed(plain)),
+                _plain(dict(metadata)),
+                (
+                    _plain(dict(new_versions)),
+                    [(k, *self.serde.dumps_typed(values[k])) for k in new_versions if k in values],
+                ),
+            )
+            return _config(*stored)
         thread_id, ns, checkpoint_id = self._native.put(
             _config_bytes(config),
             tuple(self.serde.dumps_typed(checkpoint)),
@@ -289,10 +357,15 @@ class _RustSaver(BaseCheckpointSaver[str]):
 class SqliteSaver(_RustSaver):
     """LangGraph's SQLite saver, in Rust: the same file, the same rows.
 
+    The checkpoint and the writes are stored as ``self.serde`` encodes them, and read back
+    as stored; Rust never decodes them.
+
     ``path`` is a file (created with its tables if missing) or ``":memory:"``. With
     ``fencing=True``, a write behind the thread's head raises ``ConflictError`` instead of
     forking the thread (off by default: LangGraph's replays write behind the head).
     """
+
+    _layout = "whole"
 
     def __init__(
         self,
@@ -334,7 +407,14 @@ class PostgresSaver(_RustSaver):
 
 
 class MemorySaver(_RustSaver):
-    """LangGraph's ``InMemorySaver``, in Rust (nothing outlives the process)."""
+    """LangGraph's ``InMemorySaver``, in Rust (nothing outlives the process).
+
+    The checkpoint (without its values), each new channel version and the writes are stored
+    as ``self.serde`` encodes them, and read back as stored; Rust decodes only the
+    checkpoint's ``channel_versions``, to find its values.
+    """
+
+    _layout = "split"
 
     def __init__(
         self, *, serde: SerializerProtocol | None = None, fencing: bool = False

@@ -1,0 +1,116 @@
+//! The raw path: stored `(tag, bytes)` pairs handed to Python as they are.
+//!
+//! The memory and SQLite savers store the pairs Python's serializer made and read them back
+//! as stored ([`stategraph_checkpoint::raw`]); this module turns what they read into Python
+//! objects (tuples, lists, `bytes`), which `python/stategraph/_saver.py` decodes with
+//! `self.serde`, as Python's own savers do.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use stategraph_checkpoint::raw::{RawMetadata, RawState, RawTuple};
+use stategraph_checkpoint::serde::Typed;
+
+/// A `(tag, bytes)` pair as the Python tuple `(str, bytes)`.
+fn pair<'py>(py: Python<'py>, typed: &Typed) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            typed.tag.as_ref().into_pyobject(py)?.into_any(),
+            PyBytes::new(py, &typed.bytes).into_any(),
+        ],
+    )
+}
+
+/// `(channel, pair)`s as the Python list `[(channel, tag, bytes)]`.
+pub(crate) fn values_to_py<'py>(
+    py: Python<'py>,
+    values: &[(String, Typed)],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = values
+        .iter()
+        .map(|(channel, v)| {
+            PyTuple::new(
+                py,
+                [
+                    channel.as_str().into_pyobject(py)?.into_any(),
+                    v.tag.as_ref().into_pyobject(py)?.into_any(),
+                    PyBytes::new(py, &v.bytes).into_any(),
+                ],
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// A tuple read as stored, as the Python tuple
+/// `(thread_id, checkpoint_ns, checkpoint_id, parent_id | None, (tag, bytes),
+/// [(channel, tag, bytes)] | None, metadata, [(task_id, channel, tag, bytes)])`.
+///
+/// The second pair is the whole checkpoint (SQLite; the list is `None`), or the checkpoint
+/// without `channel_values` and the list its values (memory; `None` when the saver could
+/// not read the checkpoint's versions: Python then asks with `NativeSaver::blobs_raw`).
+/// `metadata` is JSON text (`bytes`), `None` for a NULL column, or a `(tag, bytes)` pair.
+pub(crate) fn tuple_to_py<'py>(py: Python<'py>, t: &RawTuple) -> PyResult<Bound<'py, PyTuple>> {
+    let (checkpoint, values) = match &t.state {
+        RawState::Whole(typed) => (pair(py, typed)?, py.None().into_bound(py)),
+        RawState::Split { checkpoint, values } => {
+            let values = match values {
+                Some(values) => values_to_py(py, values)?.into_any(),
+                None => py.None().into_bound(py),
+            };
+            (pair(py, checkpoint)?, values)
+        }
+    };
+    let metadata = match &t.metadata {
+        RawMetadata::Json(Some(text)) => PyBytes::new(py, text).into_any(),
+        RawMetadata::Json(None) => py.None().into_bound(py),
+        RawMetadata::Typed(typed) => pair(py, typed)?.into_any(),
+    };
+    let writes = t
+        .pending_writes
+        .iter()
+        .map(|w| {
+            PyTuple::new(
+                py,
+                [
+                    w.task_id.as_str().into_pyobject(py)?.into_any(),
+                    w.channel.as_str().into_pyobject(py)?.into_any(),
+                    w.value.tag.as_ref().into_pyobject(py)?.into_any(),
+                    PyBytes::new(py, &w.value.bytes).into_any(),
+                ],
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let parent = match &t.parent_checkpoint_id {
+        Some(p) => p.as_str().into_pyobject(py)?.into_any(),
+        None => py.None().into_bound(py),
+    };
+    PyTuple::new(
+        py,
+        [
+            t.thread_id.as_str().into_pyobject(py)?.into_any(),
+            t.checkpoint_ns.as_str().into_pyobject(py)?.into_any(),
+            t.checkpoint_id.as_str().into_pyobject(py)?.into_any(),
+            parent,
+            checkpoint.into_any(),
+            values,
+            metadata,
+            writes.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// `(channel, tag, bytes)` triples, as Python sends values and writes.
+pub(crate) type Triples = Vec<(String, String, Vec<u8>)>;
+
+/// The new channel versions of a memory put (a msgpack map) and the values of those of its
+/// channels that have one.
+pub(crate) type Blobs = (Vec<u8>, Triples);
+
+/// `(channel, tag, bytes)` triples from Python as `(channel, pair)`.
+pub(crate) fn typed_values(values: Triples) -> Vec<(String, Typed)> {
+    values
+        .into_iter()
+        .map(|(channel, tag, bytes)| (channel, Typed::new(tag, bytes)))
+        .collect()
+}
