@@ -4,16 +4,18 @@
 //! [`Value`](crate::Value)s, and the saver encodes them with its serializer. A caller that
 //! encodes values itself (Python LangGraph's serializer, through the `stategraph` Python
 //! package) uses the savers' raw entry points instead (`put_raw`, `put_writes_raw`,
-//! `get_tuple_raw`, `list_raw` on [`MemorySaver`](crate::MemorySaver) and the SQLite
-//! saver): the pairs it hands in are stored as they are, and the pairs read back are
+//! `get_tuple_raw`, `list_raw` on [`MemorySaver`](crate::MemorySaver) and the SQLite and
+//! Postgres savers): the pairs it hands in are stored as they are, and the pairs read back are
 //! handed out as stored, so the saver never decodes a channel value. The raw entry points
 //! run the same validation, fence, layout and queries as the trait methods, and a row they
 //! write is read by the trait methods (and by Python's savers) like any other.
 //!
 //! The types here are the read side. A saver reads back exactly what its layout stores:
-//! the whole checkpoint in one pair ([`RawState::Whole`], SQLite) or the checkpoint
-//! without its values plus one pair per channel ([`RawState::Split`], memory), and the
-//! metadata as JSON text (SQLite) or as a pair (memory).
+//! the whole checkpoint in one pair ([`RawState::Whole`], SQLite), the checkpoint without
+//! its values plus one pair per channel ([`RawState::Split`], memory), or the checkpoint
+//! as JSON with its primitive values inline plus one pair per other channel
+//! ([`RawState::Json`], Postgres); and the metadata as JSON text (SQLite, Postgres) or as
+//! a pair (memory).
 
 use crate::serde::Typed;
 
@@ -47,12 +49,21 @@ pub enum RawState {
         /// ([`MemorySaver::blobs_raw`](crate::MemorySaver::blobs_raw)).
         values: Option<Vec<(String, Typed)>>,
     },
+    /// The checkpoint as JSON text with its primitive channel values inline, and the blobs
+    /// joined on its `channel_versions` (LangGraph's Postgres layout; `empty` sentinels
+    /// are left out). A reader merges the blobs' values over the inline ones.
+    Json {
+        /// The checkpoint document.
+        checkpoint: String,
+        /// `(channel, value)` of the joined blobs.
+        values: Vec<(String, Typed)>,
+    },
 }
 
 /// A checkpoint's metadata as its saver stores it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RawMetadata {
-    /// UTF-8 JSON text (SQLite); `None` for a NULL column, read as `{}`.
+    /// UTF-8 JSON text (SQLite, Postgres); `None` for a NULL column, read as `{}`.
     Json(Option<Vec<u8>>),
     /// A `(tag, bytes)` pair (memory).
     Typed(Typed),

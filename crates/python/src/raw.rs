@@ -1,6 +1,6 @@
 //! The raw path: stored `(tag, bytes)` pairs handed to Python as they are.
 //!
-//! The memory and SQLite savers store the pairs Python's serializer made and read them back
+//! The savers store the pairs Python's serializer made and read them back
 //! as stored ([`stategraph_checkpoint::raw`]); this module turns what they read into Python
 //! objects (tuples, lists, `bytes`), which `python/stategraph/_saver.py` decodes with
 //! `self.serde`, as Python's own savers do.
@@ -46,20 +46,26 @@ pub(crate) fn values_to_py<'py>(
 /// `(thread_id, checkpoint_ns, checkpoint_id, parent_id | None, (tag, bytes),
 /// [(channel, tag, bytes)] | None, metadata, [(task_id, channel, tag, bytes)])`.
 ///
-/// The second pair is the whole checkpoint (SQLite; the list is `None`), or the checkpoint
-/// without `channel_values` and the list its values (memory; `None` when the saver could
-/// not read the checkpoint's versions: Python then asks with `NativeSaver::blobs_raw`).
+/// The second item is the pair of the whole checkpoint (SQLite; the list is `None`), the
+/// pair of the checkpoint without `channel_values` and the list its values (memory; `None`
+/// when the saver could not read the checkpoint's versions: Python then asks with
+/// `NativeSaver::blobs_raw`), or the checkpoint's JSON text (`str`) and the list its
+/// blobs (Postgres).
 /// `metadata` is JSON text (`bytes`), `None` for a NULL column, or a `(tag, bytes)` pair.
 pub(crate) fn tuple_to_py<'py>(py: Python<'py>, t: &RawTuple) -> PyResult<Bound<'py, PyTuple>> {
     let (checkpoint, values) = match &t.state {
-        RawState::Whole(typed) => (pair(py, typed)?, py.None().into_bound(py)),
+        RawState::Whole(typed) => (pair(py, typed)?.into_any(), py.None().into_bound(py)),
         RawState::Split { checkpoint, values } => {
             let values = match values {
                 Some(values) => values_to_py(py, values)?.into_any(),
                 None => py.None().into_bound(py),
             };
-            (pair(py, checkpoint)?, values)
+            (pair(py, checkpoint)?.into_any(), values)
         }
+        RawState::Json { checkpoint, values } => (
+            checkpoint.as_str().into_pyobject(py)?.into_any(),
+            values_to_py(py, values)?.into_any(),
+        ),
     };
     let metadata = match &t.metadata {
         RawMetadata::Json(Some(text)) => PyBytes::new(py, text).into_any(),
@@ -92,7 +98,7 @@ pub(crate) fn tuple_to_py<'py>(py: Python<'py>, t: &RawTuple) -> PyResult<Bound<
             t.checkpoint_ns.as_str().into_pyobject(py)?.into_any(),
             t.checkpoint_id.as_str().into_pyobject(py)?.into_any(),
             parent,
-            checkpoint.into_any(),
+            checkpoint,
             values,
             metadata,
             writes.into_pyobject(py)?.into_any(),

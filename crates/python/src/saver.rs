@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use stategraph_checkpoint::serde::Typed;
 use stategraph_checkpoint::{
     ChannelVersion, CheckpointMetadata, CheckpointSaver, Error, ListOptions, MemorySaver,
-    PruneStrategy, Result, Value,
+    PruneStrategy, Result,
 };
 use stategraph_checkpoint_postgres::PostgresSaver;
 use stategraph_checkpoint_sqlite::SqliteSaver;
@@ -79,9 +79,9 @@ fn bytes(py: Python<'_>, data: Vec<u8>) -> Py<PyBytes> {
     PyBytes::new(py, &data).unbind()
 }
 
-/// The raw path is not offered by this saver (Postgres: see the crate docs).
+/// `blobs_raw` asked of a saver that is not the memory saver.
 fn no_raw() -> Error {
-    Error::Unsupported("the raw path (this saver stores decoded values: use put, get_tuple, list)")
+    Error::Unsupported("blobs_raw (only the memory saver stores blobs by version apart)")
 }
 
 fn strategy(name: &str) -> Result<PruneStrategy> {
@@ -147,7 +147,9 @@ impl NativeSaver {
         })
     }
 
-    /// The tuple addressed by the config, as msgpack (see [`bridge::tuple_value`]), or None.
+    /// The tuple addressed by the config, decoded by the Rust saver and sent as msgpack (see
+    /// [`bridge::tuple_value`]), or None: Python reads a Postgres checkpoint of format 3 or
+    /// older this way, which migrates its parent's sends in.
     #[pyo3(signature = (thread_id, checkpoint_ns, checkpoint_id))]
     fn get_tuple(
         &self,
@@ -165,62 +167,7 @@ impl NativeSaver {
         Ok(encoded.map(|b| bytes(py, b)))
     }
 
-    /// The tuples listed, newest first, as msgpack of a list of tuples. `config` is
-    /// `(thread_id, checkpoint_ns, checkpoint_id)` or None; `filter` is msgpack of a map.
-    #[pyo3(signature = (config, filter, before, limit))]
-    fn list(
-        &self,
-        py: Python<'_>,
-        config: Option<(String, Option<String>, Option<String>)>,
-        filter: Option<Vec<u8>>,
-        before: Option<(String, Option<String>, Option<String>)>,
-        limit: Option<usize>,
-    ) -> PyResult<Py<PyBytes>> {
-        let encoded = self.run(py, |saver, rt| {
-            let config = config.map(|(t, ns, id)| bridge::address(t, ns, id));
-            let options = ListOptions {
-                filter: filter
-                    .map(|f| bridge::string_map(bridge::loads_plain(&f)?, "filter"))
-                    .transpose()?,
-                before: before.map(|(t, ns, id)| bridge::address(t, ns, id)),
-                limit,
-            };
-            let tuples = rt.block_on(saver.list(config.as_ref(), &options))?;
-            let list: Vec<Value> = tuples.iter().map(bridge::tuple_value).collect();
-            bridge::dumps_plain(&Value::list(list))
-        })?;
-        Ok(bytes(py, encoded))
-    }
-
-    /// Stores a checkpoint; returns its `(thread_id, checkpoint_ns, checkpoint_id)`.
-    /// `checkpoint` is the `(tag, bytes)` of the whole checkpoint dict, `metadata` and
-    /// `new_versions` msgpack maps, `config` as [`bridge::config`] reads it.
-    fn put(
-        &self,
-        py: Python<'_>,
-        config: Vec<u8>,
-        checkpoint: (String, Vec<u8>),
-        metadata: Vec<u8>,
-        new_versions: Vec<u8>,
-    ) -> PyResult<(String, String, String)> {
-        self.run(py, |saver, rt| {
-            let config = bridge::config(&config)?;
-            let checkpoint = stategraph_checkpoint::Checkpoint::from_value(bridge::loads(
-                &checkpoint.0,
-                &checkpoint.1,
-            )?)?;
-            let metadata = CheckpointMetadata::from_value(bridge::loads_plain(&metadata)?)?;
-            let new_versions = bridge::versions(&new_versions)?;
-            let stored = rt.block_on(saver.put(&config, &checkpoint, &metadata, &new_versions))?;
-            Ok((
-                stored.thread_id.clone(),
-                stored.ns().to_owned(),
-                stored.checkpoint_id.unwrap_or_default(),
-            ))
-        })
-    }
-
-    /// Stores one task's writes, each `(channel, tag, bytes)`.
+    /// Stores one task's writes, each `(channel, tag, bytes)`, as given.
     fn put_writes(
         &self,
         py: Python<'_>,
@@ -230,41 +177,26 @@ impl NativeSaver {
         task_path: String,
     ) -> PyResult<()> {
         let backend = Arc::clone(&self.backend);
-        self.run(py, move |saver, rt| {
+        py.detach(move || {
             let config = bridge::config(&config)?;
+            let writes = raw::typed_values(writes);
             match backend.as_ref() {
-                Backend::Memory(s) => {
-                    return s.put_writes_raw(
-                        &config,
-                        raw::typed_values(writes),
-                        &task_id,
-                        &task_path,
-                    )
+                Backend::Memory(s) => s.put_writes_raw(&config, writes, &task_id, &task_path),
+                Backend::Sqlite(s) => s.put_writes_raw(&config, writes, &task_id, &task_path),
+                Backend::Postgres(s) => {
+                    runtime()?.block_on(s.put_writes_raw(&config, writes, &task_id, &task_path))
                 }
-                Backend::Sqlite(s) => {
-                    return s.put_writes_raw(
-                        &config,
-                        raw::typed_values(writes),
-                        &task_id,
-                        &task_path,
-                    )
-                }
-                Backend::Postgres(_) => {}
             }
-            let writes = writes
-                .into_iter()
-                .map(|(channel, tag, data)| Ok((channel, bridge::loads(&tag, &data)?)))
-                .collect::<Result<Vec<_>>>()?;
-            rt.block_on(saver.put_writes(&config, &writes, &task_id, &task_path))
         })
+        .map_err(to_py_err)
     }
 
-    /// Stores a checkpoint from its encoded parts, as stored (memory and SQLite; see the
-    /// crate docs); returns its `(thread_id, checkpoint_ns, checkpoint_id)`. `checkpoint`
-    /// is the `(tag, bytes)` of the whole checkpoint (SQLite) or of the checkpoint without
-    /// `channel_values` (memory, with `blobs` = `(new_versions, values)`: `new_versions` a
-    /// msgpack map, `values` the `(channel, tag, bytes)` of each of its channels that has a
-    /// value).
+    /// Stores a checkpoint from its encoded parts, as stored (see the crate docs); returns
+    /// its `(thread_id, checkpoint_ns, checkpoint_id)`. `checkpoint` is the `(tag, bytes)`
+    /// of the whole checkpoint (SQLite), of the checkpoint without `channel_values`
+    /// (memory), or msgpack of the checkpoint with only its inline values (Postgres); for
+    /// memory and Postgres `blobs` is `(new_versions, values)`: `new_versions` a msgpack
+    /// map, `values` the `(channel, tag, bytes)` of the blob values of its channels.
     #[pyo3(signature = (config, checkpoint_id, checkpoint, metadata, blobs = None))]
     fn put_raw(
         &self,
@@ -298,7 +230,25 @@ impl NativeSaver {
                         values,
                     )?
                 }
-                Backend::Postgres(_) => return Err(no_raw()),
+                Backend::Postgres(s) => {
+                    let plain = stategraph_checkpoint::Checkpoint::from_value(bridge::loads(
+                        &checkpoint.tag,
+                        &checkpoint.bytes,
+                    )?)?;
+                    let (new_versions, values) = match blobs {
+                        Some((versions, values)) => {
+                            (bridge::versions(&versions)?, raw::typed_values(values))
+                        }
+                        None => Default::default(),
+                    };
+                    runtime()?.block_on(s.put_raw(
+                        &config,
+                        &plain,
+                        &metadata,
+                        &new_versions,
+                        values,
+                    ))?
+                }
             };
             Ok((
                 stored.thread_id.clone(),
@@ -309,8 +259,7 @@ impl NativeSaver {
         .map_err(to_py_err)
     }
 
-    /// The tuple addressed, as stored (memory and SQLite; see [`raw::tuple_to_py`]), or
-    /// None.
+    /// The tuple addressed, as stored (see [`raw::tuple_to_py`]), or None.
     #[pyo3(signature = (thread_id, checkpoint_ns, checkpoint_id))]
     fn get_tuple_raw<'py>(
         &self,
@@ -325,7 +274,7 @@ impl NativeSaver {
             .detach(move || match backend.as_ref() {
                 Backend::Sqlite(s) => s.get_tuple_raw(&config),
                 Backend::Memory(s) => s.get_tuple_raw(&config),
-                Backend::Postgres(_) => Err(no_raw()),
+                Backend::Postgres(s) => runtime()?.block_on(s.get_tuple_raw(&config)),
             })
             .map_err(to_py_err)?;
         found.map(|t| raw::tuple_to_py(py, &t)).transpose()
@@ -353,8 +302,9 @@ impl NativeSaver {
         raw::values_to_py(py, &values)
     }
 
-    /// The tuples listed, newest first, as stored (memory and SQLite); arguments as
-    /// [`NativeSaver::list`].
+    /// The tuples listed, newest first, as stored (see [`raw::tuple_to_py`]). `config` and
+    /// `before` are `(thread_id, checkpoint_ns, checkpoint_id)` or None; `filter` is msgpack
+    /// of a map.
     #[pyo3(signature = (config, filter, before, limit))]
     fn list_raw<'py>(
         &self,
@@ -378,7 +328,9 @@ impl NativeSaver {
                 match backend.as_ref() {
                     Backend::Sqlite(s) => s.list_raw(config.as_ref(), &options),
                     Backend::Memory(s) => s.list_raw(config.as_ref(), &options),
-                    Backend::Postgres(_) => Err(no_raw()),
+                    Backend::Postgres(s) => {
+                        runtime()?.block_on(s.list_raw(config.as_ref(), &options))
+                    }
                 }
             })
             .map_err(to_py_err)?;

@@ -136,22 +136,6 @@ def test_errors_keep_the_rust_message(tmp_path):
         stategraph.SqliteSaver(tmp_path / "no" / "such" / "dir" / "e.db")
 
 
-def test_postgres_refuses_a_tag_it_cannot_decode(pg_url):
-    """Postgres decodes values in Rust (see the crate docs): a serializer tag it does not
-    know (pickle) is refused with the Rust message, never stored altered."""
-    saver = stategraph.PostgresSaver(pg_url)
-    saver.setup()
-    with pytest.raises(stategraph.StategraphError, match="unknown serialization type"):
-        saver._native.put_writes(
-            stategraph._saver._config_bytes(
-                {"configurable": {"thread_id": "t", "checkpoint_id": "1"}}
-            ),
-            [("ch", "pickle", b"...")],
-            "task",
-            "",
-        )
-
-
 def test_threads_run_while_a_call_is_in_rust(tmp_path):
     """The GIL is released during native calls: several threads use one saver at once."""
     saver = stategraph.SqliteSaver(tmp_path / "threads.db")

@@ -1,13 +1,15 @@
-"""Values cross the boundary once: on the memory and SQLite savers, what Python's serializer
-encodes is stored as it is and handed back as it is.
+"""Values cross the boundary once: what Python's serializer encodes is stored as it is and
+handed back as it is.
 
 * The SQLite row of a checkpoint holding messages and extension values (datetime, UUID, a
   dataclass) is ``serde.dumps_typed(checkpoint)`` byte for byte, and so are its writes.
 * The memory saver's stored pairs (the checkpoint without its values, one blob per new
   channel version, the writes) are the serializer's bytes, as ``InMemorySaver`` keeps them.
-* Both read back equal to what was put.
+* Postgres: the blob rows of the non-primitive values and the write rows are the
+  serializer's bytes, the primitives are inline in the checkpoint's JSON.
+* All read back equal to what was put.
 * A serializer whose tag Rust cannot decode (here a wrapping one with its own tag) is
-  stored and read back through it, since Rust never decodes the values.
+  stored and read back through it on all three, since Rust never decodes the values.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass
 
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
@@ -102,6 +105,28 @@ def test_memory_stores_the_serializers_bytes():
     assert_reads_back(saver, cp, stored)
 
 
+def test_postgres_stores_the_serializers_bytes(pg_url):
+    saver = stategraph.PostgresSaver(pg_url)
+    saver.setup()
+    cp, stored = put_one(saver)
+    serde = saver.serde
+    with psycopg.connect(pg_url) as conn:
+        (doc,) = conn.execute("SELECT checkpoint FROM checkpoints").fetchone()
+        blobs = conn.execute(
+            "SELECT channel, type, blob FROM checkpoint_blobs ORDER BY channel"
+        ).fetchall()
+        writes = conn.execute(
+            "SELECT channel, type, blob FROM checkpoint_writes ORDER BY idx"
+        ).fetchall()
+    assert doc["channel_values"] == {"count": 7}
+    values = cp["channel_values"]
+    assert blobs == [
+        (k, *serde.dumps_typed(values[k])) for k in sorted(values) if k != "count"
+    ]
+    assert writes == [(ch, *serde.dumps_typed(v)) for ch, v in WRITES]
+    assert_reads_back(saver, cp, stored)
+
+
 class Wrapping(JsonPlusSerializer):
     """A serializer with a tag of its own (as an encrypting one has): Rust cannot decode it."""
 
@@ -115,11 +140,14 @@ class Wrapping(JsonPlusSerializer):
         return super().loads_typed((tag[len("wrapped+"):], payload[::-1]))
 
 
-@pytest.mark.parametrize("make", [
-    lambda tmp: stategraph.SqliteSaver(tmp / "w.db", serde=Wrapping()),
-    lambda tmp: stategraph.MemorySaver(serde=Wrapping()),
-], ids=["sqlite", "memory"])
-def test_a_serializer_rust_cannot_read_is_stored_as_is(tmp_path, make):
-    saver = make(tmp_path)
+@pytest.mark.parametrize("kind", ["sqlite", "memory", "postgres"])
+def test_a_serializer_rust_cannot_read_is_stored_as_is(tmp_path, request, kind):
+    if kind == "sqlite":
+        saver = stategraph.SqliteSaver(tmp_path / "w.db", serde=Wrapping())
+    elif kind == "memory":
+        saver = stategraph.MemorySaver(serde=Wrapping())
+    else:
+        saver = stategraph.PostgresSaver(request.getfixturevalue("pg_url"), serde=Wrapping())
+        saver.setup()
     cp, stored = put_one(saver)
     assert_reads_back(saver, cp, stored)
