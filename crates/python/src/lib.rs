@@ -13,44 +13,50 @@
 //! # What is done on each side, and why
 //!
 //! * **Python** keeps LangGraph's serializer (`self.serde`, a `JsonPlusSerializer` or any
-//!   other): checkpoints and pending writes are encoded by `self.serde.dumps_typed`, so
-//!   Python objects (messages, dataclasses, pydantic models, datetimes, ...) become exactly
-//!   the bytes Python's own saver would store, and are rebuilt by `self.serde.loads_typed`
-//!   on the way back, as Python's own saver rebuilds them. It also applies the parts of the
-//!   protocol that are Python objects: configs (`RunnableConfig` dicts), `CheckpointTuple`s,
-//!   the async methods (run in the default executor), `get_next_version`.
-//! * **The boundary** carries bytes only: `(type tag, bytes)` pairs from `dumps_typed`, and
-//!   msgpack for plain data (configs, metadata, filters, versions). One crossing per call;
-//!   no Python object is converted field by field.
-//! * **Rust** builds the rows, runs the queries and, when enabled, the one-writer fence,
-//!   with the GIL released for the whole operation, so other Python threads run meanwhile.
-//!   What it does with the pairs depends on the saver:
-//!   - **Memory and SQLite: values cross once** (`NativeSaver::put_raw`,
-//!     `get_tuple_raw`, `list_raw`, and `put_writes`). Python sends each saver exactly what
-//!     its layout stores: SQLite the pair of the whole checkpoint, memory the pair of the
-//!     checkpoint without `channel_values` plus one pair per channel of `new_versions` (as
-//!     `InMemorySaver.put` makes them), and the pair of each write. Rust stores them as they
-//!     are and hands them back as stored ([`stategraph_checkpoint::raw`]): it never decodes
-//!     or re-encodes a channel value or a write. It decodes only the small plain parts it
-//!     needs: the config, the metadata (stored as Python's saver stores it), `new_versions`,
-//!     and on a memory read the checkpoint's `channel_versions` (to find its blobs). So a
-//!     turn of a long chat costs one Python encode and one Python decode of the state, as
-//!     with Python's own savers, and nothing more; and any serializer works, an encrypting
-//!     one included, since Rust never reads the values.
-//!   - **Postgres: values are decoded in Rust** (`put`, `get_tuple`, `list`). Its layout
-//!     keeps primitive channel values inline in the JSONB checkpoint and stores the others
-//!     as blobs (with stategraph's own rules for long strings, NaN and DeltaChannel
-//!     snapshots), so Rust decodes the checkpoint pair into [`stategraph_checkpoint::Value`]
-//!     (the lossless model of what `JsonPlusSerializer` writes; extension objects stay
-//!     inert data), splits it, and re-encodes each blob byte for byte as Python does; reads
-//!     decode the blobs (through the saver's decode memo) and return msgpack. A value the
-//!     decoder cannot represent (a msgpack extension code outside LangGraph's 0 to 7, or a
-//!     serializer whose tags are not `msgpack`/`bytes`/`null`) is refused with an error,
-//!     never stored altered.
+//!   other, an encrypting one included): checkpoint values and pending writes are encoded
+//!   by `self.serde.dumps_typed`, split as each of Python's own savers splits a checkpoint,
+//!   so Python objects (messages, dataclasses, pydantic models, datetimes, ...) become
+//!   exactly the bytes Python's own saver would store; what is read is decoded by
+//!   `self.serde.loads_typed`, as Python's own saver decodes it. Python also handles the
+//!   parts of the protocol that are Python objects: configs (`RunnableConfig` dicts),
+//!   `CheckpointTuple`s, the async methods (run in the default executor),
+//!   `get_next_version`.
+//! * **The boundary** carries bytes only, once per call: `(type tag, bytes)` pairs from
+//!   `dumps_typed`, msgpack for plain data (configs, metadata, filters, versions), and on
+//!   the way back Python tuples of `str` and `bytes`. No Python object is converted field by
+//!   field.
+//! * **Rust** stores the pairs as they are and hands them back as stored
+//!   ([`stategraph_checkpoint::raw`]; `NativeSaver::put_raw`, `put_writes`,
+//!   `get_tuple_raw`, `list_raw`): it never decodes or re-encodes a channel value or a
+//!   write. It builds the rows, runs the queries and, when enabled, the one-writer fence,
+//!   with the GIL released for the whole call, so other Python threads run meanwhile.
+//!   What each saver receives is what its layout stores:
+//!   - **SQLite**: the pair of the whole checkpoint (`channel_values` included), as
+//!     Python's `SqliteSaver`; reads return it with the metadata's JSON text.
+//!   - **Memory**: the pair of the checkpoint without `channel_values` and one pair per
+//!     channel of `new_versions` (the `empty` sentinel for a channel without a value), as
+//!     `InMemorySaver.put` makes them; a read decodes only the checkpoint pair's
+//!     `channel_versions`, to find its blobs (with a serializer Rust cannot read, Python
+//!     asks for the blobs of the versions it decoded: `NativeSaver::blobs_raw`).
+//!   - **Postgres**: msgpack of the checkpoint with its primitive values inline (a
+//!     DeltaChannel snapshot as `true`) and the pair of each other value with a new version,
+//!     as Python's `PostgresSaver.put` splits them; the saver applies its layout rules to
+//!     the inline part (a long string, NaN or a string with NUL goes to a blob) and turns
+//!     the pairs into blob rows. Reads return the JSON document, the blob pairs and the
+//!     write pairs; Python merges the decoded blobs over the inline values, as Python's
+//!     saver does. A checkpoint of format 3 or older is read through the Rust saver's
+//!     decoding `get_tuple` (`NativeSaver::get_tuple`), which migrates its parent's sends.
+//!
+//!   Rust decodes only the small plain parts it needs: the config, the metadata (stored
+//!   as the Python saver stores it: JSON for SQLite and Postgres, msgpack for memory),
+//!   `new_versions`, and the Postgres inline part. So a turn of a long chat costs one
+//!   Python encode and one Python decode of the state, as with Python's own savers.
 //!
 //! The other operations (`delete_thread`, `copy_thread`, `prune`, `delete_for_runs`,
 //! `get_delta_channel_history`) run on the Rust saver as they are, on the same rows: rows
-//! written raw are rows of the saver's layout like any other.
+//! written from Python are rows of the saver's layout like any other. Those that read
+//! channel values (`prune` on a thread with DeltaChannels, `get_delta_channel_history`)
+//! decode them with the Rust saver's serializer, LangGraph's `JsonPlusSerializer`.
 //!
 //! # Async methods and the fence
 //!
@@ -91,7 +97,7 @@
 //! `langgraph-checkpoint-conformance`, on all three savers; interop with Python's savers;
 //! a Python graph that interrupts and resumes), run by `scripts/test.sh` after
 //! `maturin develop` into a venv under `target/`; `tests/test_raw.py` checks that what
-//! Python's serializer encodes is what the memory and SQLite savers store and hand back.
+//! Python's serializer encodes is what the savers store and hand back, on all three.
 
 mod bridge;
 mod error;
