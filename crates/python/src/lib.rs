@@ -105,6 +105,7 @@ mod raw;
 mod saver;
 
 pub use error::{to_py_err, ConflictError, StategraphError};
+pub use raw::RawTuples;
 pub use saver::NativeSaver;
 
 use pyo3::prelude::*;
@@ -113,6 +114,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeSaver>()?;
+    m.add_class::<raw::RawTuples>()?;
     m.add("StategraphError", m.py().get_type::<StategraphError>())?;
     m.add("ConflictError", m.py().get_type::<ConflictError>())?;
     Ok(())

@@ -120,3 +120,37 @@ pub(crate) fn typed_values(values: Triples) -> Vec<(String, Typed)> {
         .map(|(channel, tag, bytes)| (channel, Typed::new(tag, bytes)))
         .collect()
 }
+
+/// The tuples of a listing, handed to Python one at a time (`stategraph._native.RawTuples`,
+/// an iterator): each is made into Python objects when asked for and its Rust bytes freed
+/// then, so a long history is not held twice (as Rust bytes and as Python `bytes`) at once.
+#[pyclass(module = "stategraph._native")]
+pub struct RawTuples {
+    rows: std::vec::IntoIter<RawTuple>,
+}
+
+impl RawTuples {
+    /// An iterator over `rows`, in order.
+    pub(crate) fn new(rows: Vec<RawTuple>) -> RawTuples {
+        RawTuples {
+            rows: rows.into_iter(),
+        }
+    }
+}
+
+#[pymethods]
+impl RawTuples {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        match slf.rows.next() {
+            Some(row) => tuple_to_py(py, &row).map(Some),
+            None => Ok(None),
+        }
+    }
+}

@@ -302,18 +302,19 @@ impl NativeSaver {
         raw::values_to_py(py, &values)
     }
 
-    /// The tuples listed, newest first, as stored (see [`raw::tuple_to_py`]). `config` and
-    /// `before` are `(thread_id, checkpoint_ns, checkpoint_id)` or None; `filter` is msgpack
-    /// of a map.
+    /// The tuples listed, newest first, as stored: an iterator of the tuples of
+    /// [`raw::tuple_to_py`], each made when Python asks for it (see [`raw::RawTuples`]).
+    /// `config` and `before` are `(thread_id, checkpoint_ns, checkpoint_id)` or None;
+    /// `filter` is msgpack of a map.
     #[pyo3(signature = (config, filter, before, limit))]
-    fn list_raw<'py>(
+    fn list_raw(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         config: Option<(String, Option<String>, Option<String>)>,
         filter: Option<Vec<u8>>,
         before: Option<(String, Option<String>, Option<String>)>,
         limit: Option<usize>,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<raw::RawTuples> {
         let backend = Arc::clone(&self.backend);
         let tuples = py
             .detach(move || {
@@ -334,11 +335,7 @@ impl NativeSaver {
                 }
             })
             .map_err(to_py_err)?;
-        let items = tuples
-            .iter()
-            .map(|t| raw::tuple_to_py(py, t))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        Ok(raw::RawTuples::new(tuples))
     }
 
     /// Removes every checkpoint and write of a thread.
