@@ -151,3 +151,31 @@ def test_a_serializer_rust_cannot_read_is_stored_as_is(tmp_path, request, kind):
         saver.setup()
     cp, stored = put_one(saver)
     assert_reads_back(saver, cp, stored)
+
+
+def test_postgres_old_format_reads_as_pythons_saver_reads_it(pg_url):
+    """A format 3 checkpoint gets its parent's sends as ``__pregel_tasks`` (the fallback to
+    the Rust saver's decoding read), as Python's ``PostgresSaver`` migrates it."""
+    from langgraph.checkpoint.postgres import PostgresSaver as PyPostgresSaver
+
+    saver = stategraph.PostgresSaver(pg_url)
+    saver.setup()
+    parent = empty_checkpoint()
+    parent["channel_values"] = {"count": 1}
+    parent["channel_versions"] = {"count": 1}
+    at_parent = saver.put(ROOT, parent, {"source": "loop", "step": 0}, {"count": 1})
+    sends = [("__pregel_tasks", "send-a"), ("__pregel_tasks", "send-b")]
+    saver.put_writes(at_parent, sends, "t1")
+    child = empty_checkpoint()
+    child["v"] = 3
+    child["channel_values"] = {"count": 2}
+    child["channel_versions"] = {"count": 2}
+    at_child = saver.put(at_parent, child, {"source": "loop", "step": 1}, {"count": 2})
+    ours = saver.get_tuple(at_child)
+    assert ours.checkpoint["channel_values"]["__pregel_tasks"] == ["send-a", "send-b"]
+    with psycopg.connect(
+        pg_url, autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row
+    ) as conn:
+        python = PyPostgresSaver(conn).get_tuple(at_child)
+    assert ours.checkpoint == python.checkpoint
+    assert [t.checkpoint for t in saver.list(ROOT)] == [ours.checkpoint, parent]
