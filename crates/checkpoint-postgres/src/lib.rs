@@ -112,6 +112,7 @@ mod layout;
 mod maintenance;
 pub mod options;
 pub mod prune;
+mod raw;
 mod read;
 mod saver;
 pub mod schema;

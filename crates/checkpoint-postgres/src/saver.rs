@@ -41,13 +41,13 @@ pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 /// stored, fails with [`Error::Conflict`]. [`PostgresSaver::with_fencing`] turns that off.
 /// Every wait is bounded (see [`crate::options`]).
 pub struct PostgresSaver {
-    conn: Connections,
-    serde: Arc<dyn Serializer>,
+    pub(crate) conn: Connections,
+    pub(crate) serde: Arc<dyn Serializer>,
     /// Long lists recently decoded from blobs: a read whose message list starts as a
     /// remembered one decodes only the new elements ("Decode once", docs/design.md).
     memo: Arc<DecodeMemo>,
     versions: VersionGenerator,
-    fencing: bool,
+    pub(crate) fencing: bool,
     list_page: usize,
 }
 

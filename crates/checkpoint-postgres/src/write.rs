@@ -22,7 +22,7 @@
 
 use deadpool_postgres::Client;
 use indexmap::IndexMap;
-use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::serde::{Serializer, Typed};
 use stategraph_checkpoint::{
     write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, Error, Result,
     Value,
@@ -32,7 +32,7 @@ use crate::error::pg;
 use crate::fence;
 use crate::filter::some_id;
 use crate::json;
-use crate::layout::split;
+use crate::layout::{split, Split};
 
 /// The `INSERT` that carries long strings: for each `($11 channel, $12 version)`, the
 /// parent `$4`'s inline string of that channel at that version becomes a msgpack blob (a
@@ -122,9 +122,21 @@ pub(crate) async fn put(
 ) -> Result<CheckpointConfig> {
     let split = split(checkpoint, new_versions, serde)?;
     let metadata = metadata_json(config, metadata)?;
+    put_split(client, fencing, config, &checkpoint.id, &split, &metadata).await
+}
+
+/// Stores a checkpoint already split into its row and blob rows (see [`put`]), with its
+/// metadata as JSON text; with `fencing`, only if its parent is still the head.
+pub(crate) async fn put_split(
+    client: &Client,
+    fencing: bool,
+    config: &CheckpointConfig,
+    id: &str,
+    split: &Split,
+    metadata: &str,
+) -> Result<CheckpointConfig> {
     let (thread, ns) = (config.thread_id.as_str(), config.ns());
     let parent = some_id(config.checkpoint_id.as_ref());
-    let id = checkpoint.id.as_str();
     let channels: Vec<&str> = split.blobs.iter().map(|b| b.channel.as_str()).collect();
     let versions: Vec<&str> = split.blobs.iter().map(|b| b.version.as_str()).collect();
     let tags: Vec<&str> = split.blobs.iter().map(|b| b.tag.as_str()).collect();
@@ -183,6 +195,23 @@ pub(crate) async fn put_writes(
     task_id: &str,
     task_path: &str,
 ) -> Result<()> {
+    let encoded = writes
+        .iter()
+        .map(|(channel, value)| Ok((channel.as_str(), serde.dumps_typed(value)?)))
+        .collect::<Result<Vec<_>>>()?;
+    put_encoded_writes(client, fencing, config, encoded, task_id, task_path).await
+}
+
+/// Stores one task's writes already encoded, `(channel, pair)` in call order (see
+/// [`put_writes`]).
+pub(crate) async fn put_encoded_writes(
+    client: &Client,
+    fencing: bool,
+    config: &CheckpointConfig,
+    writes: Vec<(&str, Typed)>,
+    task_id: &str,
+    task_path: &str,
+) -> Result<()> {
     let checkpoint_id = config
         .checkpoint_id
         .as_deref()
@@ -191,11 +220,11 @@ pub(crate) async fn put_writes(
         return Ok(());
     }
     // By index: a repeated reserved index keeps its last write (normal ones cannot repeat).
-    let mut rows: IndexMap<i32, (&str, stategraph_checkpoint::serde::Typed)> = IndexMap::new();
-    for (position, (channel, value)) in writes.iter().enumerate() {
+    let mut rows: IndexMap<i32, (&str, Typed)> = IndexMap::new();
+    for (position, (channel, value)) in writes.into_iter().enumerate() {
         let idx = i32::try_from(write_index(channel, position))
             .map_err(|_| Error::InvalidData("too many writes for an INTEGER index".into()))?;
-        rows.insert(idx, (channel.as_str(), serde.dumps_typed(value)?));
+        rows.insert(idx, (channel, value));
     }
     let idxs: Vec<i32> = rows.keys().copied().collect();
     let channels: Vec<&str> = rows.values().map(|(c, _)| *c).collect();

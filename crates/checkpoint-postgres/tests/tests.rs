@@ -11,6 +11,7 @@ mod filters;
 mod golden;
 mod interop;
 mod long_strings;
+mod raw;
 mod rows;
 mod stall;
 mod streaming;

@@ -109,6 +109,7 @@ pub mod json;
 mod maintenance;
 mod pool;
 mod query;
+mod raw;
 mod read;
 pub mod read_only;
 mod saver;

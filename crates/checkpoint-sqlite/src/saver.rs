@@ -35,10 +35,10 @@ use crate::{json, maintenance, read, write, Synchronous};
 /// # }).unwrap();
 /// ```
 pub struct SqliteSaver {
-    pool: Arc<Pool>,
-    serde: Arc<dyn Serializer>,
+    pub(crate) pool: Arc<Pool>,
+    pub(crate) serde: Arc<dyn Serializer>,
     versions: VersionGenerator,
-    fencing: bool,
+    pub(crate) fencing: bool,
     list_page: PageSize,
     cache: Arc<DecodedCache>,
 }

@@ -37,6 +37,7 @@ pub mod list_cursor;
 pub mod memory;
 pub mod metadata;
 pub mod python;
+pub mod raw;
 pub mod saver;
 pub mod serde;
 pub mod source;

@@ -1,9 +1,11 @@
-//! The bytes that cross the boundary, and the values they decode to.
+//! The plain data that crosses the boundary, and the values it decodes to.
 //!
-//! Python sends `(type tag, bytes)` pairs made by its serializer (checkpoints, write values)
-//! and msgpack for plain data (configs, metadata, filters, versions); Rust sends back msgpack
-//! of plain lists and maps holding the values read. Everything is decoded and encoded by
-//! [`JsonPlusSerializer`], whose model ([`Value`]) is LangGraph's msgpack model.
+//! Python sends msgpack for plain data (configs, metadata, filters, versions, the inline
+//! part of a Postgres checkpoint); Rust sends back msgpack for the two reads that return
+//! decoded values (the DeltaChannel histories, and the `get_tuple` of an old-format
+//! Postgres checkpoint). All of it is decoded and encoded by [`JsonPlusSerializer`], whose
+//! model ([`Value`]) is LangGraph's msgpack model. Channel values and writes do not pass
+//! here: they cross as the pairs Python's serializer made (see [`crate::raw`]).
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::delta::DeltaChannelHistory;

@@ -4,10 +4,11 @@ use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use stategraph_checkpoint::serde::Typed;
 use stategraph_checkpoint::{
     ChannelVersion, CheckpointMetadata, CheckpointSaver, Error, ListOptions, MemorySaver,
-    PruneStrategy, Result, Value,
+    PruneStrategy, Result,
 };
 use stategraph_checkpoint_postgres::PostgresSaver;
 use stategraph_checkpoint_sqlite::SqliteSaver;
@@ -15,6 +16,7 @@ use tokio::runtime::Runtime;
 
 use crate::bridge;
 use crate::error::to_py_err;
+use crate::raw;
 
 /// The runtime every saver of the process runs on (Postgres needs one; SQLite uses its
 /// blocking pool). Built on first use.
@@ -75,6 +77,11 @@ impl NativeSaver {
 
 fn bytes(py: Python<'_>, data: Vec<u8>) -> Py<PyBytes> {
     PyBytes::new(py, &data).unbind()
+}
+
+/// `blobs_raw` asked of a saver that is not the memory saver.
+fn no_raw() -> Error {
+    Error::Unsupported("blobs_raw (only the memory saver stores blobs by version apart)")
 }
 
 fn strategy(name: &str) -> Result<PruneStrategy> {
@@ -140,7 +147,9 @@ impl NativeSaver {
         })
     }
 
-    /// The tuple addressed by the config, as msgpack (see [`bridge::tuple_value`]), or None.
+    /// The tuple addressed by the config, decoded by the Rust saver and sent as msgpack (see
+    /// [`bridge::tuple_value`]), or None: Python reads a Postgres checkpoint of format 3 or
+    /// older this way, which migrates its parent's sends in.
     #[pyo3(signature = (thread_id, checkpoint_ns, checkpoint_id))]
     fn get_tuple(
         &self,
@@ -158,62 +167,7 @@ impl NativeSaver {
         Ok(encoded.map(|b| bytes(py, b)))
     }
 
-    /// The tuples listed, newest first, as msgpack of a list of tuples. `config` is
-    /// `(thread_id, checkpoint_ns, checkpoint_id)` or None; `filter` is msgpack of a map.
-    #[pyo3(signature = (config, filter, before, limit))]
-    fn list(
-        &self,
-        py: Python<'_>,
-        config: Option<(String, Option<String>, Option<String>)>,
-        filter: Option<Vec<u8>>,
-        before: Option<(String, Option<String>, Option<String>)>,
-        limit: Option<usize>,
-    ) -> PyResult<Py<PyBytes>> {
-        let encoded = self.run(py, |saver, rt| {
-            let config = config.map(|(t, ns, id)| bridge::address(t, ns, id));
-            let options = ListOptions {
-                filter: filter
-                    .map(|f| bridge::string_map(bridge::loads_plain(&f)?, "filter"))
-                    .transpose()?,
-                before: before.map(|(t, ns, id)| bridge::address(t, ns, id)),
-                limit,
-            };
-            let tuples = rt.block_on(saver.list(config.as_ref(), &options))?;
-            let list: Vec<Value> = tuples.iter().map(bridge::tuple_value).collect();
-            bridge::dumps_plain(&Value::list(list))
-        })?;
-        Ok(bytes(py, encoded))
-    }
-
-    /// Stores a checkpoint; returns its `(thread_id, checkpoint_ns, checkpoint_id)`.
-    /// `checkpoint` is the `(tag, bytes)` of the whole checkpoint dict, `metadata` and
-    /// `new_versions` msgpack maps, `config` as [`bridge::config`] reads it.
-    fn put(
-        &self,
-        py: Python<'_>,
-        config: Vec<u8>,
-        checkpoint: (String, Vec<u8>),
-        metadata: Vec<u8>,
-        new_versions: Vec<u8>,
-    ) -> PyResult<(String, String, String)> {
-        self.run(py, |saver, rt| {
-            let config = bridge::config(&config)?;
-            let checkpoint = stategraph_checkpoint::Checkpoint::from_value(bridge::loads(
-                &checkpoint.0,
-                &checkpoint.1,
-            )?)?;
-            let metadata = CheckpointMetadata::from_value(bridge::loads_plain(&metadata)?)?;
-            let new_versions = bridge::versions(&new_versions)?;
-            let stored = rt.block_on(saver.put(&config, &checkpoint, &metadata, &new_versions))?;
-            Ok((
-                stored.thread_id.clone(),
-                stored.ns().to_owned(),
-                stored.checkpoint_id.unwrap_or_default(),
-            ))
-        })
-    }
-
-    /// Stores one task's writes, each `(channel, tag, bytes)`.
+    /// Stores one task's writes, each `(channel, tag, bytes)`, as given.
     fn put_writes(
         &self,
         py: Python<'_>,
@@ -222,14 +176,166 @@ impl NativeSaver {
         task_id: String,
         task_path: String,
     ) -> PyResult<()> {
-        self.run(py, |saver, rt| {
+        let backend = Arc::clone(&self.backend);
+        py.detach(move || {
             let config = bridge::config(&config)?;
-            let writes = writes
-                .into_iter()
-                .map(|(channel, tag, data)| Ok((channel, bridge::loads(&tag, &data)?)))
-                .collect::<Result<Vec<_>>>()?;
-            rt.block_on(saver.put_writes(&config, &writes, &task_id, &task_path))
+            let writes = raw::typed_values(writes);
+            match backend.as_ref() {
+                Backend::Memory(s) => s.put_writes_raw(&config, writes, &task_id, &task_path),
+                Backend::Sqlite(s) => s.put_writes_raw(&config, writes, &task_id, &task_path),
+                Backend::Postgres(s) => {
+                    runtime()?.block_on(s.put_writes_raw(&config, writes, &task_id, &task_path))
+                }
+            }
         })
+        .map_err(to_py_err)
+    }
+
+    /// Stores a checkpoint from its encoded parts, as stored (see the crate docs); returns
+    /// its `(thread_id, checkpoint_ns, checkpoint_id)`. `checkpoint` is the `(tag, bytes)`
+    /// of the whole checkpoint (SQLite), of the checkpoint without `channel_values`
+    /// (memory), or msgpack of the checkpoint with only its inline values (Postgres); for
+    /// memory and Postgres `blobs` is `(new_versions, values)`: `new_versions` a msgpack
+    /// map, `values` the `(channel, tag, bytes)` of the blob values of its channels.
+    #[pyo3(signature = (config, checkpoint_id, checkpoint, metadata, blobs = None))]
+    fn put_raw(
+        &self,
+        py: Python<'_>,
+        config: Vec<u8>,
+        checkpoint_id: String,
+        checkpoint: (String, Vec<u8>),
+        metadata: Vec<u8>,
+        blobs: Option<raw::Blobs>,
+    ) -> PyResult<(String, String, String)> {
+        let backend = Arc::clone(&self.backend);
+        py.detach(move || {
+            let config = bridge::config(&config)?;
+            let checkpoint = Typed::new(checkpoint.0, checkpoint.1);
+            let metadata = CheckpointMetadata::from_value(bridge::loads_plain(&metadata)?)?;
+            let stored = match backend.as_ref() {
+                Backend::Sqlite(s) => s.put_raw(&config, &checkpoint_id, checkpoint, &metadata)?,
+                Backend::Memory(s) => {
+                    let (new_versions, values) = match blobs {
+                        Some((versions, values)) => {
+                            (bridge::versions(&versions)?, raw::typed_values(values))
+                        }
+                        None => Default::default(),
+                    };
+                    s.put_raw(
+                        &config,
+                        &checkpoint_id,
+                        checkpoint,
+                        &metadata,
+                        &new_versions,
+                        values,
+                    )?
+                }
+                Backend::Postgres(s) => {
+                    let plain = stategraph_checkpoint::Checkpoint::from_value(bridge::loads(
+                        &checkpoint.tag,
+                        &checkpoint.bytes,
+                    )?)?;
+                    let (new_versions, values) = match blobs {
+                        Some((versions, values)) => {
+                            (bridge::versions(&versions)?, raw::typed_values(values))
+                        }
+                        None => Default::default(),
+                    };
+                    runtime()?.block_on(s.put_raw(
+                        &config,
+                        &plain,
+                        &metadata,
+                        &new_versions,
+                        values,
+                    ))?
+                }
+            };
+            Ok((
+                stored.thread_id.clone(),
+                stored.ns().to_owned(),
+                stored.checkpoint_id.unwrap_or_default(),
+            ))
+        })
+        .map_err(to_py_err)
+    }
+
+    /// The tuple addressed, as stored (see [`raw::tuple_to_py`]), or None.
+    #[pyo3(signature = (thread_id, checkpoint_ns, checkpoint_id))]
+    fn get_tuple_raw<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        checkpoint_ns: Option<String>,
+        checkpoint_id: Option<String>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let config = bridge::address(thread_id, checkpoint_ns, checkpoint_id);
+        let backend = Arc::clone(&self.backend);
+        let found = py
+            .detach(move || match backend.as_ref() {
+                Backend::Sqlite(s) => s.get_tuple_raw(&config),
+                Backend::Memory(s) => s.get_tuple_raw(&config),
+                Backend::Postgres(s) => runtime()?.block_on(s.get_tuple_raw(&config)),
+            })
+            .map_err(to_py_err)?;
+        found.map(|t| raw::tuple_to_py(py, &t)).transpose()
+    }
+
+    /// The values a memory saver stores for `versions` (a msgpack map of channel to
+    /// version) in `(thread_id, checkpoint_ns)`, as `[(channel, tag, bytes)]`: the second
+    /// step of a raw read whose checkpoint Rust could not read (see [`raw::tuple_to_py`]).
+    fn blobs_raw<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        checkpoint_ns: String,
+        versions: Vec<u8>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let backend = Arc::clone(&self.backend);
+        let values = py
+            .detach(move || match backend.as_ref() {
+                Backend::Memory(s) => {
+                    Ok(s.blobs_raw(&thread_id, &checkpoint_ns, &bridge::versions(&versions)?))
+                }
+                Backend::Sqlite(_) | Backend::Postgres(_) => Err(no_raw()),
+            })
+            .map_err(to_py_err)?;
+        raw::values_to_py(py, &values)
+    }
+
+    /// The tuples listed, newest first, as stored: an iterator of the tuples of
+    /// [`raw::tuple_to_py`], each made when Python asks for it (see [`raw::RawTuples`]).
+    /// `config` and `before` are `(thread_id, checkpoint_ns, checkpoint_id)` or None;
+    /// `filter` is msgpack of a map.
+    #[pyo3(signature = (config, filter, before, limit))]
+    fn list_raw(
+        &self,
+        py: Python<'_>,
+        config: Option<(String, Option<String>, Option<String>)>,
+        filter: Option<Vec<u8>>,
+        before: Option<(String, Option<String>, Option<String>)>,
+        limit: Option<usize>,
+    ) -> PyResult<raw::RawTuples> {
+        let backend = Arc::clone(&self.backend);
+        let tuples = py
+            .detach(move || {
+                let config = config.map(|(t, ns, id)| bridge::address(t, ns, id));
+                let options = ListOptions {
+                    filter: filter
+                        .map(|f| bridge::string_map(bridge::loads_plain(&f)?, "filter"))
+                        .transpose()?,
+                    before: before.map(|(t, ns, id)| bridge::address(t, ns, id)),
+                    limit,
+                };
+                match backend.as_ref() {
+                    Backend::Sqlite(s) => s.list_raw(config.as_ref(), &options),
+                    Backend::Memory(s) => s.list_raw(config.as_ref(), &options),
+                    Backend::Postgres(s) => {
+                        runtime()?.block_on(s.list_raw(config.as_ref(), &options))
+                    }
+                }
+            })
+            .map_err(to_py_err)?;
+        Ok(raw::RawTuples::new(tuples))
     }
 
     /// Removes every checkpoint and write of a thread.

@@ -7,6 +7,7 @@ mod golden;
 mod interop;
 mod json;
 mod open_errors;
+mod raw;
 mod read_cache;
 mod schema;
 mod streaming;

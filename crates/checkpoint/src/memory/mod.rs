@@ -26,6 +26,7 @@ mod delta;
 mod dump;
 mod layout;
 mod maintenance;
+mod raw;
 mod read;
 pub mod repr;
 mod store;

@@ -19,7 +19,7 @@ pub(super) fn load(serde: &dyn Serializer, typed: &Typed) -> Result<crate::value
 }
 
 /// A checkpoint id as LangGraph reads it: an empty string counts as none.
-fn some_id(id: Option<&String>) -> Option<&str> {
+pub(super) fn some_id(id: Option<&String>) -> Option<&str> {
     id.map(String::as_str).filter(|id| !id.is_empty())
 }
 
@@ -102,6 +102,24 @@ pub(super) fn list_page(
     cursor: &mut ListCursor,
     max: usize,
 ) -> Result<Vec<CheckpointTuple>> {
+    scan(store, cursor, max, |at, options| {
+        let metadata = CheckpointMetadata::from_value(load(serde, &at.entry.metadata)?)?;
+        if !options.matches(&metadata) {
+            return Ok(None);
+        }
+        let own = CheckpointConfig::for_checkpoint(at.thread, at.ns, at.id);
+        at.tuple(serde, memo, own, metadata).map(Some)
+    })
+}
+
+/// The walk of [`list_page`]: `visit` turns each candidate checkpoint into an item, or
+/// `None` when the listing's filter leaves it out; at most `max` items per call.
+pub(super) fn scan<T>(
+    store: &Store,
+    cursor: &mut ListCursor,
+    max: usize,
+    mut visit: impl FnMut(&At<'_>, &ListOptions) -> Result<Option<T>>,
+) -> Result<Vec<T>> {
     let mut out = Vec::new();
     if cursor.done {
         return Ok(out);
@@ -161,18 +179,15 @@ pub(super) fn list_page(
             };
             for (id, entry) in candidates(namespace, only_id, upper) {
                 scanned += 1;
-                let metadata = CheckpointMetadata::from_value(load(serde, &entry.metadata)?)?;
-                if cursor.options.matches(&metadata) {
-                    let at = At {
-                        thread,
-                        ns,
-                        namespace,
-                        id,
-                        entry,
-                    };
-                    let own =
-                        CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
-                    out.push(at.tuple(serde, memo, own, metadata)?);
+                let at = At {
+                    thread,
+                    ns,
+                    namespace,
+                    id,
+                    entry,
+                };
+                if let Some(item) = visit(&at, &cursor.options)? {
+                    out.push(item);
                     cursor.remaining -= 1;
                     if cursor.remaining == 0 {
                         cursor.done = true;
@@ -225,12 +240,12 @@ fn candidates<'a>(
 }
 
 /// One stored checkpoint and where it lives.
-struct At<'a> {
-    thread: &'a str,
-    ns: &'a str,
-    namespace: &'a Namespace,
-    id: &'a str,
-    entry: &'a Entry,
+pub(super) struct At<'a> {
+    pub(super) thread: &'a str,
+    pub(super) ns: &'a str,
+    pub(super) namespace: &'a Namespace,
+    pub(super) id: &'a str,
+    pub(super) entry: &'a Entry,
 }
 
 impl At<'_> {

@@ -1,15 +1,17 @@
 """The savers: LangGraph's ``BaseCheckpointSaver`` over one native Rust saver.
 
-What happens here: configs, tuples and async wrappers (Python objects), and the encoding of
-checkpoints and writes with ``self.serde`` (so Python objects are stored exactly as Python's
-own savers store them). What happens in Rust (``stategraph._native``): decoding those bytes,
-the rows, the queries and the fence, with the GIL released.
+What happens here: configs, tuples and async wrappers (Python objects), and the encoding and
+decoding of checkpoints and writes with ``self.serde``, split as each of Python's own savers
+splits them (so Python objects are stored exactly as Python's own savers store them). What
+happens in Rust (``stategraph._native``): the rows, the queries and the fence, with the GIL
+released; the encoded values are stored and returned as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,6 +28,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from stategraph._native import NativeSaver
 
@@ -101,15 +104,27 @@ def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     }
 
 
+def _inline(value: Any) -> bool:
+    """A channel value Python's ``PostgresSaver`` keeps inline in the checkpoint JSON."""
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
 class _RustSaver(BaseCheckpointSaver[str]):
     """A ``BaseCheckpointSaver`` whose storage is a stategraph Rust saver.
 
-    ``self.serde`` must write LangGraph's tags (``msgpack``, ``bytes``, ``null``): a
-    ``JsonPlusSerializer``, with any allowlist. Every method has an ``a``-prefixed async
-    twin that runs it in the default executor (the native call releases the GIL).
+    Values are encoded by ``self.serde`` (any serializer) and stored as it encodes them;
+    what is read is decoded by ``self.serde``, as Python's own savers do. Every method has
+    an ``a``-prefixed async twin that runs it in the default executor (the native call
+    releases the GIL).
     """
 
     _native: NativeSaver
+    # How the native saver stores a checkpoint, hence what `put` sends and what reads
+    # return (see `NativeSaver.get_tuple_raw`): "whole" (one pair, SQLite), "split" (the
+    # checkpoint without its values plus one pair per new channel version, memory) or
+    # "json" (the checkpoint with its primitive values inline plus one pair per other new
+    # channel version, Postgres).
+    _layout: str
 
     def __init__(self, native: NativeSaver, *, serde: SerializerProtocol | None = None):
         super().__init__(serde=serde)
@@ -120,8 +135,54 @@ class _RustSaver(BaseCheckpointSaver[str]):
     def _loads(self, data: bytes) -> Any:
         return self.serde.loads_typed(("msgpack", data))
 
-    def _tuple(self, row: list, config: RunnableConfig | None = None) -> CheckpointTuple:
-        thread_id, ns, checkpoint_id, checkpoint, metadata, parent, writes = row
+    def _raw_tuple(self, row: tuple, config: RunnableConfig | None = None) -> CheckpointTuple:
+        """A tuple from the stored parts (see ``NativeSaver.get_tuple_raw``), decoded as
+        Python's own saver of the same layout decodes them."""
+        thread_id, ns, checkpoint_id, parent, stored, values, metadata, writes = row
+        loads = self.serde.loads_typed
+        if self._layout == "json":
+            checkpoint = json.loads(stored)
+            if checkpoint.get("v", 4) < 4 and parent:
+                # Format 3 or older: the trait's read migrates the parent's sends in.
+                return self._decoded_tuple(thread_id, ns, checkpoint_id, config)
+            inline = checkpoint.get("channel_values") or {}
+            checkpoint["channel_values"] = {
+                **inline,
+                **{ch: loads((tag, data)) for ch, tag, data in values},
+            }
+        else:
+            checkpoint = loads(stored)
+            if values is None and self._layout == "split":
+                # Rust could not read the checkpoint's versions (a serializer of our own).
+                values = self._native.blobs_raw(
+                    thread_id, ns, _plain(dict(checkpoint["channel_versions"]))
+                )
+            if values is not None:
+                checkpoint = {
+                    **checkpoint,
+                    "channel_values": {ch: loads((tag, data)) for ch, tag, data in values},
+                }
+        if metadata is None:
+            metadata = {}
+        elif isinstance(metadata, bytes):
+            metadata = json.loads(metadata)
+        else:
+            # Metadata is plain data, encoded in Rust with LangGraph's default serializer.
+            metadata = _PLAIN.loads_typed(metadata)
+        return CheckpointTuple(
+            config if config is not None else _config(thread_id, ns, checkpoint_id),
+            checkpoint,
+            metadata,
+            _config(thread_id, ns, parent) if parent else None,
+            [(task, ch, loads((tag, data))) for task, ch, tag, data in writes],
+        )
+
+    def _decoded_tuple(
+        self, thread_id: str, ns: str, checkpoint_id: str, config: RunnableConfig | None
+    ) -> CheckpointTuple:
+        """A tuple read through the Rust saver's decoding `get_tuple` (old formats)."""
+        data = self._native.get_tuple(thread_id, ns, checkpoint_id)
+        thread_id, ns, checkpoint_id, checkpoint, metadata, parent, writes = self._loads(data)
         return CheckpointTuple(
             config if config is not None else _config(thread_id, ns, checkpoint_id),
             checkpoint,
@@ -138,10 +199,10 @@ class _RustSaver(BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
-        data = self._native.get_tuple(thread_id, ns, checkpoint_id)
-        if data is None:
+        row = self._native.get_tuple_raw(thread_id, ns, checkpoint_id)
+        if row is None:
             return None
-        return self._tuple(self._loads(data), config if checkpoint_id else None)
+        return self._raw_tuple(row, config if checkpoint_id else None)
 
     def list(
         self,
@@ -154,14 +215,14 @@ class _RustSaver(BaseCheckpointSaver[str]):
         address = None
         if config is not None and "thread_id" in (config.get("configurable") or {}):
             address = _address(config, ns_default=None)
-        data = self._native.list(
+        rows = self._native.list_raw(
             address,
             _plain(filter) if filter else None,
             _before(before) if before is not None else None,
             limit,
         )
-        for row in self._loads(data):
-            yield self._tuple(row)
+        for row in rows:
+            yield self._raw_tuple(row)
 
     def put(
         self,
@@ -170,13 +231,43 @@ class _RustSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        thread_id, ns, checkpoint_id = self._native.put(
+        dumps = self.serde.dumps_typed
+        if self._layout == "whole":
+            stored = self._native.put_raw(
+                _config_bytes(config),
+                str(checkpoint["id"]),
+                tuple(dumps(checkpoint)),
+                _plain(dict(metadata)),
+            )
+            return _config(*stored)
+        plain = checkpoint.copy()
+        if self._layout == "split":
+            # As InMemorySaver: the checkpoint without its values, a blob per new version.
+            values = plain.pop("channel_values")
+            encoded = tuple(dumps(plain))
+        else:
+            # As Python's PostgresSaver: primitives inline, the others as blobs.
+            inline = dict(plain["channel_values"])
+            values = {}
+            for k, v in checkpoint["channel_values"].items():
+                if isinstance(v, _DeltaSnapshot):
+                    values[k] = inline.pop(k)
+                    inline[k] = True
+                elif not _inline(v):
+                    values[k] = inline.pop(k)
+            plain["channel_values"] = inline
+            encoded = ("msgpack", _plain(plain))
+        stored = self._native.put_raw(
             _config_bytes(config),
-            tuple(self.serde.dumps_typed(checkpoint)),
+            str(checkpoint["id"]),
+            encoded,
             _plain(dict(metadata)),
-            _plain(dict(new_versions)),
+            (
+                _plain(dict(new_versions)),
+                [(k, *dumps(values[k])) for k in new_versions if k in values],
+            ),
         )
-        return _config(thread_id, ns, checkpoint_id)
+        return _config(*stored)
 
     def put_writes(
         self,
@@ -289,10 +380,15 @@ class _RustSaver(BaseCheckpointSaver[str]):
 class SqliteSaver(_RustSaver):
     """LangGraph's SQLite saver, in Rust: the same file, the same rows.
 
+    The checkpoint and the writes are stored as ``self.serde`` encodes them, and read back
+    as stored; Rust never decodes them.
+
     ``path`` is a file (created with its tables if missing) or ``":memory:"``. With
     ``fencing=True``, a write behind the thread's head raises ``ConflictError`` instead of
     forking the thread (off by default: LangGraph's replays write behind the head).
     """
+
+    _layout = "whole"
 
     def __init__(
         self,
@@ -314,8 +410,12 @@ class PostgresSaver(_RustSaver):
     """LangGraph's Postgres saver, in Rust: the same tables, the same rows.
 
     ``url`` is a ``postgresql://`` connection string; call ``setup()`` once per database.
-    ``fencing`` as for ``SqliteSaver``.
+    ``fencing`` as for ``SqliteSaver``. Primitive channel values go inline in the
+    checkpoint's JSON, the others and the writes are stored as ``self.serde`` encodes them
+    and read back as stored.
     """
+
+    _layout = "json"
 
     def __init__(
         self,
@@ -334,7 +434,14 @@ class PostgresSaver(_RustSaver):
 
 
 class MemorySaver(_RustSaver):
-    """LangGraph's ``InMemorySaver``, in Rust (nothing outlives the process)."""
+    """LangGraph's ``InMemorySaver``, in Rust (nothing outlives the process).
+
+    The checkpoint (without its values), each new channel version and the writes are stored
+    as ``self.serde`` encodes them, and read back as stored; Rust decodes only the
+    checkpoint's ``channel_versions``, to find its values.
+    """
+
+    _layout = "split"
 
     def __init__(
         self, *, serde: SerializerProtocol | None = None, fencing: bool = False
