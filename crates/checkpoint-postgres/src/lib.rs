@@ -102,6 +102,8 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+pub mod blob_cache;
+mod cached_read;
 mod conn;
 mod delta;
 pub mod error;
@@ -115,11 +117,13 @@ pub mod prune;
 mod read;
 mod saver;
 pub mod schema;
+mod session;
 mod write;
 
+pub use blob_cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
-pub use options::{PostgresOptions, DEFAULT_POOL_SIZE};
+pub use options::{PostgresOptions, ToastCompression, DEFAULT_POOL_SIZE};
 pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 

@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod blob_cache;
 mod connect_errors;
 mod faults;
 mod fence;
@@ -14,3 +15,4 @@ mod long_strings;
 mod rows;
 mod stall;
 mod streaming;
+mod toast;
