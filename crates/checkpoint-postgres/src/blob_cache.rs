@@ -11,20 +11,25 @@
 //! instead of the bytes of a blob whose row still has that identity. The blob is then
 //! neither detoasted, nor moved, nor decoded.
 //!
-//! **The identity** is `xmin/ctid/length` of the row (`ident_sql!`): the id of the
-//! transaction that inserted it, its physical place in the table, and the blob's length
-//! (which Postgres reads from the TOAST pointer, without detoasting). Two rows that both
-//! exist have different `ctid`s, and a row that replaces a deleted one (a thread deleted
-//! and written again, by any process) is inserted by a later transaction, so with another
-//! `xmin`; the only way to meet an equal identity again is a row inserted at the same
-//! place with the same length by a transaction whose 32-bit id is the same, that is after
-//! the server's transaction counter wrapped (4 294 967 296 transactions later), into the
-//! slot of a row that vacuum had removed in between. Moving a row (`VACUUM FULL`,
-//! `CLUSTER`) changes its `ctid`: a miss, never a wrong hit. The value a hit returns is
-//! what the row's bytes decode to: a put caches the value decoded from the bytes it
-//! inserted (through the saver's decode memo, so that costs only its new elements), a read
-//! the value it decoded. [`PostgresSaver::with_serializer`](crate::PostgresSaver::with_serializer)
-//! starts a new cache, since a value depends on the serializer that decoded it.
+//! **The identity** is `xmin/ctid/length/start` of the row (`ident_sql!`): the id of the
+//! transaction that inserted it, its physical place in the table, the blob's length
+//! (which Postgres reads from the TOAST pointer, without detoasting), and when the server
+//! process started. Two rows that both exist have different `ctid`s, and a row that
+//! replaces a deleted one (a thread deleted and written again, by any process, in any
+//! way) is inserted by a later transaction, so with another `xmin`, or, within one
+//! transaction, at another place (the deleted row keeps its slot until that transaction
+//! is long over). The only way to meet an equal identity again is a row inserted at the
+//! same place with the same length by a transaction whose 32-bit id is the same: after
+//! the server's transaction counter wrapped (4 294 967 296 transactions later) into the
+//! slot of a row that vacuum had removed in between, or on a server whose transaction
+//! history is not this one's (a restored backup, a promoted replica that had not received
+//! every transaction), which is a server started at another time. Moving a row
+//! (`VACUUM FULL`, `CLUSTER`) changes its `ctid`: a miss, never a wrong hit. The value a
+//! hit returns is what the row's bytes decode to: a put caches the value decoded from the
+//! bytes it inserted (through the saver's decode memo, so that costs only its new
+//! elements), a read the value it decoded.
+//! [`PostgresSaver::with_serializer`](crate::PostgresSaver::with_serializer) starts a new
+//! cache, since a value depends on the serializer that decoded it.
 //!
 //! **Bounds.** Only blobs of at least [`MIN_CACHED_BYTES`] are kept (a small one costs
 //! little to move, and would lengthen the list a read sends); at most
@@ -53,8 +58,8 @@ pub const MAX_PER_THREAD: usize = 16;
 pub const MAX_ENTRIES: usize = 1024;
 
 /// The SQL identity of the `checkpoint_blobs` row aliased `$alias` (a macro, so that
-/// statements can be `concat!`ed from it): `xmin/ctid/length`, the length read without
-/// detoasting.
+/// statements can be `concat!`ed from it): `xmin/ctid/length/server start`, the length
+/// read without detoasting.
 macro_rules! ident_sql {
     ($alias:literal) => {
         concat!(
@@ -63,7 +68,7 @@ macro_rules! ident_sql {
             $alias,
             ".ctid::text || '/' || coalesce(octet_length(",
             $alias,
-            ".blob), -1)::text"
+            ".blob), -1)::text || '/' || extract(epoch FROM pg_postmaster_start_time())::text"
         )
     };
 }
@@ -316,7 +321,7 @@ mod tests {
         Fill {
             channel: channel.into(),
             version: version.into(),
-            ident: format!("1/(0,1)/{bytes}"),
+            ident: format!("1/(0,1)/{bytes}/0"),
             tag: "msgpack".into(),
             value: Value::from(format!("{channel}@{version}")),
             bytes,
@@ -329,9 +334,9 @@ mod tests {
         cache.record("t", "", &[], vec![fill("m", "1", 1000)]);
         let held = cache.held("t", "");
         assert_eq!(held.channels, ["m"]);
-        let (tag, value) = held.get("m", "1", "1/(0,1)/1000").unwrap();
+        let (tag, value) = held.get("m", "1", "1/(0,1)/1000/0").unwrap();
         assert_eq!((tag, value), ("msgpack", &Value::from("m@1")));
-        assert!(held.get("m", "1", "2/(0,1)/1000").is_none());
+        assert!(held.get("m", "1", "2/(0,1)/1000/0").is_none());
         assert!(held.get("m", "2", "1/(0,1)/1000").is_none());
         assert!(cache.held("t", "ns").channels.is_empty());
         assert!(cache.held("u", "").channels.is_empty());

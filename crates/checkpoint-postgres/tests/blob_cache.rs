@@ -174,3 +174,69 @@ async fn an_older_checkpoint_read_twice_hits_the_second_time() {
     }
     assert_eq!(reader.blob_cache_stats().hits, 2);
 }
+
+/// A DeltaChannel snapshot of `n` messages (a few KB: cached).
+fn snapshot(tag: &str, n: usize) -> Value {
+    Value::ext(stategraph_checkpoint::Ext::DeltaSnapshot(messages(tag, n)))
+}
+
+/// Snapshot → delta step (with a write on the snapshot's checkpoint): returns the
+/// config of the second checkpoint.
+async fn delta_thread(saver: &PostgresSaver, thread: &str, seed: Value) -> CheckpointConfig {
+    use stategraph_checkpoint_conformance::fixtures::{loop_step, write, NewCheckpoint};
+    let first = NewCheckpoint::new()
+        .value("m", seed, 1)
+        .put(saver, &CheckpointConfig::thread(thread), &loop_step(0))
+        .await
+        .expect("put snapshot");
+    saver
+        .put_writes(&first, &[write("m", messages("w", 1))], "t1", "")
+        .await
+        .expect("writes");
+    NewCheckpoint::new()
+        .unstored("m", 2)
+        .put(saver, &first, &loop_step(1))
+        .await
+        .expect("put delta")
+}
+
+async fn seed_of(saver: &PostgresSaver, config: &CheckpointConfig) -> Option<Value> {
+    saver
+        .get_delta_channel_history(config, &["m".to_owned()])
+        .await
+        .expect("history")
+        .get("m")
+        .and_then(|h| h.seed.clone())
+}
+
+#[tokio::test]
+async fn a_delta_seed_is_taken_from_the_cache_until_its_row_changes() {
+    let Some(db) = TestDb::unfenced().await else {
+        return;
+    };
+    let thread = "delta";
+    let head = delta_thread(&db, thread, snapshot("first", 50)).await;
+    let hits = db.blob_cache_stats().hits;
+    assert_eq!(seed_of(&db, &head).await, Some(snapshot("first", 50)));
+    assert_eq!(seed_of(&db, &head).await, Some(snapshot("first", 50)));
+    assert_eq!(
+        db.blob_cache_stats().hits,
+        hits + 2,
+        "the put's snapshot is held"
+    );
+    let cold = db.another_saver(false).await.with_blob_cache(0);
+    assert_eq!(
+        cold.get_delta_channel_history(&head, &["m".to_owned()])
+            .await
+            .expect("history"),
+        db.get_delta_channel_history(&head, &["m".to_owned()])
+            .await
+            .expect("history"),
+    );
+
+    // Another process deletes the thread and writes it again, with the same versions.
+    let other = db.another_saver(false).await;
+    other.delete_thread(thread).await.expect("delete");
+    let again = delta_thread(&other, thread, snapshot("other", 50)).await;
+    assert_eq!(seed_of(&db, &again).await, Some(snapshot("other", 50)));
+}
