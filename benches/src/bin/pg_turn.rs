@@ -6,8 +6,14 @@
 //!
 //! ```text
 //! pg_turn [--turns 1000] [--last 50] [--variant -|delta] [--keep 1] [--cache BYTES]
-//!         [--toast lz4|server]
+//!         [--toast lz4|server] [--log 1] [--reads 1]
 //! ```
+//!
+//! `--log 1` logs every statement of the run with its duration in the server's log
+//! (`ALTER DATABASE … SET log_min_duration_statement = 0`; needs a superuser).
+//!
+//! `--reads 1` runs no turns: on the database a `--keep 1` run left, it times 20
+//! `get_tuple` and 20 `get_delta_channel_history` calls of the latest checkpoint.
 //!
 //! `--cache 0 --toast server` reads and writes as the saver did before its blob cache and
 //! lz4 compression.
@@ -154,7 +160,17 @@ async fn run(args: &[String]) -> IoResult<()> {
     } else {
         "pg_turn_s4"
     };
+    if arg(args, "--reads").is_some_and(|v| v == "1") {
+        return reads(db, args).await;
+    }
     let url = fresh_database(db).await?;
+    if arg(args, "--log").is_some_and(|v| v == "1") {
+        // Every statement's duration in the server's log (a superuser's setting).
+        admin(&format!(
+            "ALTER DATABASE {db} SET log_min_duration_statement = 0"
+        ))
+        .await?;
+    }
     let toast = match arg(args, "--toast").as_deref() {
         Some("server") => ToastCompression::ServerDefault,
         _ => ToastCompression::Lz4,
@@ -238,6 +254,37 @@ async fn run(args: &[String]) -> IoResult<()> {
     if !keep {
         admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await?;
     }
+    Ok(())
+}
+
+/// `--reads 1`: the reads of a turn alone, on a kept database.
+async fn reads(db: &str, args: &[String]) -> IoResult<()> {
+    let url = stategraph_benches::io_store::url_with_database(
+        &stategraph_benches::io_store::postgres_admin_url(),
+        db,
+    );
+    let mut saver = PostgresSaver::connect(&url).await?;
+    if let Some(bytes) = arg(args, "--cache") {
+        saver = saver.with_blob_cache(bytes.parse()?);
+    }
+    let config = CheckpointConfig::thread("chat");
+    let (mut get, mut hist) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        let start = Instant::now();
+        let tuple = saver.get_tuple(&config).await?.ok_or("no checkpoint")?;
+        get.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        saver
+            .get_delta_channel_history(&tuple.config, &["messages".to_owned()])
+            .await?;
+        hist.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "get_tuple {:.3} ms, get_delta_channel_history {:.3} ms (medians of 20), {} hits",
+        median(&get),
+        median(&hist),
+        saver.blob_cache_stats().hits
+    );
     Ok(())
 }
 

@@ -2,18 +2,21 @@
 //! one statement (docs/format.md#deltachannel).
 //!
 //! A recursive CTE walks from the target to its ancestors by `parent_checkpoint_id`,
-//! carrying `rem`, the channels still looking for their seed when it reaches a row (all of
-//! them at the target and at its parent: the target's own values are read directly). A
-//! channel has its seed at a row when the row's `channel_values` holds it inline or a
-//! non-`empty` blob exists for its version (a `_DeltaSnapshot` is a blob behind an inline
-//! `true`, so the blob wins). The walk stops below the row where `rem` becomes empty, so
-//! it reads as many rows as the distance to the farthest seed. The outer query returns
-//! each channel's seed (kind 0) and its writes on the chain (kind 1), oldest first.
+//! carrying per row `look`, the channels still looking for their seed when it reaches the
+//! row (all of them at the target and at its parent: the target's own values are read
+//! directly), and `found`, those of them whose seed the row holds. A channel has its seed
+//! at a row when the row's `channel_values` holds it inline or a non-`empty` blob exists
+//! for its version (a `_DeltaSnapshot` is a blob behind an inline `true`, so the blob
+//! wins). The walk stops below the row where every channel has been found, so it reads as
+//! many rows as the distance to the farthest seed. The outer query returns each channel's
+//! seed (kind 0, read only at the row that holds it) and its writes on the chain (kind 1),
+//! oldest first. Each row's channels are checked for a seed once, in the walk.
 //!
 //! Every lookup is a `LATERAL` or scalar subquery on a full primary key, fenced with
 //! `LIMIT`/`OFFSET 0` so that the planner cannot flatten it into a join: the chain stays
 //! the outer loop whatever the statistics say (a fresh table has none, and with plain
-//! joins the plan scanned the whole thread at every step).
+//! joins the plan scanned the whole thread at every step; a range scan of the writes
+//! joined with the chain did the same).
 
 use std::sync::Arc;
 
@@ -39,39 +42,43 @@ use crate::read::{col, off_runtime};
 const HISTORY: &str = concat!(
     "WITH RECURSIVE chain AS ( \
     SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, 0 AS depth, \
-           $3::text[] AS rem, ARRAY[c.checkpoint_id] AS path \
+           $3::text[] AS look, '{}'::text[] AS found, ARRAY[c.checkpoint_id] AS path \
       FROM checkpoints c \
      WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = \
-           COALESCE($4::text, (SELECT max(checkpoint_id) FROM checkpoints \
-                               WHERE thread_id = $1 AND checkpoint_ns = $2)) \
+           COALESCE($4::text, (SELECT m.checkpoint_id FROM checkpoints m \
+                               WHERE m.thread_id = $1 AND m.checkpoint_ns = $2 \
+                               ORDER BY m.checkpoint_id DESC LIMIT 1)) \
     UNION ALL \
     SELECT p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, chain.depth + 1, \
-           next.rem, chain.path || p.checkpoint_id \
+           s.look, s.found, chain.path || p.checkpoint_id \
       FROM chain \
-     CROSS JOIN LATERAL ( \
-        SELECT CASE WHEN chain.depth = 0 THEN chain.rem ELSE ARRAY( \
-            SELECT k FROM unnest(chain.rem) AS k \
-             WHERE NOT (chain.checkpoint -> 'channel_values' ? k) \
-               AND ( \
-                   SELECT b.type FROM checkpoint_blobs b \
-                    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k \
-                      AND b.version = chain.checkpoint -> 'channel_versions' ->> k \
-                      AND b.type <> 'empty' LIMIT 1) IS NULL) END AS rem \
-     ) next \
      CROSS JOIN LATERAL ( \
         SELECT pc.checkpoint_id, pc.parent_checkpoint_id, pc.checkpoint FROM checkpoints pc \
          WHERE pc.thread_id = $1 AND pc.checkpoint_ns = $2 \
            AND pc.checkpoint_id = chain.parent_checkpoint_id LIMIT 1 \
      ) p \
-     WHERE cardinality(next.rem) > 0 AND NOT p.checkpoint_id = ANY(chain.path) \
+     CROSS JOIN LATERAL ( \
+        SELECT array_agg(x.k) AS look, \
+               coalesce(array_agg(x.k) FILTER (WHERE x.has), '{}'::text[]) AS found \
+          FROM ( \
+            SELECT k, (p.checkpoint -> 'channel_values' ? k) OR EXISTS ( \
+                       SELECT 1 FROM checkpoint_blobs b \
+                        WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k \
+                          AND b.version = p.checkpoint -> 'channel_versions' ->> k \
+                          AND b.type <> 'empty') AS has \
+              FROM unnest(chain.look) AS k WHERE NOT k = ANY(chain.found) \
+          ) x \
+     ) s \
+     WHERE cardinality(chain.look) > cardinality(chain.found) \
+       AND NOT p.checkpoint_id = ANY(chain.path) \
 ) \
 SELECT 0 AS kind, chain.depth, s.k, b.type, \
        CASE WHEN b.held THEN NULL ELSE b.blob END, \
        (chain.checkpoint -> 'channel_values' -> s.k)::text, \
        NULL::text, NULL::text, NULL::integer, b.version, b.ident, b.held \
-  FROM chain CROSS JOIN LATERAL unnest(chain.rem) AS s(k) \
+  FROM chain CROSS JOIN LATERAL unnest(chain.found) AS s(k) \
   LEFT JOIN LATERAL ( \
-        SELECT bl.channel, bl.type, bl.blob, bl.version, i.ident, \
+        SELECT bl.type, bl.blob, bl.version, i.ident, \
                EXISTS (SELECT 1 FROM unnest($5::text[], $6::text[], $7::text[]) AS h(c, v, i) \
                         WHERE h.c = bl.channel AND h.v = bl.version AND h.i = i.ident) AS held \
           FROM checkpoint_blobs bl CROSS JOIN LATERAL (SELECT ",
@@ -82,7 +89,6 @@ SELECT 0 AS kind, chain.depth, s.k, b.type, \
            AND bl.type <> 'empty' LIMIT 1 \
   ) b ON true \
  WHERE chain.depth > 0 \
-   AND (b.channel IS NOT NULL OR chain.checkpoint -> 'channel_values' ? s.k) \
 UNION ALL \
 SELECT 1, chain.depth, w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx, \
        NULL, NULL, NULL \
@@ -90,7 +96,7 @@ SELECT 1, chain.depth, w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, 
         SELECT cw.channel, cw.type, cw.blob, cw.task_id, cw.task_path, cw.idx \
           FROM checkpoint_writes cw \
          WHERE cw.thread_id = $1 AND cw.checkpoint_ns = $2 \
-           AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.rem) \
+           AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.look) \
          OFFSET 0 \
   ) w \
  WHERE chain.depth > 0 \
