@@ -45,8 +45,9 @@ use std::sync::Mutex;
 
 use stategraph_checkpoint::Value;
 
-/// The encoded bytes of the values the cache holds at most by default (64 MiB).
-pub const DEFAULT_BLOB_CACHE_BYTES: usize = 64 << 20;
+/// The encoded bytes of the values the cache holds at most by default (32 MiB, as the
+/// SQLite saver's read cache).
+pub const DEFAULT_BLOB_CACHE_BYTES: usize = 32 << 20;
 
 /// Blobs shorter than this are not cached.
 pub const MIN_CACHED_BYTES: usize = 512;

@@ -7,6 +7,8 @@
 //! are built from the same rows in the same order). Writes are sorted here by
 //! `(task_path, task_id, idx)`. A checkpoint of format 3 or older gets its parent's
 //! `__pregel_tasks` writes as a `__pregel_tasks` channel value, as Python's reader does.
+//! `get_tuple` runs the variant of [`crate::cached_read`], which leaves out the bytes of the
+//! blobs the saver's cache holds ([`crate::blob_cache`]); a listing reads every blob.
 //!
 //! Decoding (JSONB text, blobs, writes) is CPU work proportional to the row: it runs on
 //! tokio's blocking pool ([`off_runtime`]), never on an async worker, so that reading a
