@@ -19,6 +19,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::NoTls;
 
 use crate::error::{locate, other, pg};
+use crate::session::SessionSetup;
 
 /// A pool with its address and the timeouts of the calls that use it.
 pub(crate) struct Connections {
@@ -31,6 +32,8 @@ pub(crate) struct Connections {
     pub(crate) pool_wait_timeout: Option<Duration>,
     /// The time the statements of one call may take.
     pub(crate) statement_timeout: Option<Duration>,
+    /// The session settings a connection gets before its first write.
+    pub(crate) session: SessionSetup,
 }
 
 impl Connections {
@@ -55,6 +58,19 @@ impl Connections {
             None => get.await,
         };
         got.map_err(|e| self.pool_error(operation, e))
+    }
+
+    /// A connection for `operation`, a write, with the saver's session settings made
+    /// ([`crate::session`]). A setting that could not be made is left to the server's
+    /// default, silently.
+    pub(crate) async fn get_writer(&self, operation: &'static str) -> Result<Object> {
+        let client = self.get(operation).await?;
+        if let Some(sql) = self.session.pending(&client) {
+            if let Some(Ok(())) = self.within(client.batch_execute(sql)).await {
+                self.session.mark(&client);
+            }
+        }
+        Ok(client)
     }
 
     /// Runs `work` within the statement timeout; `None` when it ran out.

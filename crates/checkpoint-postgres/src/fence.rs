@@ -99,7 +99,7 @@ pub(crate) const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 pub(crate) const COMMIT: &str = "COMMIT";
 
 /// The fenced put. Parameters as [`crate::write::PUT`]; returns whether the fence let the
-/// put through and the head it saw.
+/// put through, the head it saw, and the blobs it inserted as [`crate::write::PUT`] does.
 pub(crate) const FENCED_PUT: &str = concat!(
     "WITH head AS ( \
     SELECT max(checkpoint_id) AS id FROM checkpoints \
@@ -113,11 +113,14 @@ pub(crate) const FENCED_PUT: &str = concat!(
                  AND parent_checkpoint_id IS NOT DISTINCT FROM $4::text)) AS ok \
     FROM head \
 ), blobs AS ( \
-    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+    INSERT INTO checkpoint_blobs AS bl (thread_id, checkpoint_ns, channel, version, type, blob) \
     SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob), fence \
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
+    RETURNING bl.channel, bl.version, ",
+    crate::blob_cache::ident_sql!("bl"),
+    " AS ident \
 ), carried AS (",
     crate::write::carry_sql!(" CROSS JOIN fence", " AND fence.ok"),
     "), saved AS ( \
@@ -127,7 +130,9 @@ pub(crate) const FENCED_PUT: &str = concat!(
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
     DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
 ) \
-SELECT ok, head FROM fence"
+SELECT ok, head, ",
+    crate::write::written_blobs_sql!(),
+    " FROM fence"
 );
 
 /// The fenced writes of one task. Parameters as [`crate::write::PUT_WRITES`]; returns

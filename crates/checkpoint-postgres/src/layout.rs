@@ -157,20 +157,30 @@ pub(crate) fn split(
 /// One joined blob as read: channel, type tag and bytes (a NULL blob reads as empty).
 pub(crate) type JoinedBlob = (String, String, Option<Vec<u8>>);
 
-/// Rebuilds a checkpoint from its JSONB document and the blobs joined on its versions.
-pub(crate) fn rebuild(
-    doc: Value,
+/// Decodes the blobs joined on a checkpoint's versions into its channel values, skipping
+/// the `empty` sentinel.
+pub(crate) fn decode_blobs(
     blobs: impl IntoIterator<Item = JoinedBlob>,
     serde: &dyn Serializer,
     memo: &DecodeMemo,
+) -> Result<Vec<(String, Value)>> {
+    blobs
+        .into_iter()
+        .filter(|(_, tag, _)| tag != TAG_EMPTY)
+        .map(|(channel, tag, bytes)| {
+            let bytes = bytes.as_deref().unwrap_or_default();
+            Ok((channel, serde.loads_typed_with_memo(&tag, bytes, memo)?))
+        })
+        .collect()
+}
+
+/// Rebuilds a checkpoint from its JSONB document and its values read from blobs.
+pub(crate) fn rebuild(
+    doc: Value,
+    values: impl IntoIterator<Item = (String, Value)>,
 ) -> Result<Checkpoint> {
     let mut checkpoint = Checkpoint::from_value(doc)?;
-    for (channel, tag, bytes) in blobs {
-        if tag == TAG_EMPTY {
-            continue;
-        }
-        let value =
-            serde.loads_typed_with_memo(&tag, bytes.as_deref().unwrap_or_default(), memo)?;
+    for (channel, value) in values {
         checkpoint.channel_values.insert(channel, value);
     }
     Ok(checkpoint)
@@ -223,7 +233,8 @@ mod tests {
             .map(|b| (b.channel.clone(), b.tag.clone(), Some(b.bytes.clone())))
             .chain([("old".to_owned(), "msgpack".to_owned(), Some(vec![0x91, 3]))])
             .chain([("gone".to_owned(), TAG_EMPTY.to_owned(), None)]);
-        let back = rebuild(doc, joined, &serde, &DecodeMemo::new()).unwrap();
+        let values = decode_blobs(joined, &serde, &DecodeMemo::new()).unwrap();
+        let back = rebuild(doc, values).unwrap();
         let mut want = cp.channel_values.clone();
         want.shift_remove("nan");
         let got_nan = back.channel_values.get("nan").and_then(Value::as_f64);

@@ -45,6 +45,19 @@
 //! transaction whose four messages are sent before any reply is read. `put_writes` is one
 //! statement too, fenced the same way.
 //!
+//! **Reads that do not move unchanged blobs** ([`blob_cache`]). A blob row never changes
+//! once written, and the latest checkpoint of a chat thread refers to a message list the
+//! saver wrote or read a moment before. The saver keeps such values decoded with the
+//! identity of their row (`xmin`, `ctid`, length); `get_tuple` and the delta history send
+//! the identities they hold and the server leaves those blobs out (no detoasting, no
+//! transfer, no decoding), in the same single query. A row deleted and written again, by
+//! any process, has another identity, so a hit is always the row's current value.
+//!
+//! **lz4 for large values** ([`ToastCompression`]): each connection sets the session's
+//! `default_toast_compression` to lz4 before its first write, when the server has it.
+//! Postgres's default, `pglz`, spends most of a large put's server time; readers, Python's
+//! included, decompress either.
+//!
 //! **The fence** ([`fence`]), on by default: several processes may drive one thread, and
 //! one writer per thread wins. A put whose parent is no longer the thread's head, and
 //! task writes against a checkpoint another run has moved past or that contradict a write
@@ -102,6 +115,8 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+pub mod blob_cache;
+mod cached_read;
 mod conn;
 mod delta;
 pub mod error;
@@ -116,11 +131,13 @@ mod raw;
 mod read;
 mod saver;
 pub mod schema;
+mod session;
 mod write;
 
+pub use blob_cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
-pub use options::{PostgresOptions, DEFAULT_POOL_SIZE};
+pub use options::{PostgresOptions, ToastCompression, DEFAULT_POOL_SIZE};
 pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 

@@ -19,6 +19,10 @@
 //! that vanished is noticed on an idle pooled connection too. A URL that sets any
 //! `keepalives*` parameter keeps its own settings.
 //!
+//! Large values: [`toast_compression`](PostgresOptions::toast_compression) asks the server
+//! to compress the saver's large values (TOAST) with lz4 instead of its default `pglz`
+//! (see [`ToastCompression`]).
+//!
 //! [`Error::Timeout`]: stategraph_checkpoint::Error::Timeout
 
 use std::time::Duration;
@@ -43,6 +47,31 @@ pub(crate) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Unanswered probes after which the connection is dropped.
 pub(crate) const KEEPALIVE_RETRIES: u32 = 3;
+
+/// How the saver's connections compress the large values they write.
+///
+/// Postgres compresses a value of more than ~2 KB before it moves it out of line
+/// ("TOAST"). With its default method, `pglz`, a put of a chat thread's 100 KB message
+/// list spends most of its server time in that attempt (and then often stores the value
+/// uncompressed, since text of that kind gains less than `pglz` asks for); `lz4` does the
+/// same work several times faster and compresses such values a little better.
+///
+/// The choice is the session setting `default_toast_compression`, not a schema change: it
+/// applies to the columns whose compression is the default, which is the case of every
+/// column LangGraph's migrations create. Readers (Python's saver included) decompress
+/// either method transparently, so rows written with lz4 read everywhere on that server.
+/// The setting is made once per pooled connection, before its first write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToastCompression {
+    /// `lz4` when the server was built with it (Postgres 14 and later, `--with-lz4`, as
+    /// the common distributions are); otherwise, silently, the server's default. The
+    /// default.
+    #[default]
+    Lz4,
+    /// Leaves `default_toast_compression` as the server (or the pool's own setup) set it.
+    ServerDefault,
+}
 
 /// Options of [`crate::PostgresSaver::connect_with`] (all) and
 /// [`crate::PostgresSaver::from_pool_with`] (the timeouts of the saver's calls).
@@ -75,6 +104,8 @@ pub struct PostgresOptions {
     /// Idle time before TCP keepalive probes start ([`DEFAULT_KEEPALIVE_IDLE`]); `None`
     /// leaves the driver's setting (keepalive on, probes after two hours).
     pub keepalive_idle: Option<Duration>,
+    /// How the large values the saver writes are compressed ([`ToastCompression::Lz4`]).
+    pub toast_compression: ToastCompression,
 }
 
 impl Default for PostgresOptions {
@@ -85,6 +116,7 @@ impl Default for PostgresOptions {
             pool_wait_timeout: Some(DEFAULT_POOL_WAIT_TIMEOUT),
             statement_timeout: Some(DEFAULT_STATEMENT_TIMEOUT),
             keepalive_idle: Some(DEFAULT_KEEPALIVE_IDLE),
+            toast_compression: ToastCompression::default(),
         }
     }
 }
@@ -117,6 +149,12 @@ impl PostgresOptions {
     /// Sets [`PostgresOptions::keepalive_idle`] (builder style).
     pub fn with_keepalive_idle(mut self, idle: Option<Duration>) -> PostgresOptions {
         self.keepalive_idle = idle;
+        self
+    }
+
+    /// Sets [`PostgresOptions::toast_compression`] (builder style).
+    pub fn with_toast_compression(mut self, compression: ToastCompression) -> PostgresOptions {
+        self.toast_compression = compression;
         self
     }
 }

@@ -60,7 +60,12 @@ impl PostgresSaver {
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         let put = write::put_split(&client, fenced, config, &plain.id, &split, &metadata);
         let done = self.conn.within(put).await;
-        self.conn.finish("put", client, done)
+        self.conn.finish("put", client, done)?;
+        Ok(CheckpointConfig::for_checkpoint(
+            &config.thread_id,
+            config.ns(),
+            &plain.id,
+        ))
     }
 
     /// Stores one task's writes, each `(channel, value pair)`, by the rule and the fence of

@@ -7,6 +7,8 @@
 //! are built from the same rows in the same order). Writes are sorted here by
 //! `(task_path, task_id, idx)`. A checkpoint of format 3 or older gets its parent's
 //! `__pregel_tasks` writes as a `__pregel_tasks` channel value, as Python's reader does.
+//! `get_tuple` runs the variant of [`crate::cached_read`], which leaves out the bytes of the
+//! blobs the saver's cache holds ([`crate::blob_cache`]); a listing reads every blob.
 //!
 //! Decoding (JSONB text, blobs, writes) is CPU work proportional to the row: it runs on
 //! tokio's blocking pool ([`off_runtime`]), never on an async worker, so that reading a
@@ -26,17 +28,45 @@ use stategraph_checkpoint::{
 use tokio_postgres::types::FromSql;
 use tokio_postgres::Row;
 
+use crate::blob_cache::BlobCache;
+use crate::cached_read;
 use crate::error::pg;
 use crate::filter::{list_query, some_id, ListPage};
 use crate::json;
-use crate::layout::{rebuild, JoinedBlob};
+use crate::layout::{decode_blobs, rebuild, JoinedBlob};
 
-/// Every checkpoint column, its joined blobs and its writes; a WHERE clause follows.
-pub(crate) const SELECT: &str = "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
+/// The writes of checkpoint `c`, as arrays (a `CROSS JOIN LATERAL` of [`SELECT`] and
+/// [`crate::cached_read`]).
+macro_rules! writes_lateral {
+    () => {
+        "CROSS JOIN LATERAL ( \
+    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels, \
+           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs, \
+           array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs \
+    FROM checkpoint_writes cw \
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns \
+      AND cw.checkpoint_id = c.checkpoint_id \
+) w"
+    };
+}
+pub(crate) use writes_lateral;
+
+/// The columns of a checkpoint row, then of its blobs (`b.channels, b.types, b.blobs`),
+/// then of its writes; the blob lateral and a WHERE clause follow.
+macro_rules! select_columns {
+    () => {
+        "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
 c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text, \
 b.channels, b.types, b.blobs, \
-w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs \
-FROM checkpoints c \
+w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs"
+    };
+}
+pub(crate) use select_columns;
+
+/// Every checkpoint column, its joined blobs and its writes; a WHERE clause follows.
+pub(crate) const SELECT: &str = concat!(
+    select_columns!(),
+    " FROM checkpoints c \
 CROSS JOIN LATERAL ( \
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
            array_agg(bl.blob) AS blobs \
@@ -44,15 +74,9 @@ CROSS JOIN LATERAL ( \
     JOIN checkpoint_blobs bl \
       ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns \
      AND bl.channel = cv.key AND bl.version = cv.value \
-) b \
-CROSS JOIN LATERAL ( \
-    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels, \
-           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs, \
-           array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs \
-    FROM checkpoint_writes cw \
-    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns \
-      AND cw.checkpoint_id = c.checkpoint_id \
-) w";
+) b ",
+    writes_lateral!()
+);
 
 /// The `__pregel_tasks` writes of a parent checkpoint, in write order (format ≤ 3 only).
 const PENDING_SENDS: &str = "SELECT array_agg(type ORDER BY task_path, task_id, idx), \
@@ -69,43 +93,48 @@ pub(crate) struct Reader<'a> {
     pub(crate) serde: &'a Arc<dyn Serializer>,
     /// The saver's memo of recently decoded long lists ("Decode once", docs/design.md).
     pub(crate) memo: &'a Arc<DecodeMemo>,
+    /// The saver's decoded-blob cache ([`crate::blob_cache`]).
+    pub(crate) cache: &'a BlobCache,
     pub(crate) versions: &'a VersionGenerator,
 }
 
 impl Reader<'_> {
-    /// `get_tuple`: the addressed checkpoint, else the greatest id of `(thread, ns)`.
+    /// `get_tuple`: the addressed checkpoint, else the greatest id of `(thread, ns)`;
+    /// the blobs the saver's cache holds are not moved ([`crate::blob_cache`]).
     pub(crate) async fn get_tuple(
         &self,
         config: &CheckpointConfig,
     ) -> Result<Option<CheckpointTuple>> {
-        let (thread, ns) = (&config.thread_id, config.ns());
-        let row = match some_id(config.checkpoint_id.as_ref()) {
+        let (thread, ns) = (config.thread_id.as_str(), config.ns());
+        let held = self.cache.held(thread, ns);
+        let id = some_id(config.checkpoint_id.as_ref());
+        let sql = cached_read::get_sql(id.is_some());
+        let stmt = self.client.prepare_cached(sql).await.map_err(pg)?;
+        let (c, v, i) = (&held.channels, &held.versions, &held.idents);
+        let row = match id {
             Some(id) => {
-                let sql = format!(
-                    "{SELECT} WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
-                     AND c.checkpoint_id = $3"
-                );
-                let stmt = self.client.prepare_cached(&sql).await.map_err(pg)?;
-                self.client.query_opt(&stmt, &[thread, &ns, &id]).await
+                self.client
+                    .query_opt(&stmt, &[c, v, i, &thread, &ns, &id])
+                    .await
             }
-            None => {
-                let sql = format!(
-                    "{SELECT} WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
-                     ORDER BY c.checkpoint_id DESC LIMIT 1"
-                );
-                let stmt = self.client.prepare_cached(&sql).await.map_err(pg)?;
-                self.client.query_opt(&stmt, &[thread, &ns]).await
-            }
+            None => self.client.query_opt(&stmt, &[c, v, i, &thread, &ns]).await,
         }
         .map_err(pg)?;
-        match row {
-            Some(row) => {
-                let (serde, memo) = (Arc::clone(self.serde), Arc::clone(self.memo));
-                let tuple = off_runtime(move || decode_row(&row, serde.as_ref(), &memo)).await?;
-                Ok(Some(self.migrate(tuple).await?))
-            }
-            None => Ok(None),
-        }
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let (serde, memo) = (Arc::clone(self.serde), Arc::clone(self.memo));
+        let fill = !self.cache.is_off();
+        let read = off_runtime(move || {
+            let read = cached_read::decode(&row, serde.as_ref(), &memo, &held, fill)?;
+            let tuple = tuple_of(&row, serde.as_ref(), read.values)?;
+            Ok((tuple, read.hits, read.fills))
+        })
+        .await?;
+        let (tuple, hits, fills) = read;
+        let hits: Vec<(&str, &str)> = hits.iter().map(|(c, v)| (c.as_str(), v.as_str())).collect();
+        self.cache.record(thread, ns, &hits, fills);
+        Ok(Some(self.migrate(tuple).await?))
     }
 
     /// `list`: newest first, filtered and limited in SQL, in one query.
@@ -239,14 +268,24 @@ impl Reader<'_> {
 /// Decodes one row of [`SELECT`] (blocking work: run it through [`off_runtime`]); the
 /// sends of an old-format checkpoint are migrated in afterwards ([`Reader::migrate`]).
 fn decode_row(row: &Row, serde: &dyn Serializer, memo: &DecodeMemo) -> Result<CheckpointTuple> {
+    let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
+    let values = decode_blobs(blobs, serde, memo)?;
+    tuple_of(row, serde, values)
+}
+
+/// The tuple of a row of [`select_columns!`] whose blob values are `values`.
+pub(crate) fn tuple_of(
+    row: &Row,
+    serde: &dyn Serializer,
+    values: Vec<(String, Value)>,
+) -> Result<CheckpointTuple> {
     let thread: String = col(row, 0)?;
     let ns: String = col(row, 1)?;
     let id: String = col(row, 2)?;
     let parent: Option<String> = col(row, 3)?;
     let doc = json::parse(&col::<String>(row, 4)?)?;
     let metadata = CheckpointMetadata::from_value(json::parse(&col::<String>(row, 5)?)?)?;
-    let blobs = zip3(col(row, 6)?, col(row, 7)?, col(row, 8)?, "blob")?;
-    let checkpoint = rebuild(doc, blobs, serde, memo)?;
+    let checkpoint = rebuild(doc, values)?;
     let parent = parent.filter(|p| !p.is_empty());
     let pending_writes = writes(row, serde)?;
     Ok(CheckpointTuple {

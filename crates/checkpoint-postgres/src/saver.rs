@@ -18,9 +18,11 @@ use stategraph_checkpoint::{
 };
 use tokio_postgres::NoTls;
 
+use crate::blob_cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
 use crate::conn::{describe, Connections};
 use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
 use crate::read::Reader;
+use crate::session::SessionSetup;
 use crate::{maintenance, prune, schema, write};
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
@@ -46,6 +48,8 @@ pub struct PostgresSaver {
     /// Long lists recently decoded from blobs: a read whose message list starts as a
     /// remembered one decodes only the new elements ("Decode once", docs/design.md).
     memo: Arc<DecodeMemo>,
+    /// Decoded blobs by thread, sent back unmoved when unchanged ([`crate::blob_cache`]).
+    cache: Arc<BlobCache>,
     versions: VersionGenerator,
     pub(crate) fencing: bool,
     list_page: usize,
@@ -125,9 +129,11 @@ impl PostgresSaver {
                 connect_timeout: options.connect_timeout,
                 pool_wait_timeout: options.pool_wait_timeout,
                 statement_timeout: options.statement_timeout,
+                session: SessionSetup::new(options.toast_compression),
             },
             serde: Arc::new(JsonPlusSerializer::default()),
             memo: Arc::default(),
+            cache: Arc::new(BlobCache::new(DEFAULT_BLOB_CACHE_BYTES)),
             versions: VersionGenerator::default(),
             fencing: true,
             list_page: DEFAULT_LIST_PAGE_ROWS,
@@ -151,6 +157,15 @@ impl PostgresSaver {
         self.serde = serde;
         // A remembered value depends on the serializer that decoded it.
         self.memo = Arc::default();
+        self.cache = Arc::new(BlobCache::new(self.cache.max_bytes()));
+        self
+    }
+
+    /// Keeps decoded blobs of at most `max_bytes` encoded bytes in all (default
+    /// [`DEFAULT_BLOB_CACHE_BYTES`]; 0 turns the cache off), so that reads do not move
+    /// blobs the saver holds ([`crate::blob_cache`]) (builder style).
+    pub fn with_blob_cache(mut self, max_bytes: usize) -> PostgresSaver {
+        self.cache = Arc::new(BlobCache::new(max_bytes));
         self
     }
 
@@ -172,6 +187,12 @@ impl PostgresSaver {
     pub fn with_list_page(mut self, rows: usize) -> PostgresSaver {
         self.list_page = rows.max(1);
         self
+    }
+
+    /// What the decoded-blob cache holds and how often reads hit it
+    /// ([`crate::blob_cache`]).
+    pub fn blob_cache_stats(&self) -> BlobCacheStats {
+        self.cache.stats()
     }
 
     /// Whether puts and task writes are fenced.
@@ -237,6 +258,7 @@ impl CheckpointSaver for PostgresSaver {
             client: &client,
             serde: &self.serde,
             memo: &self.memo,
+            cache: &self.cache,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.get_tuple(config)).await;
@@ -256,7 +278,8 @@ impl CheckpointSaver for PostgresSaver {
             .conn
             .within(crate::delta::history(
                 &client,
-                self.serde.as_ref(),
+                &self.serde,
+                (&self.cache, &self.memo),
                 config,
                 channels,
             ))
@@ -277,6 +300,7 @@ impl CheckpointSaver for PostgresSaver {
             client: &client,
             serde: &self.serde,
             memo: &self.memo,
+            cache: &self.cache,
             versions: &self.versions,
         };
         let done = self.conn.within(reader.list(config, options)).await;
@@ -298,6 +322,7 @@ impl CheckpointSaver for PostgresSaver {
                 client: &client,
                 serde: &self.serde,
                 memo: &self.memo,
+                cache: &self.cache,
                 versions: &self.versions,
             };
             let done = self
@@ -319,12 +344,13 @@ impl CheckpointSaver for PostgresSaver {
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
         validate_config(config).and(validate_key("checkpoint id", &checkpoint.id))?;
-        let client = self.conn.get("put").await?;
+        let client = self.conn.get_writer("put").await?;
         // A deliberate branch (a replay, an update of an older checkpoint) is not a race.
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         let put = write::put(
             &client,
-            self.serde.as_ref(),
+            &self.serde,
+            (&self.cache, &self.memo),
             fenced,
             config,
             checkpoint,
@@ -345,7 +371,7 @@ impl CheckpointSaver for PostgresSaver {
         task_path: &str,
     ) -> Result<()> {
         validate_config(config).and(validate_key("task id", task_id))?;
-        let client = self.conn.get("put_writes").await?;
+        let client = self.conn.get_writer("put_writes").await?;
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         let put = write::put_writes(
             &client,
@@ -367,6 +393,7 @@ impl CheckpointSaver for PostgresSaver {
             .conn
             .within(maintenance::delete_thread(&client, thread_id))
             .await;
+        self.cache.forget_thread(thread_id);
         self.conn.finish("delete_thread", client, done)
     }
 
@@ -411,6 +438,9 @@ impl CheckpointSaver for PostgresSaver {
             .conn
             .within(prune::prune(&mut client, thread_ids, strategy))
             .await;
+        for thread in thread_ids {
+            self.cache.forget_thread(thread);
+        }
         self.conn.finish("prune", client, done)
     }
 }

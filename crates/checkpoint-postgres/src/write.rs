@@ -20,19 +20,26 @@
 //! in-memory ones, keeps the last. Within one batch the last write of a reserved index is
 //! the one sent (Postgres refuses to update one row twice in a statement).
 
+use std::sync::Arc;
+
 use deadpool_postgres::Client;
 use indexmap::IndexMap;
+use stategraph_checkpoint::serde::msgpack::DecodeMemo;
 use stategraph_checkpoint::serde::{Serializer, Typed};
 use stategraph_checkpoint::{
     write_index, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, Error, Result,
     Value,
 };
 
+use tokio_postgres::Row;
+
+use crate::blob_cache::{BlobCache, Fill};
 use crate::error::pg;
 use crate::fence;
 use crate::filter::some_id;
 use crate::json;
-use crate::layout::{split, Split};
+use crate::layout::{split, BlobRow, Split};
+use crate::read::{col, off_runtime};
 
 /// The `INSERT` that carries long strings: for each `($11 channel, $12 version)`, the
 /// parent `$4`'s inline string of that channel at that version becomes a msgpack blob (a
@@ -70,22 +77,39 @@ macro_rules! carry_sql {
 }
 pub(crate) use carry_sql;
 
+/// The columns a put returns about the blobs it inserted: arrays of channel, version and
+/// row identity (NULL when it inserted none).
+macro_rules! written_blobs_sql {
+    () => {
+        "(SELECT array_agg(channel) FROM blobs), (SELECT array_agg(version) FROM blobs), \
+         (SELECT array_agg(ident) FROM blobs)"
+    };
+}
+pub(crate) use written_blobs_sql;
+
 /// The unfenced put: blobs (`$7`–`$10` as arrays of channel, version, type, blob), the
 /// carried long strings (`$11`, `$12`: channels and versions, see [`carry_sql!`]), then
 /// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
+/// Returns the channels, versions and row identities of the blobs it inserted
+/// ([`crate::blob_cache`]).
 pub(crate) const PUT: &str = concat!(
     "WITH blobs AS ( \
-    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+    INSERT INTO checkpoint_blobs AS bl (thread_id, checkpoint_ns, channel, version, type, blob) \
     SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
+    RETURNING bl.channel, bl.version, ",
+    crate::blob_cache::ident_sql!("bl"),
+    " AS ident \
 ), carried AS (",
     carry_sql!("", ""),
     ") \
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb) \
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
+RETURNING ",
+    written_blobs_sql!()
 );
 
 /// The writes of one task: `($1 thread, $2 ns, $3 checkpoint, $4 task, $5 task path)` and
@@ -110,23 +134,64 @@ pub(crate) fn metadata_json(
     json::encode(&md.to_value(), "metadata")
 }
 
-/// Stores a checkpoint; with `fencing`, only if its parent is still the head.
+/// Stores a checkpoint; with `fencing`, only if its parent is still the head. The blobs
+/// it inserted go to `cache`, decoded from their bytes through `memo`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn put(
     client: &Client,
-    serde: &dyn Serializer,
+    serde: &Arc<dyn Serializer>,
+    (cache, memo): (&BlobCache, &Arc<DecodeMemo>),
     fencing: bool,
     config: &CheckpointConfig,
     checkpoint: &Checkpoint,
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
 ) -> Result<CheckpointConfig> {
-    let split = split(checkpoint, new_versions, serde)?;
+    let split = split(checkpoint, new_versions, serde.as_ref())?;
     let metadata = metadata_json(config, metadata)?;
-    put_split(client, fencing, config, &checkpoint.id, &split, &metadata).await
+    let written = put_split(client, fencing, config, &checkpoint.id, &split, &metadata).await?;
+    let (thread, ns) = (config.thread_id.as_str(), config.ns());
+    if !cache.is_off() {
+        let blobs = split.blobs;
+        let (serde, memo) = (Arc::clone(serde), Arc::clone(memo));
+        let wanted: Vec<_> = written
+            .into_iter()
+            .filter_map(|(channel, version, ident)| {
+                let i = blobs
+                    .iter()
+                    .position(|b| b.channel == channel && b.version == version)?;
+                cache.wants(blobs[i].bytes.len()).then_some((i, ident))
+            })
+            .collect();
+        if !wanted.is_empty() {
+            let fills = off_runtime(move || {
+                let mut blobs: Vec<Option<BlobRow>> = blobs.into_iter().map(Some).collect();
+                wanted
+                    .into_iter()
+                    .filter_map(|(i, ident)| blobs[i].take().map(|b| (b, ident)))
+                    .map(|(b, ident)| {
+                        let value = serde.loads_typed_with_memo(&b.tag, &b.bytes, &memo)?;
+                        Ok(Fill {
+                            bytes: b.bytes.len(),
+                            channel: b.channel,
+                            version: b.version,
+                            ident,
+                            tag: b.tag,
+                            value,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .await?;
+            cache.record(thread, ns, &[], fills);
+        }
+    }
+    Ok(CheckpointConfig::for_checkpoint(thread, ns, &checkpoint.id))
 }
 
 /// Stores a checkpoint already split into its row and blob rows (see [`put`]), with its
-/// metadata as JSON text; with `fencing`, only if its parent is still the head.
+/// metadata as JSON text; with `fencing`, only if its parent is still the head. Returns the
+/// blobs it inserted as `(channel, version, row identity)` ([`crate::blob_cache`]).
 pub(crate) async fn put_split(
     client: &Client,
     fencing: bool,
@@ -134,7 +199,7 @@ pub(crate) async fn put_split(
     id: &str,
     split: &Split,
     metadata: &str,
-) -> Result<CheckpointConfig> {
+) -> Result<Vec<(String, String, String)>> {
     let (thread, ns) = (config.thread_id.as_str(), config.ns());
     let parent = some_id(config.checkpoint_id.as_ref());
     let channels: Vec<&str> = split.blobs.iter().map(|b| b.channel.as_str()).collect();
@@ -157,7 +222,7 @@ pub(crate) async fn put_split(
         &carried,
         &carried_versions,
     ];
-    if fencing {
+    let written = if fencing {
         let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
         let stmt = client.prepare_cached(fence::FENCED_PUT).await.map_err(pg)?;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
@@ -172,16 +237,37 @@ pub(crate) async fn put_split(
         // After an error the transaction may still be open (a statement failed before
         // it was sent): the saver closes the connection after any driver error.
         let (_, _, row, _) = result.map_err(pg)?;
-        let ok: bool = crate::read::col(&row, 0)?;
+        let ok: bool = col(&row, 0)?;
         if !ok {
-            let head: Option<String> = crate::read::col(&row, 1)?;
+            let head: Option<String> = col(&row, 1)?;
             return Err(fence::conflict(thread, ns, parent, head.as_deref()));
         }
+        written_blobs(&row, 2)?
     } else {
         let stmt = client.prepare_cached(PUT).await.map_err(pg)?;
-        client.execute(&stmt, &params).await.map_err(pg)?;
+        let row = client.query_one(&stmt, &params).await.map_err(pg)?;
+        written_blobs(&row, 0)?
+    };
+    Ok(written)
+}
+
+/// The blobs a put inserted, from the columns of [`written_blobs_sql!`] starting at
+/// `first`: `(channel, version, identity)`.
+fn written_blobs(row: &Row, first: usize) -> Result<Vec<(String, String, String)>> {
+    let channels: Vec<String> = col::<Option<_>>(row, first)?.unwrap_or_default();
+    let versions: Vec<String> = col::<Option<_>>(row, first + 1)?.unwrap_or_default();
+    let idents: Vec<String> = col::<Option<_>>(row, first + 2)?.unwrap_or_default();
+    if versions.len() != channels.len() || idents.len() != channels.len() {
+        return Err(Error::InvalidData(
+            "written blob arrays of unequal length".into(),
+        ));
     }
-    Ok(CheckpointConfig::for_checkpoint(thread, ns, id))
+    Ok(channels
+        .into_iter()
+        .zip(versions)
+        .zip(idents)
+        .map(|((c, v), i)| (c, v, i))
+        .collect())
 }
 
 /// Stores the writes of one task against `config.checkpoint_id`; with `fencing`, only if
@@ -258,10 +344,10 @@ pub(crate) async fn put_encoded_writes(
         )
         .await
         .map_err(pg)?;
-        let ok: bool = crate::read::col(&row, 0)?;
+        let ok: bool = col(&row, 0)?;
         if !ok {
-            let child: Option<String> = crate::read::col(&row, 1)?;
-            let idx: Option<i32> = crate::read::col(&row, 2)?;
+            let child: Option<String> = col(&row, 1)?;
+            let idx: Option<i32> = col(&row, 2)?;
             return Err(fence::writes_conflict(
                 thread,
                 ns,

@@ -514,3 +514,70 @@ async fn a_thread_python_began_with_a_long_string_goes_on_in_rust() {
     assert_eq!(seen_by_python, rust_view(&db, &thread).await);
     assert_eq!(bigs(&seen_by_python), vec![&json!(big); 4]);
 }
+
+/// A thread of `steps` checkpoints whose `messages` list grows by one compressible
+/// message per step (each version a new blob of a few KB, over the TOAST threshold).
+fn chat_chain(saver: &PostgresSaver, thread: &str, steps: i64) -> Vec<Op> {
+    let ids = stategraph_checkpoint::id::IdGenerator::system();
+    let mut version = saver.get_next_version(None);
+    let mut messages: Vec<Value> = (0..40)
+        .map(|i| map! { "role" => "user", "content" => format!("hello {i} {}", "la ".repeat(40)) })
+        .collect();
+    let mut c = Checkpoint::empty(ids.uuid6(-1), "2025-01-01T00:00:00.002001+00:00");
+    let mut config = CheckpointConfig::thread(thread);
+    let mut ops = Vec::new();
+    for step in 0..steps {
+        c.channel_values
+            .insert("messages".into(), Value::List(messages.clone().into()));
+        c.channel_versions
+            .insert("messages".into(), version.clone());
+        let new: ChannelVersions = [("messages".to_owned(), version.clone())].into();
+        let md = CheckpointMetadata::new(CheckpointSource::Loop, step);
+        ops.push(Op::Put(config.clone(), c.clone(), md, new));
+        config = CheckpointConfig::for_checkpoint(thread, "", c.id.as_str());
+        version = saver.get_next_version(Some(&version));
+        c.id = ids.uuid6(step);
+        messages.push(map! { "role" => "ai", "content" => format!("reply {step}") });
+    }
+    ops
+}
+
+#[tokio::test]
+async fn python_reads_lz4_blobs_rust_wrote() {
+    let Some(python) = python() else {
+        return;
+    };
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let thread = uuid::Uuid::new_v4().to_string();
+    apply(&db, &chat_chain(&db, &thread, 3)).await;
+    let raw = db.raw().await;
+    let methods: Vec<Option<String>> = raw
+        .query(
+            "SELECT pg_column_compression(blob) FROM checkpoint_blobs WHERE channel = 'messages'",
+            &[],
+        )
+        .await
+        .expect("compression")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let has_lz4: bool = raw
+        .query_one(
+            "SELECT count(*) > 0 FROM pg_settings \
+             WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)",
+            &[],
+        )
+        .await
+        .expect("settings")
+        .get(0);
+    let want = if has_lz4 { "lz4" } else { "pglz" };
+    assert_eq!(methods, vec![Some(want.to_owned()); 3]);
+
+    let seen_by_python = run_python(&python, &["read", &db.url, &thread]);
+    let cold = db.another_saver(true).await.with_blob_cache(0);
+    assert_eq!(seen_by_python, rust_view(&cold, &thread).await);
+    assert_eq!(seen_by_python, rust_view(&db, &thread).await);
+    assert_eq!(seen_by_python.as_array().map(Vec::len), Some(3));
+}

@@ -50,7 +50,9 @@ async fn wide_rows_decode_off_the_runtime_thread() {
     };
     let recorder = Arc::new(ThreadRecorder::default());
     let saver = stategraph_checkpoint_postgres::PostgresSaver::from_pool(db.saver.pool().clone())
-        .with_serializer(recorder.clone());
+        .with_serializer(recorder.clone())
+        // Every read decodes its blob (none is held from the put).
+        .with_blob_cache(0);
     let thread = uuid::Uuid::new_v4().to_string();
     let wide = wide_map(100_000);
     let v1 = saver.get_next_version(None);

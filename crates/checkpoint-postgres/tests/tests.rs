@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod blob_cache;
 mod connect_errors;
 mod faults;
 mod fence;
@@ -15,3 +16,4 @@ mod raw;
 mod rows;
 mod stall;
 mod streaming;
+mod toast;
