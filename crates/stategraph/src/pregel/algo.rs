@@ -384,11 +384,12 @@ pub fn create_checkpoint(
 ) -> Checkpoint {
     let mut values = IndexMap::with_capacity(channels.len());
     for (k, ch) in channels {
-        if !checkpoint.channel_versions.contains_key(k) {
-            continue;
-        }
+        // Most channels of a graph are empty triggers: ask the channel first, and look
+        // the version up only for those with a value.
         if let Some(v) = ch.checkpoint() {
-            values.insert(k.clone(), v);
+            if checkpoint.channel_versions.contains_key(k) {
+                values.insert(k.clone(), v);
+            }
         }
     }
     Checkpoint {
@@ -424,6 +425,44 @@ pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> Ch
         .filter(|(k, v)| previous.get(*k).is_none_or(|p| *v > p))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// [`new_versions`] of `current` against `previous`, and `previous` brought up to
+/// `current` in the same pass: the writer's bookkeeping of the versions it last handed to
+/// its saver. Only the entries that changed are copied, where assigning `current` to
+/// `previous` would copy every channel name and version at every step.
+///
+/// A run only adds channels to its versions, at the end, and `previous` receives them in
+/// the same order, so the entry at each index of `previous` is usually the same channel as
+/// in `current`: that entry is compared in place, without a hash lookup. `previous` ends
+/// with the same entries as `current` (in another order when the two diverged; it is only
+/// ever looked up).
+pub fn advance_versions(previous: &mut ChannelVersions, current: &ChannelVersions) -> ChannelVersions {
+    let mut new = ChannelVersions::default();
+    for (i, (k, v)) in current.iter().enumerate() {
+        let slot = match previous.get_index_mut(i) {
+            Some((pk, pv)) if pk == k => Some(pv),
+            _ => previous.get_mut(k),
+        };
+        match slot {
+            Some(p) => {
+                if v > p {
+                    new.insert(k.clone(), v.clone());
+                }
+                if p != v {
+                    *p = v.clone();
+                }
+            }
+            None => {
+                new.insert(k.clone(), v.clone());
+                previous.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if previous.len() != current.len() {
+        previous.retain(|k, _| current.contains_key(k));
+    }
+    new
 }
 
 /// Builds live channels from a checkpoint's values (docs/runtime.md#loading-and-input).

@@ -327,6 +327,29 @@ fn new_versions_lists_the_channels_newer_than_before() {
 }
 
 #[test]
+fn advance_versions_returns_the_new_versions_and_catches_previous_up() {
+    let versions = |pairs: &[(&str, i64)]| -> ChannelVersions {
+        pairs
+            .iter()
+            .map(|(k, n)| ((*k).to_owned(), v(*n)))
+            .collect()
+    };
+    let mut previous = versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]);
+    let current = versions(&[("a", 1), ("b", 3), ("c", 1), ("d", 2)]);
+    let new = advance_versions(&mut previous, &current);
+    assert_eq!(new, new_versions(&versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]), &current));
+    assert_eq!(
+        new.into_iter().collect::<Vec<_>>(),
+        [("b".to_owned(), v(3)), ("c".to_owned(), v(1))]
+    );
+    let mut caught_up: Vec<_> = previous.into_iter().collect();
+    caught_up.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut expected: Vec<_> = current.into_iter().collect();
+    expected.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(caught_up, expected);
+}
+
+#[test]
 fn should_interrupt_needs_a_change_since_the_last_interrupt() {
     let g = graph();
     let mut ch = channels();

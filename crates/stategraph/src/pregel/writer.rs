@@ -241,9 +241,10 @@ impl Writer {
             .checkpoint_id
             .as_ref()
             .map(|_| self.config.clone());
-        let new_versions =
-            super::algo::new_versions(&self.previous_versions, &checkpoint.channel_versions);
-        self.previous_versions = checkpoint.channel_versions.clone();
+        let new_versions = super::algo::advance_versions(
+            &mut self.previous_versions,
+            &checkpoint.channel_versions,
+        );
         self.mark_branch();
         let id = checkpoint.id.clone();
         if let Some(saver) = self.inline_saver() {
