@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use indexmap::IndexMap;
+use stategraph_checkpoint::version::NameHasher;
 use stategraph_checkpoint::{ChannelVersion, ChannelVersions, Checkpoint, Value};
 
 use super::graph::{PregelGraph, Reads};
@@ -14,8 +15,9 @@ use crate::channels::Channel;
 use crate::error::{Error, Result};
 use crate::types::Send;
 
-/// The live channels of a run, in graph order.
-pub type Channels = IndexMap<String, Box<dyn Channel>>;
+/// The live channels of a run, in graph order (hashed with [`NameHasher`]: a step looks
+/// channels up by name for every write, trigger and read).
+pub type Channels = IndexMap<String, Box<dyn Channel>, NameHasher>;
 
 /// Pseudo-channels that are write tags, never applied to channels (docs/format.md#reserved-names).
 pub const WRITE_TAGS: [&str; 7] = [
@@ -286,20 +288,30 @@ pub fn apply_writes(
     let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
     for t in &tasks {
-        let seen = checkpoint
-            .versions_seen
-            .entry(t.name.to_owned())
-            .or_default();
+        // A node that ran before has its entry: update it without copying its name again.
+        if !checkpoint.versions_seen.contains_key(t.name) {
+            checkpoint
+                .versions_seen
+                .insert(t.name.to_owned(), ChannelVersions::default());
+        }
+        let Some(seen) = checkpoint.versions_seen.get_mut(t.name) else {
+            continue;
+        };
         for c in t.triggers {
             if let Some(v) = checkpoint.channel_versions.get(c) {
-                seen.insert(c.clone(), v.clone());
+                match seen.get_mut(c) {
+                    Some(old) => *old = v.clone(),
+                    None => {
+                        seen.insert(c.clone(), v.clone());
+                    }
+                }
             }
         }
     }
 
     let next = next_version(checkpoint.channel_versions.values().max());
 
-    let mut consumed: HashSet<&str> = HashSet::new();
+    let mut consumed: HashSet<&str, NameHasher> = HashSet::default();
     for t in &tasks {
         for c in t.triggers {
             if !RESERVED_TRIGGERS.contains(&c.as_str()) && consumed.insert(c) {
@@ -312,7 +324,7 @@ pub fn apply_writes(
         }
     }
 
-    let mut by_channel: IndexMap<&str, Vec<Value>> = IndexMap::new();
+    let mut by_channel: IndexMap<&str, Vec<Value>, NameHasher> = IndexMap::default();
     for t in &tasks {
         for (c, v) in t.writes {
             if WRITE_TAGS.contains(&c.as_str()) {
@@ -474,7 +486,7 @@ pub fn channels_from_checkpoint(
     checkpoint: &mut Checkpoint,
 ) -> Result<Channels> {
     let mut values = std::mem::take(&mut checkpoint.channel_values);
-    let mut out = IndexMap::with_capacity(graph.channels.len());
+    let mut out = Channels::with_capacity_and_hasher(graph.channels.len(), NameHasher::default());
     for (k, spec) in &graph.channels {
         let ch = spec
             .from_checkpoint(values.swap_remove(k))
