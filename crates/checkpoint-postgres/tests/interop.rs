@@ -427,7 +427,9 @@ fn big_chain(saver: &PostgresSaver, thread: &str, big: &str, steps: i64) -> Vec<
         c.id = ids.uuid6(step);
         c.channel_values.insert("counter".into(), (step + 1).into());
         c.channel_versions.insert("counter".into(), version.clone());
-        new = [("counter".to_owned(), version.clone())].into_iter().collect();
+        new = [("counter".to_owned(), version.clone())]
+            .into_iter()
+            .collect();
     }
     ops
 }

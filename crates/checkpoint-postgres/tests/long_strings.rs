@@ -63,7 +63,9 @@ async fn put_chain(saver: &PostgresSaver, thread: &str) -> Vec<String> {
         c.id = new_id(step + 1);
         c.channel_values.insert("counter".into(), (step + 1).into());
         c.channel_versions.insert("counter".into(), version.clone());
-        new = [("counter".to_owned(), version.clone())].into_iter().collect();
+        new = [("counter".to_owned(), version.clone())]
+            .into_iter()
+            .collect();
     }
     ids
 }

@@ -278,13 +278,17 @@ pub fn apply_writes(
     next_version: &dyn Fn(Option<&ChannelVersion>) -> ChannelVersion,
     trigger_to_nodes: &IndexMap<String, Vec<String>>,
 ) -> Result<BTreeSet<String>> {
-    let mut order: Vec<(String, usize)> = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.path.to_path_string(), i))
-        .collect();
-    order.sort();
-    let tasks: Vec<&TaskWrites<'_>> = order.iter().map(|(_, i)| &tasks[*i]).collect();
+    let tasks: Vec<&TaskWrites<'_>> = if tasks.len() < 2 {
+        tasks.iter().collect()
+    } else {
+        let mut order: Vec<(String, usize)> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.path.to_path_string(), i))
+            .collect();
+        order.sort();
+        order.iter().map(|(_, i)| &tasks[*i]).collect()
+    };
     let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
     for t in &tasks {
@@ -394,7 +398,8 @@ pub fn create_checkpoint(
     ts: String,
     updated_channels: Option<&BTreeSet<String>>,
 ) -> Checkpoint {
-    let mut values = IndexMap::with_capacity(channels.len());
+    // Sized as it fills: most channels of a wide graph are empty triggers.
+    let mut values = IndexMap::new();
     for (k, ch) in channels {
         // Most channels of a graph are empty triggers: ask the channel first, and look
         // the version up only for those with a value.
@@ -449,7 +454,10 @@ pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> Ch
 /// in `current`: that entry is compared in place, without a hash lookup. `previous` ends
 /// with the same entries as `current` (in another order when the two diverged; it is only
 /// ever looked up).
-pub fn advance_versions(previous: &mut ChannelVersions, current: &ChannelVersions) -> ChannelVersions {
+pub fn advance_versions(
+    previous: &mut ChannelVersions,
+    current: &ChannelVersions,
+) -> ChannelVersions {
     let mut new = ChannelVersions::default();
     for (i, (k, v)) in current.iter().enumerate() {
         let slot = match previous.get_index_mut(i) {
@@ -457,13 +465,13 @@ pub fn advance_versions(previous: &mut ChannelVersions, current: &ChannelVersion
             _ => previous.get_mut(k),
         };
         match slot {
+            // Most channels did not change: one equality test, no ordering.
+            Some(p) if p == v => {}
             Some(p) => {
                 if v > p {
                     new.insert(k.clone(), v.clone());
                 }
-                if p != v {
-                    *p = v.clone();
-                }
+                *p = v.clone();
             }
             None => {
                 new.insert(k.clone(), v.clone());

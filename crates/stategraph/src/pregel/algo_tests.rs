@@ -198,8 +198,10 @@ fn prepare_next_tasks_runs_the_nodes_whose_triggers_are_newer_than_seen() {
     ch["x"].update(vec![Value::from(5)]).unwrap();
     let mut cp = checkpoint(&[("go", 2), ("x", 2), ("log", 1)]);
     // b already saw x at version 2; a never ran.
-    cp.versions_seen
-        .insert("b".into(), ChannelVersions::from_iter([("x".to_owned(), v(2))]));
+    cp.versions_seen.insert(
+        "b".into(),
+        ChannelVersions::from_iter([("x".to_owned(), v(2))]),
+    );
     let tasks = prepare_next_tasks(&cp, &g, &ch, 3, "", None).unwrap();
     let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a"]);
@@ -337,7 +339,13 @@ fn advance_versions_returns_the_new_versions_and_catches_previous_up() {
     let mut previous = versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]);
     let current = versions(&[("a", 1), ("b", 3), ("c", 1), ("d", 2)]);
     let new = advance_versions(&mut previous, &current);
-    assert_eq!(new, new_versions(&versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]), &current));
+    assert_eq!(
+        new,
+        new_versions(
+            &versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]),
+            &current
+        )
+    );
     assert_eq!(
         new.into_iter().collect::<Vec<_>>(),
         [("b".to_owned(), v(3)), ("c".to_owned(), v(1))]

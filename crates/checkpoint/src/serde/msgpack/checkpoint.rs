@@ -7,6 +7,7 @@ use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::version::{ChannelVersion, ChannelVersions};
 
+#[inline]
 fn write_version(out: &mut Vec<u8>, v: &ChannelVersion) -> Result<()> {
     match v {
         ChannelVersion::Int(n) => {
