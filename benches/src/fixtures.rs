@@ -1,7 +1,6 @@
 //! Checkpoints, metadata and writes for the saver benches: what the engine stores for
 //! a small state, and a state holding a 1 MiB value.
 
-use indexmap::IndexMap;
 use stategraph_checkpoint::id::IdGenerator;
 use stategraph_checkpoint::{
     map, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource, Value,
@@ -62,7 +61,7 @@ pub fn small_step(step: u64) -> PutArgs {
     cp.channel_values.insert("name".into(), Value::from("Ada"));
     cp.channel_values
         .insert("branch:to:agent".into(), Value::Nil);
-    let mut new_versions = ChannelVersions::new();
+    let mut new_versions = ChannelVersions::default();
     for (channel, v) in [
         ("messages", step + 1),
         ("counter", step + 1),
@@ -74,9 +73,12 @@ pub fn small_step(step: u64) -> PutArgs {
             new_versions.insert(channel.into(), version(v));
         }
     }
-    let seen: ChannelVersions = [("branch:to:agent".to_owned(), version(1))].into();
+    let seen: ChannelVersions = [("branch:to:agent".to_owned(), version(1))]
+        .into_iter()
+        .collect();
     cp.versions_seen.insert("agent".into(), seen);
-    cp.versions_seen.insert("__input__".into(), IndexMap::new());
+    cp.versions_seen
+        .insert("__input__".into(), ChannelVersions::default());
     cp.updated_channels = Some(vec!["counter".into(), "messages".into()]);
     let metadata = CheckpointMetadata::new(CheckpointSource::Loop, step as i64);
     PutArgs {

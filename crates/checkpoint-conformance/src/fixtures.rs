@@ -69,7 +69,7 @@ impl NewCheckpoint {
         );
         NewCheckpoint {
             checkpoint,
-            new_versions: ChannelVersions::new(),
+            new_versions: ChannelVersions::default(),
         }
     }
 

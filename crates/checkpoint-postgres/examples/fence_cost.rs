@@ -97,7 +97,7 @@ async fn one_thread(
         let v = saver.get_next_version(version.as_ref());
         let id = stategraph_checkpoint::id::IdGenerator::system().uuid6(step as i64);
         let mut cp = Checkpoint::empty(id, "2025-01-01T00:00:00+00:00");
-        let mut new = ChannelVersions::new();
+        let mut new = ChannelVersions::default();
         for (channel, value) in [
             ("n", Value::from(step as i64)),
             ("data", list![step as i64, "x"]),

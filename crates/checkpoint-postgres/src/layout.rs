@@ -270,7 +270,8 @@ mod tests {
             // Stored under a version readers would not look for: kept inline.
             ("moved".to_owned(), ChannelVersion::from("9.0")),
         ]
-        .into();
+        .into_iter()
+        .collect();
         let serde = JsonPlusSerializer;
         let split = split(&cp, &new_versions, &serde).unwrap();
         let doc = json::parse(&split.checkpoint).unwrap();

@@ -19,7 +19,7 @@ fn checkpoint(saver: &PostgresSaver, n: i64) -> (Checkpoint, ChannelVersions) {
     let version = saver.get_next_version(None);
     cp.channel_values.insert("data".into(), list![n]);
     cp.channel_versions.insert("data".into(), version.clone());
-    (cp, [("data".to_owned(), version)].into())
+    (cp, [("data".to_owned(), version)].into_iter().collect())
 }
 
 /// A saver on the cluster with short timeouts, its tables set up.

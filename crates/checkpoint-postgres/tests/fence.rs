@@ -24,7 +24,7 @@ const ROUNDS: usize = 20;
 fn checkpoint(who: &str, version: &ChannelVersion) -> (Checkpoint, ChannelVersions) {
     let id = stategraph_checkpoint::id::IdGenerator::system().uuid6(0);
     let mut cp = Checkpoint::empty(id, "2025-01-01T00:00:00+00:00");
-    let mut versions = ChannelVersions::new();
+    let mut versions = ChannelVersions::default();
     for (channel, value) in [("who", Value::from(who)), ("data", list![who, 1])] {
         cp.channel_values.insert(channel.to_owned(), value);
         cp.channel_versions

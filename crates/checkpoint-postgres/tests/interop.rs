@@ -192,7 +192,7 @@ fn scenario(
         .insert("__start__".into(), map! { "name" => "x", "n" => 1 });
     c1.channel_versions.insert("__start__".into(), v1.clone());
     c1.versions_seen
-        .insert("__input__".into(), ChannelVersions::new());
+        .insert("__input__".into(), ChannelVersions::default());
     c1.updated_channels = Some(vec!["__start__".into()]);
     let md1 = CheckpointMetadata::new(CheckpointSource::Input, -1)
         .with("run_id", "run-1")
@@ -241,7 +241,7 @@ fn scenario(
     c2.versions_seen = c1.versions_seen.clone();
     c2.versions_seen.insert(
         "__start__".into(),
-        [("__start__".to_owned(), v1.clone())].into(),
+        [("__start__".to_owned(), v1.clone())].into_iter().collect(),
     );
     c2.updated_channels = Some(vec!["branch:to:node".into()]);
     let md2 = CheckpointMetadata::new(CheckpointSource::Loop, 0).with("run_id", "run-1");
@@ -293,7 +293,7 @@ fn scenario(
     c3.channel_values.shift_remove("count");
     c3.channel_versions.shift_remove("count");
     c3.updated_channels = Some(vec!["name".into()]);
-    let new3: ChannelVersions = [("name".to_owned(), v3)].into();
+    let new3: ChannelVersions = [("name".to_owned(), v3)].into_iter().collect();
     let md3 = CheckpointMetadata::new(CheckpointSource::Loop, 1).with("run_id", "run-1");
     ops.push(Op::Put(at_c2, c3.clone(), md3, new3));
     (ops, c3)
@@ -427,7 +427,9 @@ fn big_chain(saver: &PostgresSaver, thread: &str, big: &str, steps: i64) -> Vec<
         c.id = ids.uuid6(step);
         c.channel_values.insert("counter".into(), (step + 1).into());
         c.channel_versions.insert("counter".into(), version.clone());
-        new = [("counter".to_owned(), version.clone())].into();
+        new = [("counter".to_owned(), version.clone())]
+            .into_iter()
+            .collect();
     }
     ops
 }

@@ -63,7 +63,9 @@ async fn put_chain(saver: &PostgresSaver, thread: &str) -> Vec<String> {
         c.id = new_id(step + 1);
         c.channel_values.insert("counter".into(), (step + 1).into());
         c.channel_versions.insert("counter".into(), version.clone());
-        new = [("counter".to_owned(), version.clone())].into();
+        new = [("counter".to_owned(), version.clone())]
+            .into_iter()
+            .collect();
     }
     ids
 }
@@ -215,7 +217,7 @@ async fn a_long_string_stored_inline_by_python_is_carried_into_a_blob() {
         let v2 = db.get_next_version(Some(&v1));
         c.channel_values.insert("counter".into(), 1.into());
         c.channel_versions.insert("counter".into(), v2.clone());
-        let new: ChannelVersions = [("counter".to_owned(), v2)].into();
+        let new: ChannelVersions = [("counter".to_owned(), v2)].into_iter().collect();
         let parent = CheckpointConfig::for_checkpoint(thread.as_str(), "", parent_id.as_str());
         let saved = db.put(&parent, &c, &loop_md(1), &new).await.unwrap();
         let child_inline = count(
@@ -247,7 +249,7 @@ async fn a_long_string_stored_inline_by_python_is_carried_into_a_blob() {
         // A grandchild carries them again: the blobs exist, nothing more is stored.
         let mut g = c.clone();
         g.id = new_id(2);
-        db.put(&saved, &g, &loop_md(2), &ChannelVersions::new())
+        db.put(&saved, &g, &loop_md(2), &ChannelVersions::default())
             .await
             .unwrap();
         assert_eq!(count(&db, "SELECT count(*) FROM checkpoint_blobs").await, 3);

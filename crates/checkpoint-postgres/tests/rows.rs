@@ -135,7 +135,7 @@ async fn an_unchanged_value_is_stored_once_and_found_by_later_checkpoints() {
     c2.id = new_id(1);
     c2.channel_values.insert("name".into(), "b".into());
     c2.channel_versions.insert("name".into(), v2.clone());
-    let n2: ChannelVersions = [("name".to_owned(), v2)].into();
+    let n2: ChannelVersions = [("name".to_owned(), v2)].into_iter().collect();
     let parent = CheckpointConfig::for_checkpoint(thread.as_str(), "", c1.id.as_str());
     db.put(&parent, &c2, &loop_md(1), &n2).await.unwrap();
     assert_eq!(
@@ -339,7 +339,7 @@ async fn delete_for_runs_keeps_the_blobs_survivors_use() {
     c2.id = new_id(1);
     c2.channel_values.insert("own".into(), list![3]);
     c2.channel_versions.insert("own".into(), v2.clone());
-    let n2: ChannelVersions = [("own".to_owned(), v2)].into();
+    let n2: ChannelVersions = [("own".to_owned(), v2)].into_iter().collect();
     let parent = CheckpointConfig::for_checkpoint(thread.as_str(), "", c1.id.as_str());
     db.put(&parent, &c2, &loop_md(1).with("run_id", "r2"), &n2)
         .await
@@ -471,7 +471,7 @@ async fn prune_keep_latest_refuses_threads_with_a_delta_channel() {
     let (mut c2, _) = cp(&[], &v);
     c2.id = new_id(1);
     let parent = CheckpointConfig::for_checkpoint(thread.as_str(), "", c1.id.as_str());
-    db.put(&parent, &c2, &loop_md(1), &ChannelVersions::new())
+    db.put(&parent, &c2, &loop_md(1), &ChannelVersions::default())
         .await
         .unwrap();
     let err = db

@@ -64,7 +64,12 @@ async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
     let metadata = CheckpointMetadata::new(CheckpointSource::Loop, 0);
     let config = CheckpointConfig::thread("long");
     saver
-        .put(&config, &checkpoint(0), &metadata, &ChannelVersions::new())
+        .put(
+            &config,
+            &checkpoint(0),
+            &metadata,
+            &ChannelVersions::default(),
+        )
         .await
         .expect("put");
     {

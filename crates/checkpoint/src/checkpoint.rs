@@ -46,7 +46,7 @@ impl Checkpoint {
             ts: ts.into(),
             id: id.into(),
             channel_values: IndexMap::new(),
-            channel_versions: IndexMap::new(),
+            channel_versions: ChannelVersions::default(),
             versions_seen: IndexMap::new(),
             updated_channels: None,
             pending_sends: None,
@@ -176,15 +176,15 @@ fn version(v: Value) -> Result<ChannelVersion> {
 }
 
 /// Reads a map with string keys, converting each value.
-pub(crate) fn string_map<T>(
+pub(crate) fn string_map<T, S: std::hash::BuildHasher + Default>(
     v: Value,
     field: &str,
     mut f: impl FnMut(Value) -> Result<T>,
-) -> Result<IndexMap<String, T>> {
+) -> Result<IndexMap<String, T, S>> {
     let Value::Map(m) = v else {
         return Err(bad(field));
     };
-    let mut out = IndexMap::with_capacity(m.len());
+    let mut out = IndexMap::with_capacity_and_hasher(m.len(), S::default());
     for (k, v) in m {
         out.insert(into_string(k, field)?, f(v)?);
     }

@@ -23,8 +23,26 @@ pub enum ChannelVersion {
     Str(String),
 }
 
+/// The hasher of the maps keyed by channel or node name ([`ChannelVersions`], and the
+/// engine's own maps of channels): foldhash's fast variant.
+///
+/// Why: a super-step looks channel names up hundreds of times (the versions of every
+/// channel for `new_versions`, every trigger, every value of a checkpoint), and the names
+/// are short (`branch:to:n57`). With std's SipHash-1-3 hashing was 13 % of a super-step's
+/// instructions on the 100-node chain (S2, BENCHMARKS.md). foldhash hashes a short string
+/// in a handful of multiplications: on S2, 117.7 k instructions per super-step with it,
+/// 121.9 k with SipHash in the same tree (callgrind; BENCHMARKS.md, "`step` branch"). It is
+/// already in the dependency tree (hashbrown's default hasher), and it keeps a per-map
+/// random seed, so keys read from a stored checkpoint cannot be chosen to collide in advance (it is not a cryptographic hash, and a map of channel names does not
+/// need one). Iteration order is insertion order whatever the hasher, so stored bytes do
+/// not depend on it.
+pub type NameHasher = foldhash::fast::RandomState;
+
 /// Channel name to version, in insertion order (the order is part of the stored bytes).
-pub type ChannelVersions = IndexMap<String, ChannelVersion>;
+///
+/// Hashed with [`NameHasher`]: build one with `ChannelVersions::default()` or
+/// `collect()` (`IndexMap::new` exists only for std's hasher).
+pub type ChannelVersions = IndexMap<String, ChannelVersion, NameHasher>;
 
 impl ChannelVersion {
     /// The integer part: the number itself, or the text before the first `.` of a string.

@@ -7,6 +7,7 @@
 //! [`python_float_repr`] here.
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use parking_lot::Mutex;
 
@@ -18,37 +19,62 @@ use crate::version::ChannelVersion;
 /// where Python switches to `1.2e-05` / `1e+16` (at least two exponent digits, `.0` never
 /// added). Non-finite values are `inf`, `-inf` and `nan`.
 pub fn python_float_repr(x: f64) -> String {
+    let mut out = String::with_capacity(24);
+    write_python_float_repr(&mut out, x);
+    out
+}
+
+/// [`python_float_repr`] appended to `out`.
+fn write_python_float_repr(out: &mut String, x: f64) {
     if x.is_nan() {
-        return "nan".to_owned();
+        out.push_str("nan");
+        return;
     }
-    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x.is_sign_negative() {
+        out.push('-');
+    }
     if x.is_infinite() {
-        return format!("{sign}inf");
+        out.push_str("inf");
+        return;
     }
     let (digits, exp) = shortest_digits(x.abs());
-    let out = if !(-4..16).contains(&exp) {
+    if !(-4..16).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{first}{dot}e{esign}{:02}", exp.unsigned_abs())
+        out.push_str(first);
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push('0');
+        }
+        let _ = write!(out, "{e}");
     } else {
         // Digits before the decimal point; -4 ..= 16.
         let point = exp + 1;
         let ndigits = digits.len() as i32;
         if point <= 0 {
-            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+            out.push_str("0.");
+            push_zeros(out, point.unsigned_abs() as usize);
+            out.push_str(&digits);
         } else if point >= ndigits {
-            format!("{digits}{}.0", "0".repeat((point - ndigits) as usize))
+            out.push_str(&digits);
+            push_zeros(out, (point - ndigits) as usize);
+            out.push_str(".0");
         } else {
             let (int, frac) = digits.split_at(point as usize);
-            format!("{int}.{frac}")
+            out.push_str(int);
+            out.push('.');
+            out.push_str(frac);
         }
-    };
-    format!("{sign}{out}")
+    }
+}
+
+fn push_zeros(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n('0', n));
 }
 
 /// Splits `{:e}` output (`d.ddde-N`) into its digits and decimal exponent.
@@ -130,27 +156,32 @@ fn parse_digits(digits: &str, exp: i32) -> Option<f64> {
     format!("{first}.{rest}0e{exp}").parse().ok()
 }
 
-/// Python's `format(value, "0{width}")` on the text of a number: zeros go between the sign
-/// and the digits until the text is `width` characters long.
-fn zero_pad(text: &str, width: usize) -> String {
+/// Appends `text` (the text of a number) as Python's `format(value, "0{width}")` gives
+/// it: zeros go between the sign and the digits until the text is `width` characters long.
+fn push_zero_padded(out: &mut String, text: &str, width: usize) {
     let (sign, body) = match text.strip_prefix('-') {
         Some(body) => ("-", body),
         None => ("", text),
     };
-    let fill = width.saturating_sub(sign.len() + body.len());
-    format!("{sign}{}{body}", "0".repeat(fill))
+    out.push_str(sign);
+    push_zeros(out, width.saturating_sub(sign.len() + body.len()));
+    out.push_str(body);
 }
 
 /// A saver version string: `f"{counter:032}.{fraction:016}"` in Python, e.g.
 /// `format_version(3, 0.8418417915109482)` is
 /// `00000000000000000000000000000003.0.8418417915109482` and a fraction of `0.5` gives
 /// `...03.00000000000000.5`.
+///
+/// Built in one buffer (one version is minted per super-step): Rust's sign-aware `{:032}`
+/// pads an integer as Python's `032` does.
 pub fn format_version(counter: i64, fraction: f64) -> String {
-    format!(
-        "{}.{}",
-        zero_pad(&counter.to_string(), 32),
-        zero_pad(&python_float_repr(fraction), 16)
-    )
+    let mut out = String::with_capacity(56);
+    let _ = write!(out, "{counter:032}.");
+    let mut repr = String::with_capacity(24);
+    write_python_float_repr(&mut repr, fraction);
+    push_zero_padded(&mut out, &repr, 16);
+    out
 }
 
 /// The version minting of LangGraph's savers (`InMemorySaver`, `SqliteSaver`,

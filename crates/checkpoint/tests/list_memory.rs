@@ -45,7 +45,7 @@ async fn a_100k_thread_streams_in_bounded_memory_and_reads_its_latest_alone() {
         let new_versions: ChannelVersions = if n == 0 {
             cp.channel_versions.clone()
         } else {
-            ChannelVersions::new()
+            ChannelVersions::default()
         };
         let mut config = CheckpointConfig::thread("long");
         config.checkpoint_id = parent.take();

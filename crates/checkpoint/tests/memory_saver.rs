@@ -418,7 +418,7 @@ async fn put_copies_config_keys_into_metadata() {
         .with_configurable("__secret", "no");
     let cp = checkpoint(1, &[]);
     saver
-        .put(&config, &cp, &md(0), &ChannelVersions::new())
+        .put(&config, &cp, &md(0), &ChannelVersions::default())
         .await
         .expect("put");
     let t = saver
@@ -442,7 +442,7 @@ async fn put_without_a_namespace_stores_at_the_root() {
             &config,
             &checkpoint(1, &[]),
             &md(0),
-            &ChannelVersions::new(),
+            &ChannelVersions::default(),
         )
         .await
         .expect("put");

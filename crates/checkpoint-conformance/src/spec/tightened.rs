@@ -463,7 +463,7 @@ pub async fn unstorable_keys_are_refused(saver: &dyn CheckpointSaver) -> Result<
     let long = "k".repeat(MAX_KEY_BYTES + 1);
     let cp = NewCheckpoint::new();
     let md = loop_metadata(0);
-    let none = ChannelVersions::new();
+    let none = ChannelVersions::default();
     let writes = [write("a", 1)];
     for bad in ["nul\0inside", long.as_str()] {
         let label = &bad[..bad.len().min(12)];

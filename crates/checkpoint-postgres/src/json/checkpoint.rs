@@ -145,11 +145,11 @@ mod tests {
         );
         cp.channel_versions
             .insert("b".into(), ChannelVersion::Int(-3));
-        let mut seen = ChannelVersions::new();
+        let mut seen = ChannelVersions::default();
         seen.insert("a".into(), ChannelVersion::Int(1));
         cp.versions_seen.insert("n\u{e9}".into(), seen);
         cp.versions_seen
-            .insert("__input__".into(), ChannelVersions::new());
+            .insert("__input__".into(), ChannelVersions::default());
         cp.updated_channels = Some(vec!["a".into(), "b".into()]);
         cp.pending_sends = Some(vec![map! {"node" => "x", "arg" => list![1, 2.0]}]);
         cp.extra.insert("extra".into(), map! {"k" => 1});

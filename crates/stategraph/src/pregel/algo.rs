@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use indexmap::IndexMap;
+use stategraph_checkpoint::version::NameHasher;
 use stategraph_checkpoint::{ChannelVersion, ChannelVersions, Checkpoint, Value};
 
 use super::graph::{PregelGraph, Reads};
@@ -14,8 +15,9 @@ use crate::channels::Channel;
 use crate::error::{Error, Result};
 use crate::types::Send;
 
-/// The live channels of a run, in graph order.
-pub type Channels = IndexMap<String, Box<dyn Channel>>;
+/// The live channels of a run, in graph order (hashed with [`NameHasher`]: a step looks
+/// channels up by name for every write, trigger and read).
+pub type Channels = IndexMap<String, Box<dyn Channel>, NameHasher>;
 
 /// Pseudo-channels that are write tags, never applied to channels (docs/format.md#reserved-names).
 pub const WRITE_TAGS: [&str; 7] = [
@@ -276,30 +278,44 @@ pub fn apply_writes(
     next_version: &dyn Fn(Option<&ChannelVersion>) -> ChannelVersion,
     trigger_to_nodes: &IndexMap<String, Vec<String>>,
 ) -> Result<BTreeSet<String>> {
-    let mut order: Vec<(String, usize)> = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.path.to_path_string(), i))
-        .collect();
-    order.sort();
-    let tasks: Vec<&TaskWrites<'_>> = order.iter().map(|(_, i)| &tasks[*i]).collect();
+    let tasks: Vec<&TaskWrites<'_>> = if tasks.len() < 2 {
+        tasks.iter().collect()
+    } else {
+        let mut order: Vec<(String, usize)> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.path.to_path_string(), i))
+            .collect();
+        order.sort();
+        order.iter().map(|(_, i)| &tasks[*i]).collect()
+    };
     let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
     for t in &tasks {
-        let seen = checkpoint
-            .versions_seen
-            .entry(t.name.to_owned())
-            .or_default();
+        // A node that ran before has its entry: update it without copying its name again.
+        if !checkpoint.versions_seen.contains_key(t.name) {
+            checkpoint
+                .versions_seen
+                .insert(t.name.to_owned(), ChannelVersions::default());
+        }
+        let Some(seen) = checkpoint.versions_seen.get_mut(t.name) else {
+            continue;
+        };
         for c in t.triggers {
             if let Some(v) = checkpoint.channel_versions.get(c) {
-                seen.insert(c.clone(), v.clone());
+                match seen.get_mut(c) {
+                    Some(old) => *old = v.clone(),
+                    None => {
+                        seen.insert(c.clone(), v.clone());
+                    }
+                }
             }
         }
     }
 
     let next = next_version(checkpoint.channel_versions.values().max());
 
-    let mut consumed: HashSet<&str> = HashSet::new();
+    let mut consumed: HashSet<&str, NameHasher> = HashSet::default();
     for t in &tasks {
         for c in t.triggers {
             if !RESERVED_TRIGGERS.contains(&c.as_str()) && consumed.insert(c) {
@@ -312,7 +328,7 @@ pub fn apply_writes(
         }
     }
 
-    let mut by_channel: IndexMap<&str, Vec<Value>> = IndexMap::new();
+    let mut by_channel: IndexMap<&str, Vec<Value>, NameHasher> = IndexMap::default();
     for t in &tasks {
         for (c, v) in t.writes {
             if WRITE_TAGS.contains(&c.as_str()) {
@@ -382,13 +398,15 @@ pub fn create_checkpoint(
     ts: String,
     updated_channels: Option<&BTreeSet<String>>,
 ) -> Checkpoint {
-    let mut values = IndexMap::with_capacity(channels.len());
+    // Sized as it fills: most channels of a wide graph are empty triggers.
+    let mut values = IndexMap::new();
     for (k, ch) in channels {
-        if !checkpoint.channel_versions.contains_key(k) {
-            continue;
-        }
+        // Most channels of a graph are empty triggers: ask the channel first, and look
+        // the version up only for those with a value.
         if let Some(v) = ch.checkpoint() {
-            values.insert(k.clone(), v);
+            if checkpoint.channel_versions.contains_key(k) {
+                values.insert(k.clone(), v);
+            }
         }
     }
     Checkpoint {
@@ -426,6 +444,47 @@ pub fn new_versions(previous: &ChannelVersions, current: &ChannelVersions) -> Ch
         .collect()
 }
 
+/// [`new_versions`] of `current` against `previous`, and `previous` brought up to
+/// `current` in the same pass: the writer's bookkeeping of the versions it last handed to
+/// its saver. Only the entries that changed are copied, where assigning `current` to
+/// `previous` would copy every channel name and version at every step.
+///
+/// A run only adds channels to its versions, at the end, and `previous` receives them in
+/// the same order, so the entry at each index of `previous` is usually the same channel as
+/// in `current`: that entry is compared in place, without a hash lookup. `previous` ends
+/// with the same entries as `current` (in another order when the two diverged; it is only
+/// ever looked up).
+pub fn advance_versions(
+    previous: &mut ChannelVersions,
+    current: &ChannelVersions,
+) -> ChannelVersions {
+    let mut new = ChannelVersions::default();
+    for (i, (k, v)) in current.iter().enumerate() {
+        let slot = match previous.get_index_mut(i) {
+            Some((pk, pv)) if pk == k => Some(pv),
+            _ => previous.get_mut(k),
+        };
+        match slot {
+            // Most channels did not change: one equality test, no ordering.
+            Some(p) if p == v => {}
+            Some(p) => {
+                if v > p {
+                    new.insert(k.clone(), v.clone());
+                }
+                *p = v.clone();
+            }
+            None => {
+                new.insert(k.clone(), v.clone());
+                previous.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if previous.len() != current.len() {
+        previous.retain(|k, _| current.contains_key(k));
+    }
+    new
+}
+
 /// Builds live channels from a checkpoint's values (docs/runtime.md#loading-and-input).
 ///
 /// The values move out of `checkpoint.channel_values` into the channels (which hold the
@@ -435,7 +494,7 @@ pub fn channels_from_checkpoint(
     checkpoint: &mut Checkpoint,
 ) -> Result<Channels> {
     let mut values = std::mem::take(&mut checkpoint.channel_values);
-    let mut out = IndexMap::with_capacity(graph.channels.len());
+    let mut out = Channels::with_capacity_and_hasher(graph.channels.len(), NameHasher::default());
     for (k, spec) in &graph.channels {
         let ch = spec
             .from_checkpoint(values.swap_remove(k))

@@ -27,7 +27,7 @@ fn v(n: i64) -> ChannelVersion {
 
 /// `log` (a list reducer), `x` (LastValue), `go` (an ephemeral trigger) and the Send topic.
 fn channels() -> Channels {
-    let mut c: Channels = IndexMap::new();
+    let mut c = Channels::default();
     c.insert(
         "log".into(),
         Box::new(BinaryOperatorAggregate::new(
@@ -61,7 +61,7 @@ fn node(name: &str, triggers: &[&str], reads: Reads) -> PregelNode {
 /// Nodes `a` (triggered by `go`, reads `log` and `x`) and `b` (triggered by `x`, reads `x`).
 fn graph() -> PregelGraph {
     let mut g = PregelGraph {
-        channels: channels(),
+        channels: channels().into_iter().collect(),
         nodes: IndexMap::new(),
         trigger_to_nodes: IndexMap::new(),
         output_channels: vec!["log".into(), "x".into()],
@@ -198,8 +198,10 @@ fn prepare_next_tasks_runs_the_nodes_whose_triggers_are_newer_than_seen() {
     ch["x"].update(vec![Value::from(5)]).unwrap();
     let mut cp = checkpoint(&[("go", 2), ("x", 2), ("log", 1)]);
     // b already saw x at version 2; a never ran.
-    cp.versions_seen
-        .insert("b".into(), ChannelVersions::from([("x".to_owned(), v(2))]));
+    cp.versions_seen.insert(
+        "b".into(),
+        ChannelVersions::from_iter([("x".to_owned(), v(2))]),
+    );
     let tasks = prepare_next_tasks(&cp, &g, &ch, 3, "", None).unwrap();
     let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a"]);
@@ -327,6 +329,35 @@ fn new_versions_lists_the_channels_newer_than_before() {
 }
 
 #[test]
+fn advance_versions_returns_the_new_versions_and_catches_previous_up() {
+    let versions = |pairs: &[(&str, i64)]| -> ChannelVersions {
+        pairs
+            .iter()
+            .map(|(k, n)| ((*k).to_owned(), v(*n)))
+            .collect()
+    };
+    let mut previous = versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]);
+    let current = versions(&[("a", 1), ("b", 3), ("c", 1), ("d", 2)]);
+    let new = advance_versions(&mut previous, &current);
+    assert_eq!(
+        new,
+        new_versions(
+            &versions(&[("a", 1), ("b", 2), ("gone", 4), ("d", 5)]),
+            &current
+        )
+    );
+    assert_eq!(
+        new.into_iter().collect::<Vec<_>>(),
+        [("b".to_owned(), v(3)), ("c".to_owned(), v(1))]
+    );
+    let mut caught_up: Vec<_> = previous.into_iter().collect();
+    caught_up.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut expected: Vec<_> = current.into_iter().collect();
+    expected.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(caught_up, expected);
+}
+
+#[test]
 fn should_interrupt_needs_a_change_since_the_last_interrupt() {
     let g = graph();
     let mut ch = channels();
@@ -347,7 +378,7 @@ fn should_interrupt_needs_a_change_since_the_last_interrupt() {
     // Nothing changed since the interrupt bookkeeping saw version 2: no interrupt.
     cp.versions_seen.insert(
         "__interrupt__".into(),
-        ChannelVersions::from([("go".to_owned(), v(2))]),
+        ChannelVersions::from_iter([("go".to_owned(), v(2))]),
     );
     assert!(should_interrupt(&cp, &["a".into()], &tasks, &hidden).is_empty());
 }

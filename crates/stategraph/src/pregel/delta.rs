@@ -299,7 +299,7 @@ pub fn versions_seen_without_bumps(
         if node == SNAPSHOT_BUMPS {
             continue;
         }
-        let mut s = ChannelVersions::new();
+        let mut s = ChannelVersions::default();
         for (k, v) in seen {
             let advanced = format!("{node}|{k}");
             let read = format!("{node}:{k}");
@@ -349,7 +349,7 @@ mod tests {
     }
 
     fn channels(freq: u64) -> Channels {
-        let mut c: Channels = IndexMap::new();
+        let mut c = Channels::default();
         let delta = DeltaChannel::from_pairwise(crate::reducers::add(), freq);
         c.insert("m".into(), delta.from_checkpoint(None).unwrap());
         c.insert("x".into(), Box::new(LastValue::new()) as Box<dyn Channel>);
@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(due(0, bound).len(), 1, "the superstep bound");
         let counters: Counters = [("m".to_owned(), (9, 9))].into_iter().collect();
         assert!(
-            due_by_counters(&ch, &counters, &ChannelVersions::new()).is_empty(),
+            due_by_counters(&ch, &counters, &ChannelVersions::default()).is_empty(),
             "a channel never written has nothing to store"
         );
     }

@@ -827,7 +827,7 @@ impl Loop {
             .writer
             .put_writes(&self.checkpoint.id, task_id, path, writes)
             .await?;
-        if let Some(i) = task {
+        if let (Some(i), Some(_)) = (task, &self.p.sink) {
             let t = self.tasks[i].clone();
             self.output_writes(&t, &writes, false);
         }

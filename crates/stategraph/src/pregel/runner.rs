@@ -158,22 +158,27 @@ pub(crate) async fn run_tasks(
     let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
     let mut cache_keys: Vec<(usize, CacheKey, Option<std::time::Duration>)> = Vec::new();
     for &i in indices {
-        let task = lp.tasks()[i].clone();
-        let Some(node) = lp.params().graph.nodes.get(&task.name).cloned() else {
+        let task = &lp.tasks()[i];
+        // Only what the task needs of its node is copied (not the node's names and lists).
+        let Some(node) = lp.params().graph.nodes.get(&task.name) else {
             continue;
         };
         let Some(runner) = node.run.clone() else {
             continue;
         };
+        let (retry, timeout) = (node.retry.clone(), node.timeout);
         if let (Some(policy), Some(cache)) = (&node.cache, lp.params().cache.clone()) {
             let key = policy.key_of(&task.name, &task.input);
+            let ttl = policy.ttl;
             if let Some(writes) = cache.get(&key) {
+                let task_id = task.id.clone();
                 lp.tasks_mut()[i].writes = writes.clone();
-                lp.put_writes_cached(&task.id, writes).await?;
+                lp.put_writes_cached(&task_id, writes).await?;
                 continue;
             }
-            cache_keys.push((i, key, policy.ttl));
+            cache_keys.push((i, key, ttl));
         }
+        let task = &lp.tasks()[i];
         let mut resume: Vec<Value> = lp
             .pending_writes()
             .iter()
@@ -203,15 +208,15 @@ pub(crate) async fn run_tasks(
                 sink: super::stream_messages::task_sink(
                     lp.params().sink.as_ref(),
                     &lp.params().config,
-                    &task,
+                    task,
                     lp.step(),
                 ),
                 resume,
                 null_resume: null_resume.clone(),
                 run: run_scope.clone(),
             },
-            retry: node.retry.clone(),
-            timeout: node.timeout,
+            retry,
+            timeout,
         };
         futures.push(attempts.run().boxed());
     }

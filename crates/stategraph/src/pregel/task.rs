@@ -70,14 +70,14 @@ impl TaskPath {
 /// The 16 bytes of a checkpoint id (its hex digits without dashes); zeros if malformed.
 pub fn checkpoint_id_bytes(checkpoint_id: &str) -> [u8; 16] {
     let mut out = [0u8; 16];
-    let digits: Vec<u8> = checkpoint_id
+    let mut digits = checkpoint_id
         .bytes()
         .filter(|b| *b != b'-')
-        .filter_map(|b| (b as char).to_digit(16).map(|d| d as u8))
-        .collect();
-    for (i, pair) in digits.chunks(2).take(16).enumerate() {
-        if pair.len() == 2 {
-            out[i] = (pair[0] << 4) | pair[1];
+        .filter_map(|b| (b as char).to_digit(16).map(|d| d as u8));
+    for byte in &mut out {
+        match (digits.next(), digits.next()) {
+            (Some(hi), Some(lo)) => *byte = (hi << 4) | lo,
+            _ => break,
         }
     }
     out
@@ -106,16 +106,18 @@ pub fn interrupt_id(task_ns: &str, n: usize) -> String {
     format!("{h:032x}")
 }
 
+/// `h` as 32 lowercase hex digits grouped 8-4-4-4-12, written in one buffer.
 fn uuid_like(h: u128) -> String {
-    let hex = format!("{h:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for i in 0..32 {
+        if matches!(i, 8 | 12 | 16 | 20) {
+            out.push('-');
+        }
+        let nibble = (h >> (124 - 4 * i)) & 0xf;
+        out.push(char::from(HEX[nibble as usize]));
+    }
+    out
 }
 
 #[cfg(test)]

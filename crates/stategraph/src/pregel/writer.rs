@@ -203,14 +203,19 @@ impl Writer {
                 .map(|(c, v)| (task_id.to_owned(), c.clone(), v.clone())),
         );
         if self.durability != Durability::Exit && self.saver.is_some() {
-            let mut config = self.config.clone();
-            config.checkpoint_id = Some(checkpoint_id.to_owned());
             if let Some(saver) = self.inline_saver() {
-                saver
-                    .put_writes(&config, &to_save, task_id, &task_path)
-                    .await?;
+                // The writer's own config, pointed at the checkpoint for the call: no copy
+                // of the config per task.
+                let parent = self.config.checkpoint_id.replace(checkpoint_id.to_owned());
+                let saved = saver
+                    .put_writes(&self.config, &to_save, task_id, &task_path)
+                    .await;
+                self.config.checkpoint_id = parent;
+                saved?;
                 return Ok(writes);
             }
+            let mut config = self.config.clone();
+            config.checkpoint_id = Some(checkpoint_id.to_owned());
             self.save(SaveOp::PutWrites {
                 config,
                 writes: to_save,
@@ -241,9 +246,10 @@ impl Writer {
             .checkpoint_id
             .as_ref()
             .map(|_| self.config.clone());
-        let new_versions =
-            super::algo::new_versions(&self.previous_versions, &checkpoint.channel_versions);
-        self.previous_versions = checkpoint.channel_versions.clone();
+        let new_versions = super::algo::advance_versions(
+            &mut self.previous_versions,
+            &checkpoint.channel_versions,
+        );
         self.mark_branch();
         let id = checkpoint.id.clone();
         if let Some(saver) = self.inline_saver() {

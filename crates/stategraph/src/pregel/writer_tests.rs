@@ -134,7 +134,7 @@ fn writer(saver: Arc<GatedSaver>, lease: Option<Arc<ThreadLease>>) -> Writer {
         saver: Some(saver),
         durability: Durability::Async,
         pending_writes: Vec::new(),
-        previous_versions: ChannelVersions::new(),
+        previous_versions: ChannelVersions::default(),
         config: CheckpointConfig::thread("t"),
         prev_config: None,
         branching: false,
