@@ -35,7 +35,7 @@ async fn put_one(saver: &PostgresSaver, thread: &str, id: &str, value: Value) ->
     c.channel_values.insert("messages".into(), value);
     c.channel_versions
         .insert("messages".into(), version.clone());
-    let new: ChannelVersions = [("messages".to_owned(), version)].into();
+    let new: ChannelVersions = [("messages".to_owned(), version)].into_iter().collect();
     let md = CheckpointMetadata::new(CheckpointSource::Loop, 0);
     saver
         .put(&CheckpointConfig::thread(thread), &c, &md, &new)

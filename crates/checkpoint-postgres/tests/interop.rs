@@ -533,7 +533,9 @@ fn chat_chain(saver: &PostgresSaver, thread: &str, steps: i64) -> Vec<Op> {
             .insert("messages".into(), Value::List(messages.clone().into()));
         c.channel_versions
             .insert("messages".into(), version.clone());
-        let new: ChannelVersions = [("messages".to_owned(), version.clone())].into();
+        let new: ChannelVersions = [("messages".to_owned(), version.clone())]
+            .into_iter()
+            .collect();
         let md = CheckpointMetadata::new(CheckpointSource::Loop, step);
         ops.push(Op::Put(config.clone(), c.clone(), md, new));
         config = CheckpointConfig::for_checkpoint(thread, "", c.id.as_str());

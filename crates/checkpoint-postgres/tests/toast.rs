@@ -28,7 +28,7 @@ async fn put_big(saver: &PostgresSaver, thread: &str) {
     let v = ChannelVersion::from("1.0");
     c.channel_values.insert("messages".into(), compressible());
     c.channel_versions.insert("messages".into(), v.clone());
-    let new: ChannelVersions = [("messages".to_owned(), v)].into();
+    let new: ChannelVersions = [("messages".to_owned(), v)].into_iter().collect();
     let md = CheckpointMetadata::new(CheckpointSource::Loop, 0);
     saver
         .put(&CheckpointConfig::thread(thread), &c, &md, &new)
