@@ -72,6 +72,16 @@ pub(crate) enum Op {
     },
 }
 
+impl Op {
+    /// The serialized bytes it holds (its blobs and metadata).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Op::Put { row, .. } => row.checkpoint.bytes.len() + row.metadata.len(),
+            Op::Writes { rows, .. } => rows.iter().map(|w| w.value.bytes.len()).sum(),
+        }
+    }
+}
+
 /// What [`apply`] stored.
 #[derive(Debug)]
 pub(crate) struct Applied {
