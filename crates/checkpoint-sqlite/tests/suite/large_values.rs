@@ -60,7 +60,7 @@ async fn a_large_checkpoint_is_stored_byte_for_byte() {
         .await
         .expect("put");
     let (tag, stored, stored_metadata) = checkpoint_row(&saver);
-    let expected = JsonPlusSerializer::default()
+    let expected = JsonPlusSerializer
         .dumps_checkpoint(&cp, true)
         .expect("encode");
     assert_eq!(tag, expected.tag);
