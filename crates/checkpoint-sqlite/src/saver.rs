@@ -16,7 +16,7 @@ use stategraph_checkpoint::{
     Result, SaveOp, Value,
 };
 
-use crate::cache::{DecodedCache, RowId, DEFAULT_READ_CACHE_BYTES};
+use crate::cache::{DecodedCache, DEFAULT_READ_CACHE_BYTES};
 use crate::pool::{blocking, Pool};
 use crate::read::PageSize;
 use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
@@ -146,13 +146,9 @@ impl SqliteSaver {
             checkpoint: self.serde.dumps_checkpoint(checkpoint, true)?,
             metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
         };
-        // What decoding the row would give back, for the read cache (see `run`).
-        let keep = (self.serde.round_trips() && self.cache.keeps(row.checkpoint.bytes.len()))
-            .then(|| Arc::new(checkpoint.clone()));
         Ok(Op::Put {
             config: config.clone(),
             row,
-            keep,
         })
     }
 
@@ -194,33 +190,14 @@ impl SqliteSaver {
         })
     }
 
-    /// Runs serialized ops in one write transaction (see [`write::apply`]), then leaves
-    /// the checkpoints it stored in the read cache with their bytes, so that reading one
-    /// back (the engine reads the latest at the start of every run) compares bytes
-    /// instead of decoding them.
+    /// Runs serialized ops in one write transaction (see [`write::apply`]).
     async fn run(&self, ops: Vec<Op>) -> Result<()> {
         let (serde, fencing) = (Arc::clone(&self.serde), self.fencing);
-        let cache = Arc::clone(&self.cache);
-        blocking(&self.pool, move |pool| {
-            let applied = pool.write(|tx| write::apply(tx, &ops, fencing, serde.as_ref()))?;
-            for op in ops.into_iter().take(applied.stored) {
-                if let Op::Put {
-                    row,
-                    keep: Some(checkpoint),
-                    ..
-                } = op
-                {
-                    let id = RowId {
-                        thread_id: row.thread_id,
-                        checkpoint_ns: row.checkpoint_ns,
-                        checkpoint_id: row.checkpoint_id,
-                    };
-                    cache.insert_owned(id, &row.checkpoint.tag, row.checkpoint.bytes, checkpoint);
-                }
-            }
-            applied.refused.map_or(Ok(()), Err)
+        let refused = blocking(&self.pool, move |pool| {
+            pool.write(|tx| write::apply(tx, &ops, fencing, serde.as_ref()))
         })
-        .await
+        .await?;
+        refused.map_or(Ok(()), Err)
     }
 
     /// The most rows each page of [`CheckpointSaver::list_stream`] reads (at least 1;

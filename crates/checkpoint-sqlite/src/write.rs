@@ -11,13 +11,11 @@
 //! them in memory) and the bytes are then written into the stored row with incremental
 //! blob I/O, page by page. The row is the same; only the memory differs.
 
-use std::sync::Arc;
-
 use rusqlite::blob::ZeroBlob;
 use rusqlite::types::ToSql;
 use rusqlite::{params, Transaction, MAIN_DB};
 use stategraph_checkpoint::serde::{Serializer, Typed};
-use stategraph_checkpoint::{Checkpoint, CheckpointConfig, Error, Result};
+use stategraph_checkpoint::{CheckpointConfig, Error, Result};
 
 use crate::error::SqlResultExt;
 
@@ -60,9 +58,6 @@ pub(crate) enum Op {
     Put {
         config: CheckpointConfig,
         row: NewCheckpoint,
-        /// The checkpoint, for the read cache once stored (when decoding the row would
-        /// give it back).
-        keep: Option<Arc<Checkpoint>>,
     },
     /// One task's write rows and the config of their `put_writes` (for the fence).
     Writes {
@@ -82,30 +77,21 @@ impl Op {
     }
 }
 
-/// What [`apply`] stored.
-#[derive(Debug)]
-pub(crate) struct Applied {
-    /// How many of the ops, from the first, were stored.
-    pub(crate) stored: usize,
-    /// The fence's refusal of the op after them, if one was refused.
-    pub(crate) refused: Option<Error>,
-}
-
 /// Runs `ops` in order inside the caller's transaction, each fenced when `fencing`.
 ///
-/// Every op is stored unless the fence refuses one: then the ops before it are stored (the
-/// caller commits them), nothing of the refused op nor of the ops after it is, and the
-/// refusal is returned in [`Applied::refused`]. Any other error is returned as `Err` (the
-/// caller rolls the whole transaction back).
+/// Returns `Ok(None)` when every op was stored, `Ok(Some(conflict))` when the fence
+/// refused an op: the ops before it are stored (the caller commits them), nothing of the
+/// refused op nor of the ops after it is. Any other error is returned as `Err` (the caller
+/// rolls the whole transaction back).
 pub(crate) fn apply(
     tx: &Transaction<'_>,
     ops: &[Op],
     fencing: bool,
     serde: &dyn Serializer,
-) -> Result<Applied> {
-    for (stored, op) in ops.iter().enumerate() {
+) -> Result<Option<Error>> {
+    for op in ops {
         let checked = match op {
-            Op::Put { config, row, .. } => {
+            Op::Put { config, row } => {
                 let checked = if fencing {
                     crate::fence::check_put(tx, config, row)
                 } else {
@@ -128,19 +114,11 @@ pub(crate) fn apply(
         };
         match checked {
             Ok(()) => {}
-            Err(conflict @ Error::Conflict(_)) => {
-                return Ok(Applied {
-                    stored,
-                    refused: Some(conflict),
-                })
-            }
+            Err(conflict @ Error::Conflict(_)) => return Ok(Some(conflict)),
             Err(e) => return Err(e),
         }
     }
-    Ok(Applied {
-        stored: ops.len(),
-        refused: None,
-    })
+    Ok(None)
 }
 
 /// From this many bytes in one row's blobs on, the row is written in place (see the
