@@ -39,6 +39,11 @@
 //! * **Values inline.** As in LangGraph's SQLite saver, the checkpoint blob is the whole
 //!   checkpoint, `channel_values` included (docs/format.md#sqlite); there is no blob table and
 //!   `new_versions` is not needed.
+//!   A row of 1 MiB or more is written in place (`zeroblob`, then incremental blob I/O), so
+//!   storing a large value does not hold extra copies of its encoding.
+//! * **Repeated reads without a query.** Decoded checkpoints are cached, and a `get_tuple`
+//!   whose snapshot provably equals an earlier read's (`PRAGMA data_version`: any commit by
+//!   any connection or process changes it) answers from that read without touching a row.
 //! * **Metadata as Python's JSON.** Metadata is stored as the UTF-8 bytes of
 //!   `json.dumps(metadata, ensure_ascii=False)` in a BLOB column, byte for byte as Python
 //!   writes it ([`json`]). Bytes and extension objects cannot be metadata (Python raises

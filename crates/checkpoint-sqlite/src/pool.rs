@@ -14,8 +14,21 @@
 //!
 //! An in-memory database exists only inside its one connection, so there reads share the
 //! writer connection (and its mutex).
+//!
+//! # Snapshots that provably did not change
+//!
+//! [`Pool::read_stamped`] hands its closure a [`Stamp`] of the snapshot it reads: which
+//! connection, that connection's `PRAGMA data_version`, and how many writes the
+//! connection itself ran. SQLite changes a connection's `data_version` whenever another
+//! connection (of this process or any other) committed since the connection's previous
+//! read, and a reader connection never writes; a connection shared with the writer counts
+//! its own writes in the stamp instead. So two reads with equal stamps saw the same
+//! database content, and whatever the first one learned (which checkpoint is the latest,
+//! what a row decodes to) still holds for the second without reading it again
+//! ([`crate::cache`]).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -28,10 +41,48 @@ use crate::schema;
 /// How many idle reader connections are kept for reuse.
 pub(crate) const MAX_IDLE_READERS: usize = 4;
 
+/// Numbers every connection a pool opens, across pools, so that stamps of different
+/// connections never compare equal.
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+/// Reads the connection's change counter (it also starts the read transaction's snapshot).
+const DATA_VERSION: &str = "PRAGMA data_version";
+
+/// Which snapshot a read saw: equal stamps mean equal database content (see the module
+/// docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    /// The connection read from.
+    connection: u64,
+    /// Its `PRAGMA data_version` in the read transaction.
+    data_version: i64,
+    /// The writes run on that connection itself (only a connection shared with the
+    /// writer has any).
+    own_writes: u64,
+}
+
+/// One connection and the number that tells it apart in a [`Stamp`].
+#[derive(Debug)]
+struct Numbered {
+    conn: Connection,
+    id: u64,
+}
+
+impl Numbered {
+    fn new(conn: Connection) -> Numbered {
+        Numbered {
+            conn,
+            id: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
 /// The writer connection and, for files, the reader connections.
 #[derive(Debug)]
 pub(crate) struct Pool {
-    writer: Mutex<Connection>,
+    writer: Mutex<Numbered>,
+    /// Writes run on the writer connection (changed under its mutex).
+    own_writes: AtomicU64,
     readers: Option<Readers>,
 }
 
@@ -39,7 +90,7 @@ pub(crate) struct Pool {
 #[derive(Debug)]
 struct Readers {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Numbered>>,
 }
 
 impl Pool {
@@ -51,7 +102,8 @@ impl Pool {
             .execute_batch("PRAGMA synchronous = FULL")
             .backend()?;
         Ok(Pool {
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Numbered::new(writer)),
+            own_writes: AtomicU64::new(0),
             readers: Some(Readers {
                 path,
                 idle: Mutex::new(Vec::new()),
@@ -64,7 +116,8 @@ impl Pool {
         let writer = Connection::open_in_memory().backend()?;
         schema::setup(&writer, false)?;
         Ok(Pool {
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Numbered::new(writer)),
+            own_writes: AtomicU64::new(0),
             readers: None,
         })
     }
@@ -73,6 +126,7 @@ impl Pool {
     pub(crate) fn set_synchronous(&self, mode: crate::Synchronous) -> Result<()> {
         self.writer
             .lock()
+            .conn
             .execute_batch(&format!("PRAGMA synchronous = {}", mode.pragma()))
             .backend()
     }
@@ -81,7 +135,8 @@ impl Pool {
     /// share it, and any write fails (SQLite refuses it).
     pub(crate) fn read_only(conn: Connection) -> Pool {
         Pool {
-            writer: Mutex::new(conn),
+            writer: Mutex::new(Numbered::new(conn)),
+            own_writes: AtomicU64::new(0),
             readers: None,
         }
     }
@@ -89,8 +144,11 @@ impl Pool {
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer, committing if it
     /// succeeds and rolling back if it fails.
     pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.writer.lock();
-        let tx = conn
+        let mut writer = self.writer.lock();
+        // Counted whether it commits or not: a stamp only needs to change.
+        self.own_writes.fetch_add(1, Ordering::Relaxed);
+        let tx = writer
+            .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .backend()?;
         let out = f(&tx)?;
@@ -100,15 +158,42 @@ impl Pool {
 
     /// Runs `f` in one read transaction (one snapshot) on a reader connection.
     pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.on_reader(|conn, _| in_read_transaction(&conn.conn, f))
+    }
+
+    /// [`Pool::read`], with the [`Stamp`] of the snapshot the transaction reads.
+    pub(crate) fn read_stamped<T>(
+        &self,
+        f: impl FnOnce(&Connection, Stamp) -> Result<T>,
+    ) -> Result<T> {
+        self.on_reader(|conn, own_writes| {
+            in_read_transaction(&conn.conn, |tx| {
+                let data_version: i64 = tx
+                    .prepare_cached(DATA_VERSION)
+                    .and_then(|mut s| s.query_row([], |r| r.get(0)))
+                    .backend()?;
+                let stamp = Stamp {
+                    connection: conn.id,
+                    data_version,
+                    own_writes,
+                };
+                f(tx, stamp)
+            })
+        })
+    }
+
+    /// Runs `f` on a reader connection (the writer's, under its mutex, when there are no
+    /// readers) with the count of writes run on that connection.
+    fn on_reader<T>(&self, f: impl FnOnce(&Numbered, u64) -> Result<T>) -> Result<T> {
         let Some(readers) = &self.readers else {
-            let conn = self.writer.lock();
-            return in_read_transaction(&conn, f);
+            let writer = self.writer.lock();
+            return f(&writer, self.own_writes.load(Ordering::Relaxed));
         };
         let conn = match readers.idle.lock().pop() {
             Some(conn) => conn,
-            None => readers.open()?,
+            None => Numbered::new(readers.open()?),
         };
-        let out = in_read_transaction(&conn, f);
+        let out = f(&conn, 0);
         let mut idle = readers.idle.lock();
         if idle.len() < MAX_IDLE_READERS {
             idle.push(conn);
@@ -154,5 +239,73 @@ where
             .await
             .map_err(|e| Error::Backend(Box::new(e)))?,
         Err(_) => f(&pool),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database file removed (with its companions) when dropped.
+    struct TempFile(PathBuf);
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut name = self.0.clone().into_os_string();
+                name.push(suffix);
+                let _ = std::fs::remove_file(name);
+            }
+        }
+    }
+
+    fn stamp(pool: &Pool) -> Stamp {
+        pool.read_stamped(|_, stamp| Ok(stamp)).expect("read")
+    }
+
+    fn insert(conn: &Connection, thread: &str) {
+        conn.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_id) VALUES (?1, '1')",
+            [thread],
+        )
+        .expect("insert");
+    }
+
+    #[test]
+    fn a_stamp_changes_exactly_when_some_connection_committed() {
+        let file = TempFile(std::env::temp_dir().join(format!(
+            "stategraph-pool-stamp-{}-{}.sqlite",
+            std::process::id(),
+            NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed)
+        )));
+        let pool = Pool::open(file.0.clone()).expect("open");
+        let first = stamp(&pool);
+        assert_eq!(stamp(&pool), first, "nothing committed");
+        pool.write(|tx| {
+            insert(tx, "a");
+            Ok(())
+        })
+        .expect("write");
+        let after_own = stamp(&pool);
+        assert_ne!(after_own, first, "this pool's writer committed");
+        assert_eq!(stamp(&pool), after_own);
+        let other = Connection::open(&file.0).expect("other connection");
+        insert(&other, "b");
+        let after_other = stamp(&pool);
+        assert_ne!(after_other, after_own, "another connection committed");
+        assert_eq!(stamp(&pool), after_other);
+    }
+
+    #[test]
+    fn a_shared_connection_counts_its_own_writes() {
+        let pool = Pool::in_memory().expect("open");
+        let first = stamp(&pool);
+        assert_eq!(stamp(&pool), first);
+        pool.write(|tx| {
+            insert(tx, "a");
+            Ok(())
+        })
+        .expect("write");
+        assert_ne!(stamp(&pool), first);
     }
 }

@@ -14,9 +14,10 @@ use stategraph_checkpoint::{
     PendingWrite, Result,
 };
 
-use crate::cache::{DecodedCache, RowId};
+use crate::cache::{Answer, DecodedCache, RowId};
 use crate::error::SqlResultExt;
 use crate::json;
+use crate::pool::Stamp;
 use crate::query::{list_query, some_id, ListPage, CHECKPOINT_COLUMNS};
 
 /// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
@@ -75,31 +76,31 @@ impl CheckpointRow {
 
     /// The checkpoint: the cached one, or decoded from the row (reusing the lists `cache`
     /// remembers) and then kept in `cache` when `fill`.
-    fn checkpoint(
+    fn shared_checkpoint(
         &mut self,
         serde: &dyn Serializer,
         cache: &DecodedCache,
         fill: bool,
-    ) -> Result<Checkpoint> {
+    ) -> Result<Arc<Checkpoint>> {
         if let Some(checkpoint) = self.cached.take() {
-            return Ok(Arc::unwrap_or_clone(checkpoint));
+            return Ok(checkpoint);
         }
         let tag = self
             .tag
             .as_deref()
             .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
         let checkpoint = Checkpoint::from_value(cache.decode(serde, tag, &self.checkpoint)?)?;
-        if fill {
+        let shared = Arc::new(checkpoint);
+        if fill && cache.keeps(self.checkpoint.len()) {
             let id = RowId {
                 thread_id: self.thread_id.clone(),
                 checkpoint_ns: self.checkpoint_ns.clone(),
                 checkpoint_id: self.checkpoint_id.clone(),
             };
-            let shared = Arc::new(checkpoint);
-            cache.insert(id, tag, &self.checkpoint, &shared);
-            return Ok(Arc::unwrap_or_clone(shared));
+            let encoded = std::mem::take(&mut self.checkpoint);
+            cache.insert_owned(id, tag, encoded, Arc::clone(&shared));
         }
-        Ok(checkpoint)
+        Ok(shared)
     }
 
     /// The decoded metadata: `json.loads` of the column, `{}` when it is NULL.
@@ -110,8 +111,8 @@ impl CheckpointRow {
         }
     }
 
-    /// The tuple, with `config` as the caller sees it; a decoded checkpoint is kept in
-    /// `cache` when `fill`.
+    /// The tuple, with `config` as the caller sees it (a listing's: a decoded checkpoint
+    /// is not kept in `cache`).
     fn into_tuple(
         mut self,
         conn: &Connection,
@@ -119,10 +120,9 @@ impl CheckpointRow {
         config: CheckpointConfig,
         metadata: CheckpointMetadata,
         cache: &DecodedCache,
-        fill: bool,
     ) -> Result<CheckpointTuple> {
-        let checkpoint = self.checkpoint(serde, cache, fill)?;
-        let pending_writes = pending_writes(
+        let checkpoint = Arc::unwrap_or_clone(self.shared_checkpoint(serde, cache, false)?);
+        let (pending_writes, _) = pending_writes(
             conn,
             serde,
             &self.thread_id,
@@ -165,16 +165,40 @@ fn checkpoint_query(latest: bool) -> String {
     }
 }
 
-/// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`, from
-/// `cache` when it holds the row's bytes (and kept there when decoded).
+/// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`, in the
+/// read transaction whose snapshot has `stamp`.
+///
+/// When an earlier read in a snapshot with the same stamp left its answer in `cache`, the
+/// answer comes from there without a query (the database is provably the same). Otherwise
+/// the row is read; its checkpoint comes from `cache` when it holds the row's bytes (and is
+/// kept there when decoded), and the answer is left in `cache` for the next read.
 pub(crate) fn get_tuple(
     conn: &Connection,
     serde: &dyn Serializer,
     cache: &DecodedCache,
     config: &CheckpointConfig,
+    stamp: Stamp,
 ) -> Result<Option<CheckpointTuple>> {
     let ns = config.ns();
     let id = some_id(config.checkpoint_id.as_ref());
+    let known = match id {
+        Some(id) => Some(Some(id.to_owned())),
+        None => cache.latest(&config.thread_id, ns, stamp),
+    };
+    match known {
+        Some(None) => return Ok(None),
+        Some(Some(checkpoint_id)) => {
+            let row = RowId {
+                thread_id: config.thread_id.clone(),
+                checkpoint_ns: ns.to_owned(),
+                checkpoint_id,
+            };
+            if let Some((checkpoint, answer)) = cache.answer(&row, stamp) {
+                return Ok(Some(answered(config, row, &checkpoint, answer)));
+            }
+        }
+        None => {}
+    }
     let mut stmt;
     let mut rows = match id {
         Some(id) => {
@@ -187,19 +211,73 @@ pub(crate) fn get_tuple(
         }
     };
     let Some(row) = rows.next().backend()? else {
+        if id.is_none() {
+            cache.remember_latest(&config.thread_id, ns, stamp, None);
+        }
         return Ok(None);
     };
-    let row = CheckpointRow::from_row(row, cache).backend()?;
+    let mut row = CheckpointRow::from_row(row, cache).backend()?;
     let metadata = row.metadata()?;
-    // As LangGraph does, an explicit id returns the caller's config as given.
-    let own = match id {
-        Some(_) => config.clone(),
-        None => {
-            CheckpointConfig::for_checkpoint(row.thread_id.as_str(), ns, row.checkpoint_id.as_str())
-        }
+    let metadata_len = row.metadata.as_ref().map_or(0, Vec::len);
+    let checkpoint = row.shared_checkpoint(serde, cache, true)?;
+    let (pending_writes, writes_len) = pending_writes(
+        conn,
+        serde,
+        &row.thread_id,
+        &row.checkpoint_ns,
+        &row.checkpoint_id,
+    )?;
+    let id_of_row = RowId {
+        thread_id: row.thread_id,
+        checkpoint_ns: row.checkpoint_ns,
+        checkpoint_id: row.checkpoint_id,
     };
-    row.into_tuple(conn, serde, own, metadata, cache, true)
-        .map(Some)
+    if id.is_none() {
+        cache.remember_latest(
+            &id_of_row.thread_id,
+            &id_of_row.checkpoint_ns,
+            stamp,
+            Some(id_of_row.checkpoint_id.clone()),
+        );
+    }
+    let answer = Answer {
+        stamp,
+        metadata,
+        parent: row.parent,
+        pending_writes,
+        bytes: metadata_len + writes_len,
+    };
+    cache.remember_answer(&id_of_row, &checkpoint, answer.clone());
+    Ok(Some(answered(config, id_of_row, &checkpoint, answer)))
+}
+
+/// The tuple `get_tuple` returns for row `id` with `config` as the caller gave it.
+fn answered(
+    config: &CheckpointConfig,
+    id: RowId,
+    checkpoint: &Arc<Checkpoint>,
+    answer: Answer,
+) -> CheckpointTuple {
+    // As LangGraph does, an explicit id returns the caller's config as given.
+    let own = match some_id(config.checkpoint_id.as_ref()) {
+        Some(_) => config.clone(),
+        None => CheckpointConfig::for_checkpoint(
+            id.thread_id.as_str(),
+            id.checkpoint_ns.as_str(),
+            id.checkpoint_id.as_str(),
+        ),
+    };
+    let parent_config = answer
+        .parent
+        .filter(|p| !p.is_empty())
+        .map(|p| CheckpointConfig::for_checkpoint(id.thread_id, id.checkpoint_ns, p));
+    CheckpointTuple {
+        config: own,
+        checkpoint: Checkpoint::clone(checkpoint),
+        metadata: answer.metadata,
+        parent_config,
+        pending_writes: answer.pending_writes,
+    }
 }
 
 /// How much one page of a listing reads at most.
@@ -280,7 +358,7 @@ pub(crate) fn list_page(
                 row.checkpoint_ns.as_str(),
                 row.checkpoint_id.as_str(),
             );
-            out.push(row.into_tuple(conn, serde, own, metadata, cache, false)?);
+            out.push(row.into_tuple(conn, serde, own, metadata, cache)?);
             cursor.remaining -= 1;
             if cursor.remaining == 0 {
                 cursor.done = true;
@@ -301,32 +379,37 @@ pub(crate) fn list_page(
     Ok(out)
 }
 
-/// The writes stored against one checkpoint, decoded, in read order.
+/// The writes stored against one checkpoint, decoded, in read order, and their encoded
+/// bytes.
 fn pending_writes(
     conn: &Connection,
     serde: &dyn Serializer,
     thread_id: &str,
     ns: &str,
     checkpoint_id: &str,
-) -> Result<Vec<PendingWrite>> {
+) -> Result<(Vec<PendingWrite>, usize)> {
     let mut stmt = conn.prepare_cached(PENDING_WRITES).backend()?;
     let mut rows = stmt
         .query(params![thread_id, ns, checkpoint_id])
         .backend()?;
-    let mut out = Vec::new();
+    let (mut out, mut len) = (Vec::new(), 0);
     while let Some(row) = rows.next().backend()? {
         let task_id: String = row.get(0).backend()?;
         let channel: String = row.get(1).backend()?;
         let tag: Option<String> = row.get(2).backend()?;
-        let value = bytes(row.get_ref(3).backend()?).unwrap_or_default();
         let tag = tag.ok_or_else(|| Error::InvalidData("write row has no type".into()))?;
+        let value = match row.get_ref(3).backend()? {
+            ValueRef::Blob(b) | ValueRef::Text(b) => b,
+            _ => &[],
+        };
+        len += task_id.len() + channel.len() + value.len();
         out.push(PendingWrite {
             task_id,
             channel,
-            value: serde.loads_typed(&tag, &value)?,
+            value: serde.loads_typed(&tag, value)?,
         });
     }
-    Ok(out)
+    Ok((out, len))
 }
 
 #[cfg(test)]

@@ -46,6 +46,10 @@ pub struct SqliteSaver {
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
 pub const DEFAULT_LIST_PAGE_ROWS: usize = 64;
 
+/// The serialized bytes a group commit ([`CheckpointSaver::put_batch`]) holds before it
+/// commits the ops so far and goes on in a new transaction (16 MiB).
+pub(crate) const BATCH_BYTES: usize = 16 << 20;
+
 /// The encoded checkpoint bytes after which a page of [`CheckpointSaver::list_stream`]
 /// ends (1 MiB): a page holds few checkpoints when they are large.
 pub const LIST_PAGE_BYTES: usize = 1 << 20;
@@ -255,7 +259,9 @@ impl CheckpointSaver for SqliteSaver {
         let (serde, config) = (Arc::clone(&self.serde), config.clone());
         let cache = Arc::clone(&self.cache);
         blocking(&self.pool, move |pool| {
-            pool.read(|conn| read::get_tuple(conn, serde.as_ref(), &cache, &config))
+            pool.read_stamped(|conn, stamp| {
+                read::get_tuple(conn, serde.as_ref(), &cache, &config, stamp)
+            })
         })
         .await
     }
@@ -339,16 +345,19 @@ impl CheckpointSaver for SqliteSaver {
     /// Group commit: the ops, serialized first, run in order in one `BEGIN IMMEDIATE`
     /// transaction (one commit, one `fsync` with [`Synchronous::Full`]); the rows stored
     /// are the same as with one call per op. Each op is fenced as its own call would be.
+    /// Serialized ops are held until their transaction runs, so once they reach
+    /// 16 MiB (`BATCH_BYTES`) the ops so far commit and the rest follow in the next transaction
+    /// (a run with large values then holds one value's encoding at a time, not all).
     ///
     /// When the fence refuses an op, the ops before it are committed (they are the run's
     /// own earlier saves), nothing of the refused op or of the ops after it is stored, and
     /// its [`Error::Conflict`] is returned. When an op is invalid (a config or id that
     /// [`validate_config`] refuses) or cannot be serialized, the ops before it are committed
-    /// and its error returned. Any other failure (a
-    /// database error) rolls the whole batch back.
+    /// and its error returned. Any other failure (a database error) rolls back the ops of
+    /// its transaction (the whole batch unless it was split) and stores none after them.
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
         let mut prepared = Vec::with_capacity(ops.len());
-        let mut failed = None;
+        let (mut failed, mut bytes) = (None, 0);
         for op in ops {
             let p = match op {
                 SaveOp::Put {
@@ -365,7 +374,14 @@ impl CheckpointSaver for SqliteSaver {
                 } => self.prepare_writes(config, writes, task_id, task_path),
             };
             match p {
-                Ok(p) => prepared.push(p),
+                Ok(p) => {
+                    bytes += p.len();
+                    prepared.push(p);
+                    if bytes >= BATCH_BYTES {
+                        self.run(std::mem::take(&mut prepared)).await?;
+                        bytes = 0;
+                    }
+                }
                 Err(e) => {
                     failed = Some(e);
                     break;

@@ -2,8 +2,18 @@
 //!
 //! Values are serialized by the caller before the writer connection is locked; each
 //! function here runs inside the one transaction [`crate::pool::Pool::write`] opened.
+//!
+//! **Large values are written in place.** SQLite copies a bound blob (rusqlite binds with
+//! `SQLITE_TRANSIENT`) and then copies it again into the row's record, so storing a
+//! 200 MB encoding held three of it in memory at once. A row whose blobs reach
+//! [`LARGE_BLOB`] is inserted with `zeroblob`s of the right lengths in their place (they
+//! are the row's last columns, so SQLite writes them as zeroed pages without building
+//! them in memory) and the bytes are then written into the stored row with incremental
+//! blob I/O, page by page. The row is the same; only the memory differs.
 
-use rusqlite::{params, Transaction};
+use rusqlite::blob::ZeroBlob;
+use rusqlite::types::ToSql;
+use rusqlite::{params, Transaction, MAIN_DB};
 use stategraph_checkpoint::serde::{Serializer, Typed};
 use stategraph_checkpoint::{CheckpointConfig, Error, Result};
 
@@ -57,6 +67,16 @@ pub(crate) enum Op {
     },
 }
 
+impl Op {
+    /// The serialized bytes it holds (its blobs and metadata).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Op::Put { row, .. } => row.checkpoint.bytes.len() + row.metadata.len(),
+            Op::Writes { rows, .. } => rows.iter().map(|w| w.value.bytes.len()).sum(),
+        }
+    }
+}
+
 /// Runs `ops` in order inside the caller's transaction, each fenced when `fencing`.
 ///
 /// Returns `Ok(None)` when every op was stored, `Ok(Some(conflict))` when the fence
@@ -101,6 +121,37 @@ pub(crate) fn apply(
     Ok(None)
 }
 
+/// From this many bytes in one row's blobs on, the row is written in place (see the
+/// module docs): 1 MiB.
+pub(crate) const LARGE_BLOB: usize = 1 << 20;
+
+/// A blob to bind: its bytes, or a `zeroblob` of its length when the row is large.
+fn blob(bytes: &[u8], large: bool) -> Box<dyn ToSql + '_> {
+    if large {
+        Box::new(ZeroBlob(bytes.len() as u64))
+    } else {
+        Box::new(bytes)
+    }
+}
+
+/// Writes `bytes` into the `column` of the row `rowid` of `table` (stored with a
+/// `zeroblob` of their length).
+fn fill_blob(
+    tx: &Transaction<'_>,
+    table: &str,
+    column: &str,
+    rowid: i64,
+    bytes: &[u8],
+) -> Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let mut blob = tx
+        .blob_open(MAIN_DB, table, column, rowid, false)
+        .backend()?;
+    blob.write_at(bytes, 0).backend()
+}
+
 /// `INSERT OR REPLACE`, as LangGraph's `put`: re-putting an id replaces the row.
 pub(crate) fn put(tx: &Transaction<'_>, cp: &NewCheckpoint) -> Result<()> {
     let mut stmt = tx
@@ -109,16 +160,22 @@ pub(crate) fn put(tx: &Transaction<'_>, cp: &NewCheckpoint) -> Result<()> {
              parent_checkpoint_id, type, checkpoint, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .backend()?;
+    let large = cp.checkpoint.bytes.len() + cp.metadata.len() >= LARGE_BLOB;
     stmt.execute(params![
         cp.thread_id,
         cp.checkpoint_ns,
         cp.checkpoint_id,
         cp.parent,
         cp.checkpoint.tag.as_ref(),
-        cp.checkpoint.bytes,
-        cp.metadata,
+        blob(&cp.checkpoint.bytes, large),
+        blob(&cp.metadata, large),
     ])
     .backend()?;
+    if large {
+        let rowid = tx.last_insert_rowid();
+        fill_blob(tx, "checkpoints", "checkpoint", rowid, &cp.checkpoint.bytes)?;
+        fill_blob(tx, "checkpoints", "metadata", rowid, &cp.metadata)?;
+    }
     Ok(())
 }
 
@@ -140,18 +197,25 @@ pub(crate) fn put_writes(
         .backend()?;
     for w in writes {
         let stmt = if w.idx < 0 { &mut replace } else { &mut ignore };
-        stmt.execute(params![
-            target.thread_id,
-            target.checkpoint_ns,
-            target.checkpoint_id,
-            target.task_id,
-            target.task_path,
-            w.idx,
-            w.channel,
-            w.value.tag.as_ref(),
-            w.value.bytes,
-        ])
-        .backend()?;
+        let large = w.value.bytes.len() >= LARGE_BLOB;
+        let stored = stmt
+            .execute(params![
+                target.thread_id,
+                target.checkpoint_ns,
+                target.checkpoint_id,
+                target.task_id,
+                target.task_path,
+                w.idx,
+                w.channel,
+                w.value.tag.as_ref(),
+                blob(&w.value.bytes, large),
+            ])
+            .backend()?;
+        // An ignored write stored nothing (and set no rowid).
+        if large && stored > 0 {
+            let rowid = tx.last_insert_rowid();
+            fill_blob(tx, "writes", "value", rowid, &w.value.bytes)?;
+        }
     }
     Ok(())
 }

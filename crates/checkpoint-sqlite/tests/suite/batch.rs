@@ -200,6 +200,63 @@ async fn a_refused_op_keeps_the_ops_before_it() {
     assert_eq!(rows(&saver), before);
 }
 
+/// A chain of `n` checkpoints of thread `t`, each holding a string of `mib` MiB, with a
+/// task write of the same string against each.
+fn large_ops(n: usize, mib: usize) -> Vec<SaveOp> {
+    let mut ops = Vec::new();
+    let mut parent = CheckpointConfig::thread("t");
+    for i in 0..n {
+        let id = format!("1ef00000-0000-6000-8000-{i:012}");
+        let big = Value::from(format!("{i}").repeat(mib << 20));
+        let mut cp = Checkpoint::empty(id.as_str(), "2025-01-01T00:00:00+00:00");
+        cp.channel_values.insert("big".into(), big.clone());
+        cp.channel_versions.insert(
+            "big".into(),
+            stategraph_checkpoint::ChannelVersion::Int(i as i64 + 1),
+        );
+        ops.push(SaveOp::Put {
+            config: parent,
+            checkpoint: Arc::new(cp),
+            metadata: CheckpointMetadata::new(CheckpointSource::Loop, i as i64),
+            new_versions: Default::default(),
+        });
+        parent = CheckpointConfig::for_checkpoint("t", "", id.as_str());
+        ops.push(writes(parent.clone(), "task", &[("big", big)]));
+    }
+    ops
+}
+
+#[tokio::test]
+async fn a_batch_larger_than_one_transaction_holds_stores_the_same_rows() {
+    // 5 × (3 MiB checkpoint + 3 MiB write): more than one transaction's 16 MiB.
+    let ops = large_ops(5, 3);
+    let batched = TempSaver::new("batch-large");
+    batched.put_batch(&ops).await.expect("put_batch");
+    let single = TempSaver::new("single-large");
+    one_by_one(&single, &ops).await;
+    let (got, want) = (rows(&batched), rows(&single));
+    assert_eq!(got.len(), 5 + 5);
+    assert!(got == want, "the rows differ");
+    // A refused op after the first transaction: the ops before it stay stored.
+    let saver = TempSaver::new("refused-large");
+    let mut ops = large_ops(4, 3);
+    let late = CheckpointConfig::for_checkpoint("t", "", "1ef00000-0000-6000-8000-000000000000");
+    if let SaveOp::Put { config, .. } = &mut ops[6] {
+        *config = late; // its parent is no longer the head by then
+    }
+    let err = saver.put_batch(&ops).await.expect_err("refused");
+    assert!(
+        matches!(err, stategraph_checkpoint::Error::Conflict(_)),
+        "{err}"
+    );
+    let stored: i64 = saver
+        .file
+        .raw()
+        .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(stored, 3);
+}
+
 #[tokio::test]
 async fn synchronous_normal_commits_what_a_reopened_file_reads() {
     let file = super::support::TempPath::new("sync");

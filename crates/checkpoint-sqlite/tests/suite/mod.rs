@@ -6,6 +6,7 @@ mod filter;
 mod golden;
 mod interop;
 mod json;
+mod large_values;
 mod open_errors;
 mod raw;
 mod read_cache;

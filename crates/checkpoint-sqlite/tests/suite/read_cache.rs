@@ -199,3 +199,161 @@ async fn a_growing_history_reads_as_without_the_cache() {
         assert_eq!(ids(&a), ids(&b));
     }
 }
+
+/// A checkpoint of `t` with id `…{n}` holding `label` (a 30-element list).
+fn numbered(label: &str, n: u64) -> Checkpoint {
+    let mut cp = checkpoint(label, 30);
+    cp.id = format!("1ef00000-0000-6000-8000-{n:012}");
+    cp
+}
+
+/// Puts `cp` on `t` (unfenced callers: any parent).
+async fn put_on(saver: &SqliteSaver, cp: &Checkpoint, step: i64) {
+    saver
+        .put(
+            &CheckpointConfig::thread("t"),
+            cp,
+            &CheckpointMetadata::new(CheckpointSource::Loop, step),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+}
+
+/// The id, step and pending-write count of the latest checkpoint of `t`.
+async fn latest(saver: &SqliteSaver) -> (String, i64, usize) {
+    let t = saver
+        .get_tuple(&CheckpointConfig::thread("t"))
+        .await
+        .expect("get")
+        .expect("a checkpoint");
+    (
+        t.checkpoint.id,
+        t.metadata.step.unwrap_or(-100),
+        t.pending_writes.len(),
+    )
+}
+
+/// Repeated reads answer from the cache until something commits; each kind of commit
+/// must show in the very next read: a newer checkpoint, writes on the latest, a changed
+/// row, a deleted thread, through this saver and through another connection.
+async fn every_commit_shows_in_the_next_read(saver: &SqliteSaver, other: &SqliteSaver) {
+    assert!(saver
+        .get_tuple(&CheckpointConfig::thread("t"))
+        .await
+        .expect("get")
+        .is_none());
+    for (n, writer) in [(1u64, saver), (2, other), (3, saver), (4, other)] {
+        put_on(writer, &numbered("m", n), n as i64).await;
+        for _ in 0..3 {
+            assert_eq!(latest(saver).await, (numbered("m", n).id, n as i64, 0));
+        }
+        let config = CheckpointConfig::for_checkpoint("t", "", numbered("m", n).id.as_str());
+        let writes = [("messages".to_owned(), Value::from(format!("w{n}")))];
+        writer
+            .put_writes(&config, &writes, "task", "")
+            .await
+            .expect("put_writes");
+        assert_eq!(latest(saver).await, (numbered("m", n).id, n as i64, 1));
+        let by_id = saver.get_tuple(&config).await.expect("get").expect("row");
+        assert_eq!(by_id.pending_writes[0].value, Value::from(format!("w{n}")));
+    }
+    // The same id re-put with other values by the other connection.
+    put_on(other, &numbered("z", 4), 40).await;
+    let t = saver
+        .get_tuple(&CheckpointConfig::thread("t"))
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        (
+            label_of(&t.checkpoint.channel_values["messages"]),
+            t.metadata.step
+        ),
+        ("z-0".into(), Some(40))
+    );
+    other.delete_thread("t").await.expect("delete");
+    assert!(saver
+        .get_tuple(&CheckpointConfig::thread("t"))
+        .await
+        .expect("get")
+        .is_none());
+}
+
+#[tokio::test]
+async fn commits_of_this_saver_and_of_another_saver_show_in_the_next_read() {
+    let file = TempPath::new("cache-stamps");
+    let saver = SqliteSaver::open(file.path())
+        .expect("open")
+        .with_fencing(false);
+    let other = SqliteSaver::open(file.path())
+        .expect("open")
+        .with_fencing(false);
+    every_commit_shows_in_the_next_read(&saver, &other).await;
+}
+
+#[tokio::test]
+async fn an_in_memory_saver_sees_its_own_commits() {
+    let saver = SqliteSaver::in_memory().expect("open").with_fencing(false);
+    every_commit_shows_in_the_next_read(&saver, &saver).await;
+}
+
+#[tokio::test]
+async fn a_row_changed_by_a_raw_connection_is_read_afresh() {
+    let file = TempPath::new("cache-raw");
+    let saver = SqliteSaver::open(file.path()).expect("open");
+    put_on(&saver, &numbered("m", 1), 1).await;
+    assert_eq!(latest(&saver).await.1, 1);
+    assert_eq!(latest(&saver).await.1, 1);
+    file.raw()
+        .execute(
+            "UPDATE checkpoints SET metadata = CAST('{\"source\": \"loop\", \"step\": 7}' AS BLOB)",
+            [],
+        )
+        .expect("update");
+    assert_eq!(latest(&saver).await.1, 7);
+}
+
+/// The environment variable that makes `writer_process_entry` put a checkpoint numbered
+/// by its value into the file named by [`CHILD_DB`].
+const CHILD_N: &str = "STATEGRAPH_SQLITE_CACHE_CHILD_N";
+const CHILD_DB: &str = "STATEGRAPH_SQLITE_CACHE_CHILD_DB";
+
+/// Not a test of its own: what the child process of
+/// `a_checkpoint_put_by_another_process_shows_in_the_next_read` runs.
+#[tokio::test]
+async fn writer_process_entry() {
+    let (Ok(path), Ok(n)) = (std::env::var(CHILD_DB), std::env::var(CHILD_N)) else {
+        return;
+    };
+    let n: u64 = n.parse().expect("a number");
+    let saver = SqliteSaver::open(path).expect("open").with_fencing(false);
+    put_on(&saver, &numbered("child", n), n as i64).await;
+}
+
+#[tokio::test]
+async fn a_checkpoint_put_by_another_process_shows_in_the_next_read() {
+    let file = TempPath::new("cache-process");
+    let saver = SqliteSaver::open(file.path())
+        .expect("open")
+        .with_fencing(false);
+    put_on(&saver, &numbered("m", 1), 1).await;
+    for n in [2u64, 3] {
+        assert_eq!(latest(&saver).await.1, n as i64 - 1);
+        assert_eq!(latest(&saver).await.1, n as i64 - 1);
+        let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "suite::read_cache::writer_process_entry",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(CHILD_DB, file.path())
+            .env(CHILD_N, n.to_string())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("run the child");
+        assert!(status.success());
+        let (id, step, _) = latest(&saver).await;
+        assert_eq!((id, step), (numbered("child", n).id, n as i64));
+    }
+}
