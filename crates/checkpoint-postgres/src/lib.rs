@@ -102,6 +102,7 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+mod batch;
 mod conn;
 mod delta;
 pub mod error;

@@ -360,6 +360,11 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("put_writes", client, done)
     }
 
+    /// Group commit: the ops in one transaction; see [`crate::batch`].
+    async fn put_batch(&self, ops: &[stategraph_checkpoint::SaveOp]) -> Result<()> {
+        crate::batch::put_batch(self, &self.conn, self.serde.as_ref(), self.fencing, ops).await
+    }
+
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
         let client = self.conn.get("delete_thread").await?;
