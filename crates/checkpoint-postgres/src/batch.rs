@@ -240,12 +240,15 @@ fn prepare(op: &SaveOp, serde: &dyn Serializer, fencing: bool) -> Result<Option<
     }
 }
 
+/// One write row: channel, type tag, bytes.
+type WriteRow = (String, String, Vec<u8>);
+
 /// The rows of a task's writes by index, as `put_writes` stores them: a repeated reserved
 /// index keeps its last write.
 fn write_rows(
     writes: &[(String, Value)],
     serde: &dyn Serializer,
-) -> Result<IndexMap<i32, (String, String, Vec<u8>)>> {
+) -> Result<IndexMap<i32, WriteRow>> {
     let mut rows = IndexMap::new();
     for (position, (channel, value)) in writes.iter().enumerate() {
         let idx = i32::try_from(write_index(channel, position))
