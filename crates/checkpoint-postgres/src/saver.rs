@@ -360,7 +360,8 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("put_writes", client, done)
     }
 
-    /// Group commit: the ops in one transaction; see [`crate::batch`].
+    /// Group commit: the ops in one transaction, each fenced as its own call would be; a
+    /// refused op leaves the ops before it stored, as one call per op does (`batch.rs`).
     async fn put_batch(&self, ops: &[stategraph_checkpoint::SaveOp]) -> Result<()> {
         crate::batch::put_batch(self, &self.conn, self.serde.as_ref(), self.fencing, ops).await
     }
