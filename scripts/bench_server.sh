@@ -15,9 +15,13 @@
 # sg_bench_server is created there and dropped), SDK_PY (the driver's python, with
 # langgraph_sdk; default /work/langgraph-venv/bin/python), LG_VENV (the venv of
 # `langgraph dev`; created with the pinned versions below when missing; default
-# /work/venv-server). Output: JSON lines in target/bench-server/results.jsonl and a
+# /work/venv-server), SERVER_BIN (our server's binary; default: the release build of
+# examples/agent_server.rs, built first), SIDES (default "stategraph python"; "stategraph"
+# alone compares two builds of ours quickly). Output: JSON lines in target/bench-server/results.jsonl and a
 # markdown table on stdout, with each server's CPU time per run (ours: its process and its
-# Postgres backends; Python's: the `langgraph dev` process and its children).
+# Postgres backends; Python's: the `langgraph dev` process and its children) and, for ours,
+# the Postgres transactions per run (pg_stat_database of its database; Postgres publishes
+# these counters with up to a second's delay, so the figure is approximate).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -27,6 +31,8 @@ workers=${WORKERS:-32}
 pg=${PG_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 sdk_py=${SDK_PY:-/work/langgraph-venv/bin/python}
 lg_venv=${LG_VENV:-/work/venv-server}
+server_bin=${SERVER_BIN:-}
+sides=${SIDES:-stategraph python}
 # The versions `langgraph dev` runs with (the pinned langgraph and SDK of this project).
 LG_PINS=("langgraph-cli[inmem]==0.4.40" "langgraph-api==0.16.7" "langgraph-runtime-inmem==0.36.7"
   "langgraph==1.2.24" "langgraph-sdk==0.4.14")
@@ -40,7 +46,10 @@ if [ ! -x "$lg_venv/bin/langgraph" ]; then
   "$lg_venv/bin/pip" install -q "${LG_PINS[@]}"
 fi
 "$sdk_py" -c 'import langgraph_sdk' || { echo "SDK_PY lacks langgraph_sdk" >&2; exit 1; }
-cargo build --release -q -p stategraph-server --example agent_server
+if [ -z "$server_bin" ]; then
+  cargo build --release -q -p stategraph-server --example agent_server
+  server_bin=target/release/examples/agent_server
+fi
 
 pids=()
 tmp=$(mktemp -d)
@@ -56,7 +65,7 @@ trap cleanup EXIT
 psql -q "$pg" -c "DROP DATABASE IF EXISTS sg_bench_server WITH (FORCE)" >/dev/null
 psql -q "$pg" -c "CREATE DATABASE sg_bench_server" >/dev/null
 db_url="${pg%/*}/sg_bench_server"
-target/release/examples/agent_server --database-url "$db_url" --port 0 --workers "$workers" \
+"$server_bin" --database-url "$db_url" --port 0 --workers "$workers" \
   >"$tmp/ours.out" 2>"$out/ours.log" &
 pids+=($!)
 
@@ -128,19 +137,31 @@ echo "== $(git rev-parse --short HEAD); $(nproc) cores; $(date -u '+%Y-%m-%d %H:
 # Warm-up (connections, first compilations), not recorded.
 "$sdk_py" scripts/bench_server.py "$ours" 2 2 warmup >/dev/null
 "$sdk_py" scripts/bench_server.py "$py_url" 2 2 warmup >/dev/null
+# Transactions committed or rolled back in our database so far.
+xacts() {
+  psql -At "$pg" -c "SELECT pg_stat_clear_snapshot(); SELECT xact_commit + xact_rollback \
+    FROM pg_stat_database WHERE datname = 'sg_bench_server'" 2>/dev/null | tail -1
+}
 for n in $levels; do
-  for side in stategraph python; do
+  for side in $sides; do
     url=$ours
     [ "$side" = python ] && url=$py_url
     echo "-- $side, $n clients" >&2
     if [ "$side" = python ]; then watched=("$py_pid"); else watched=("$ours_pid" $(pg_backends)); fi
     before=$(cpu_of "${watched[@]}")
+    xacts_before=$(xacts)
     line=$("$sdk_py" scripts/bench_server.py "$url" "$n" "$secs" "$side")
     after=$(cpu_of "${watched[@]}")
+    # Let the backends publish their counters (at most once a second while busy).
+    sleep 1.5
+    xacts_after=$(xacts)
     # Server CPU per run (ours: the server process and its Postgres backends), in ms: a
     # figure a loaded machine disturbs less than wall-clock rates.
     line=$("$sdk_py" -c 'import json,sys; r=json.loads(sys.argv[1]); t=int(sys.argv[2])*10
-r["server_cpu_ms_per_run"]=round(t/r["runs"],2) if r["runs"] else None; print(json.dumps(r))' "$line" "$((after - before))")
+r["server_cpu_ms_per_run"]=round(t/r["runs"],2) if r["runs"] else None
+if r["server"] == "stategraph" and r["runs"]:
+    r["pg_xacts_per_run"]=round(int(sys.argv[3])/r["runs"],1)
+print(json.dumps(r))' "$line" "$((after - before))" "$((xacts_after - xacts_before))")
     echo "$line" | tee -a "$results" >&2
   done
 done
@@ -149,16 +170,19 @@ done
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 by = {(r["server"], r["clients"]): r for r in rows}
-print("| clients | stategraph runs/s | p50 ms | p99 ms | server CPU ms/run | `langgraph dev` runs/s | p50 ms | p99 ms | server CPU ms/run | throughput ratio |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| clients | stategraph runs/s | p50 ms | p99 ms | server CPU ms/run | Postgres xacts/run | `langgraph dev` runs/s | p50 ms | p99 ms | server CPU ms/run | throughput ratio |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for n in sorted({r["clients"] for r in rows}):
     a, b = by.get(("stategraph", n)), by.get(("python", n))
-    if not a or not b:
+    if not a:
         continue
-    ratio = a["runs_per_s"] / b["runs_per_s"] if b["runs_per_s"] else float("inf")
+    if not b:
+        b = {"runs_per_s": 0, "p50_ms": "–", "p99_ms": "–", "server_cpu_ms_per_run": "–", "errors": 0}
+    ratio = f'{a["runs_per_s"] / b["runs_per_s"]:.1f}×' if b["runs_per_s"] else "–"
     errs = ""
     if a["errors"] or b["errors"]:
         errs = f" (errors: {a['errors']} / {b['errors']})"
     print(f"| {n} | {a['runs_per_s']} | {a['p50_ms']} | {a['p99_ms']} | {a['server_cpu_ms_per_run']} | "
-          f"{b['runs_per_s']} | {b['p50_ms']} | {b['p99_ms']} | {b['server_cpu_ms_per_run']} | {ratio:.1f}×{errs} |")
+          f"{a.get('pg_xacts_per_run', '–')} | "
+          f"{b['runs_per_s'] or '–'} | {b['p50_ms']} | {b['p99_ms']} | {b['server_cpu_ms_per_run']} | {ratio}{errs} |")
 EOF

@@ -115,6 +115,7 @@
 //! * `list` of a format ≤ 3 checkpoint reads the parent's sends of its own thread and
 //!   namespace (Python's `list` looks in the first row's thread only).
 
+mod batch;
 pub mod blob_cache;
 mod cached_read;
 mod conn;

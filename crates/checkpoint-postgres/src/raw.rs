@@ -56,7 +56,7 @@ impl PostgresSaver {
             }
         }
         let metadata = write::metadata_json(config, metadata)?;
-        let client = self.conn.get("put").await?;
+        let client = self.conn.get_writer("put").await?;
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         let put = write::put_split(&client, fenced, config, &plain.id, &split, &metadata);
         let done = self.conn.within(put).await;
@@ -78,7 +78,7 @@ impl PostgresSaver {
         task_path: &str,
     ) -> Result<()> {
         validate_config(config).and(validate_key("task id", task_id))?;
-        let client = self.conn.get("put_writes").await?;
+        let client = self.conn.get_writer("put_writes").await?;
         let fenced = self.fencing && !stategraph_checkpoint::starts_branch(config);
         let (channels, values): (Vec<String>, Vec<Typed>) = writes.into_iter().unzip();
         let writes = channels.iter().map(String::as_str).zip(values).collect();

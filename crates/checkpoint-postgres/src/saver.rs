@@ -386,6 +386,20 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("put_writes", client, done)
     }
 
+    /// Group commit: the ops in one transaction, each fenced as its own call would be; a
+    /// refused op leaves the ops before it stored, as one call per op does (`batch.rs`).
+    async fn put_batch(&self, ops: &[stategraph_checkpoint::SaveOp]) -> Result<()> {
+        crate::batch::put_batch(
+            self,
+            &self.conn,
+            &self.serde,
+            (&self.cache, &self.memo),
+            self.fencing,
+            ops,
+        )
+        .await
+    }
+
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
         let client = self.conn.get("delete_thread").await?;

@@ -151,41 +151,7 @@ pub(crate) async fn put(
     let metadata = metadata_json(config, metadata)?;
     let written = put_split(client, fencing, config, &checkpoint.id, &split, &metadata).await?;
     let (thread, ns) = (config.thread_id.as_str(), config.ns());
-    if !cache.is_off() {
-        let blobs = split.blobs;
-        let (serde, memo) = (Arc::clone(serde), Arc::clone(memo));
-        let wanted: Vec<_> = written
-            .into_iter()
-            .filter_map(|(channel, version, ident)| {
-                let i = blobs
-                    .iter()
-                    .position(|b| b.channel == channel && b.version == version)?;
-                cache.wants(blobs[i].bytes.len()).then_some((i, ident))
-            })
-            .collect();
-        if !wanted.is_empty() {
-            let fills = off_runtime(move || {
-                let mut blobs: Vec<Option<BlobRow>> = blobs.into_iter().map(Some).collect();
-                wanted
-                    .into_iter()
-                    .filter_map(|(i, ident)| blobs[i].take().map(|b| (b, ident)))
-                    .map(|(b, ident)| {
-                        let value = serde.loads_typed_with_memo(&b.tag, &b.bytes, &memo)?;
-                        Ok(Fill {
-                            bytes: b.bytes.len(),
-                            channel: b.channel,
-                            version: b.version,
-                            ident,
-                            tag: b.tag,
-                            value,
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })
-            .await?;
-            cache.record(thread, ns, &[], fills);
-        }
-    }
+    fill_cache(serde, (cache, memo), thread, ns, split.blobs, written).await?;
     Ok(CheckpointConfig::for_checkpoint(thread, ns, &checkpoint.id))
 }
 
@@ -251,9 +217,58 @@ pub(crate) async fn put_split(
     Ok(written)
 }
 
+/// Keeps in `cache` the blobs a put inserted (`written`, as [`written_blobs`] reads them),
+/// decoded from the bytes it sent (`blobs`) through `memo`: the next read of the thread
+/// finds them without moving them again.
+pub(crate) async fn fill_cache(
+    serde: &Arc<dyn Serializer>,
+    (cache, memo): (&BlobCache, &Arc<DecodeMemo>),
+    thread: &str,
+    ns: &str,
+    blobs: Vec<BlobRow>,
+    written: Vec<(String, String, String)>,
+) -> Result<()> {
+    if cache.is_off() {
+        return Ok(());
+    }
+    let (serde, memo) = (Arc::clone(serde), Arc::clone(memo));
+    let wanted: Vec<_> = written
+        .into_iter()
+        .filter_map(|(channel, version, ident)| {
+            let i = blobs
+                .iter()
+                .position(|b| b.channel == channel && b.version == version)?;
+            cache.wants(blobs[i].bytes.len()).then_some((i, ident))
+        })
+        .collect();
+    if !wanted.is_empty() {
+        let fills = off_runtime(move || {
+            let mut blobs: Vec<Option<BlobRow>> = blobs.into_iter().map(Some).collect();
+            wanted
+                .into_iter()
+                .filter_map(|(i, ident)| blobs[i].take().map(|b| (b, ident)))
+                .map(|(b, ident)| {
+                    let value = serde.loads_typed_with_memo(&b.tag, &b.bytes, &memo)?;
+                    Ok(Fill {
+                        bytes: b.bytes.len(),
+                        channel: b.channel,
+                        version: b.version,
+                        ident,
+                        tag: b.tag,
+                        value,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .await?;
+        cache.record(thread, ns, &[], fills);
+    }
+    Ok(())
+}
+
 /// The blobs a put inserted, from the columns of [`written_blobs_sql!`] starting at
 /// `first`: `(channel, version, identity)`.
-fn written_blobs(row: &Row, first: usize) -> Result<Vec<(String, String, String)>> {
+pub(crate) fn written_blobs(row: &Row, first: usize) -> Result<Vec<(String, String, String)>> {
     let channels: Vec<String> = col::<Option<_>>(row, first)?.unwrap_or_default();
     let versions: Vec<String> = col::<Option<_>>(row, first + 1)?.unwrap_or_default();
     let idents: Vec<String> = col::<Option<_>>(row, first + 2)?.unwrap_or_default();

@@ -240,3 +240,33 @@ async fn a_delta_seed_is_taken_from_the_cache_until_its_row_changes() {
     let again = delta_thread(&other, thread, snapshot("other", 50)).await;
     assert_eq!(seed_of(&db, &again).await, Some(snapshot("other", 50)));
 }
+
+#[tokio::test]
+async fn a_group_commit_keeps_its_blobs_like_a_single_put() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let thread = "batched";
+    let value = messages("b", 50);
+    let version = stategraph_checkpoint::ChannelVersion::from("00000000000000000000000000000001.0");
+    let mut c = Checkpoint::empty(new_id(0), "2025-01-01T00:00:00+00:00");
+    c.channel_values.insert("messages".into(), value.clone());
+    c.channel_versions
+        .insert("messages".into(), version.clone());
+    let put = stategraph_checkpoint::SaveOp::Put {
+        config: CheckpointConfig::thread(thread),
+        checkpoint: std::sync::Arc::new(c.clone()),
+        metadata: CheckpointMetadata::new(CheckpointSource::Loop, 0),
+        new_versions: [("messages".to_owned(), version)].into_iter().collect(),
+    };
+    let writes = stategraph_checkpoint::SaveOp::PutWrites {
+        config: CheckpointConfig::for_checkpoint(thread, "", &c.id),
+        writes: vec![("messages".to_owned(), Value::from("hi"))],
+        task_id: "t1".to_owned(),
+        task_path: String::new(),
+    };
+    db.put_batch(&[put, writes]).await.expect("put_batch");
+    assert_eq!(db.blob_cache_stats().entries, 1);
+    assert_eq!(head_messages(&db, thread).await, value);
+    assert_eq!(db.blob_cache_stats().hits, 1);
+}

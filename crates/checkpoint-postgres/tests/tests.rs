@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod batch;
 mod blob_cache;
 mod connect_errors;
 mod faults;

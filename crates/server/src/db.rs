@@ -234,6 +234,9 @@ pub struct NewRun<'a> {
 /// run is asked to stop (`NOTIFY` on [`CANCEL_CHANNEL`]). Sends `NOTIFY` so that a worker
 /// claims it. Returns the run and the runs it stopped.
 pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)> {
+    if !matches!(run.multitask_strategy, "interrupt" | "rollback") {
+        return Ok((insert_run_at_once(pool, run).await?, Stopped::default()));
+    }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let thread = tx
@@ -259,29 +262,7 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
         &[&run.thread_id, &run.graph_id, &run.assistant_id.to_string()],
     )
     .await?;
-    let mut stopped = Stopped::default();
-    if matches!(run.multitask_strategy, "interrupt" | "rollback") {
-        stopped = stop_thread_runs(&tx, run.thread_id, run.multitask_strategy).await?;
-    }
-    if run.multitask_strategy == "reject" {
-        let busy = tx
-            .query_opt(
-                &tx.prepare_cached(
-                    "SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
-                 LIMIT 1",
-                )
-                .await?,
-                &[&run.thread_id],
-            )
-            .await?;
-        if busy.is_some() {
-            return Err(ServerError::Conflict(
-                "Thread is already running a task. Wait for it to finish or choose a \
-                 different multitask strategy."
-                    .into(),
-            ));
-        }
-    }
+    let stopped = stop_thread_runs(&tx, run.thread_id, run.multitask_strategy).await?;
     let row = tx
         .query_one(
             &tx.prepare_cached(&format!(
@@ -310,6 +291,73 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
     tx.commit().await?;
     Ok((run_json(&row), stopped))
 }
+
+/// [`insert_run`] under `reject` and `enqueue` (nothing to stop): one pipelined
+/// transaction, one round trip. The thread is locked first; each later statement of the
+/// transaction sees every run committed before the lock was granted (read committed: a
+/// snapshot per statement), so the `reject` check inside the `INSERT` is as strict as a
+/// separate `SELECT` after the lock.
+async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
+    let client = pool.get().await?;
+    let lock = client
+        .prepare_cached("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
+        .await?;
+    // The thread remembers its graph (existing keys win), as LangGraph's server does.
+    let remember = client
+        .prepare_cached(
+            "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
+         'assistant_id', $3::text) || metadata WHERE thread_id = $1",
+        )
+        .await?;
+    let insert = client
+        .prepare_cached(&format!(
+            "WITH ins AS (INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata,
+                 kwargs, multitask_strategy, stateless)
+               SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb, $7::text,
+                 $8::boolean
+               WHERE EXISTS (SELECT 1 FROM threads WHERE thread_id = $2::uuid)
+                 AND NOT ($7::text = 'reject' AND EXISTS (SELECT 1 FROM runs
+                   WHERE thread_id = $2::uuid AND status IN ('pending', 'running')))
+               RETURNING {RUN_COLS})
+             SELECT ins.*, pg_notify('{RUNS_CHANNEL}', '') FROM ins"
+        ))
+        .await?;
+    let assistant = run.assistant_id.to_string();
+    // All five are sent when first polled, in order, before any reply. After a failed
+    // statement Postgres turns the COMMIT into a rollback.
+    let (_, thread, _, row, _) = futures::future::try_join5(
+        client.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"),
+        client.query_opt(&lock, &[&run.thread_id]),
+        client.execute(&remember, &[&run.thread_id, &run.graph_id, &assistant]),
+        client.query_opt(
+            &insert,
+            &[
+                &run.run_id,
+                &run.thread_id,
+                &run.assistant_id,
+                &run.graph_id,
+                run.metadata,
+                run.kwargs,
+                &run.multitask_strategy,
+                &run.stateless,
+            ],
+        ),
+        client.batch_execute("COMMIT"),
+    )
+    .await?;
+    match (thread, row) {
+        (None, _) => Err(ServerError::NotFound(format!(
+            "thread {} not found",
+            run.thread_id
+        ))),
+        (Some(_), None) => Err(ServerError::Conflict(BUSY.into())),
+        (Some(_), Some(row)) => Ok(run_json(&row)),
+    }
+}
+
+/// The refusal of a run on a busy thread under `reject`, in LangGraph's words.
+const BUSY: &str = "Thread is already running a task. Wait for it to finish or choose a \
+                    different multitask strategy.";
 
 /// The runs a new run's `interrupt` / `rollback` strategy stopped.
 #[derive(Default, Debug)]
@@ -635,9 +683,10 @@ pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
 }
 
 /// Records a run's end, frees its thread (`thread_status`) and, when given, records the
-/// thread's `(values, interrupts)`, then wakes workers for the runs queued behind it and
-/// the run's readers; does nothing when `run.worker` no longer holds the run. One
-/// statement.
+/// thread's `(values, interrupts)`, then wakes the run's readers and, when runs are queued
+/// behind it on its thread, a worker (runs of other threads were announced when queued,
+/// and the finishing worker looks at the queue again itself); does nothing when
+/// `run.worker` no longer holds the run. One statement.
 pub async fn finish_run(
     pool: &Pool,
     run: &Claimed,
@@ -665,7 +714,10 @@ pub async fn finish_run(
                        values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
-                     SELECT pg_notify($10, ''), pg_notify($11, $1::text) FROM r",
+                     SELECT pg_notify($11, $1::text),
+                       CASE WHEN EXISTS (SELECT 1 FROM runs q WHERE q.thread_id = r.thread_id
+                         AND q.status = 'pending' AND q.run_id <> $1) THEN pg_notify($10, '') END
+                     FROM r",
                 )
                 .await?,
             &[

@@ -120,6 +120,8 @@ for name, call, code in [
     ("unknown thread", lambda: client.threads.get("00000000-0000-0000-0000-000000000000"), 404),
     ("unknown assistant", lambda: client.runs.wait(tid, "nope", input={}), 404),
     ("state of unknown thread", lambda: client.threads.get_state("00000000-0000-0000-0000-000000000001"), 404),
+    ("run on unknown thread", lambda: client.runs.create("00000000-0000-0000-0000-000000000002", "seed", input={}), 404),
+    ("enqueued run on unknown thread", lambda: client.runs.create("00000000-0000-0000-0000-000000000003", "seed", input={}, multitask_strategy="enqueue"), 404),
     ("malformed input", lambda: client.runs.wait(tid, "seed", input=[1, 2]), 422),
     ("bad stream mode", lambda: client.runs.create(tid, "seed", input={}, stream_mode="nope"), 422),
 ]:
@@ -195,7 +197,9 @@ t6 = client.threads.create()["thread_id"]
 r6 = client.runs.create(t6, "gate", input={"path": p6})
 r7 = client.runs.create(t6, "seed", input={}, multitask_strategy="enqueue")
 client.runs.cancel(t6, r7["run_id"])
-check("cancelled pending run", client.runs.get(t6, r7["run_id"])["status"] == "interrupted")
+r7_status = client.runs.get(t6, r7["run_id"])["status"]
+check("cancelled pending run", r7_status == "interrupted",
+      (r7_status, client.runs.get(t6, r6["run_id"])["status"]))
 open_gate(p6)
 client.runs.join(t6, r6["run_id"])
 check("cancelled pending run never ran", client.runs.get(t6, r7["run_id"])["status"] == "interrupted")
