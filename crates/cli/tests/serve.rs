@@ -10,7 +10,7 @@ use serde_json::{json, Value as J};
 
 use stategraph_checkpoint_postgres::deadpool_postgres::tokio_postgres::{self, NoTls};
 
-use crate::support::{cli, postgres};
+use crate::support::{cli, postgres, python};
 
 /// A `stategraph serve` process, killed when dropped.
 struct Served {
@@ -257,6 +257,34 @@ fn the_api_process_runs_the_graphs_a_worker_registered() {
     assert_eq!(status, 404);
     let (_, runs) = call(&api.addr, "GET", &format!("/threads/{tid}/runs"), None);
     assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+
+    // The official Python client, through the API process.
+    if let Some(python) = python() {
+        let script = r#"
+import json, sys
+from langgraph_sdk import get_sync_client
+client = get_sync_client(url=sys.argv[1])
+ids = sorted(a["graph_id"] for a in client.assistants.search())
+thread = client.threads.create()
+out = client.runs.wait(thread["thread_id"], "seed", input={})
+parts = [p.event for p in client.runs.stream(thread["thread_id"], "seed", input={}, stream_mode="updates")]
+print(json.dumps({"ids": ids, "out": out, "events": parts}))
+"#;
+        let run = Command::new(python)
+            .args(["-c", script, &format!("http://{}", api.addr)])
+            .output()
+            .expect("run Python");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        let seen: J = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
+        assert_eq!(seen["ids"], json!(["agent", "ghost", "seed"]), "{seen}");
+        assert_eq!(
+            seen["out"]["address"],
+            json!("Hyderabad residency"),
+            "{seen}"
+        );
+        assert_eq!(seen["events"], json!(["metadata", "updates"]), "{seen}");
+    }
     drop(worker);
     drop(api);
 }
