@@ -20,6 +20,10 @@ pub enum CliError {
     /// The long-term store failed (a missing `store` table, a bad namespace or filter).
     #[error("store: {0}")]
     Store(#[from] stategraph_store::StoreError),
+    /// The Agent Server of `serve` failed (connecting, binding the port, serving).
+    #[cfg(feature = "serve")]
+    #[error("{0}")]
+    Server(#[from] stategraph_server::ServerError),
     /// The database (a Postgres server) answered with an error.
     #[error("database: {0}")]
     Database(String),

@@ -1,6 +1,7 @@
 //! The `stategraph` command: read, check, move and tidy checkpoint databases written by
 //! stategraph or by Python LangGraph, SQLite files and Postgres databases alike, without
-//! the graph that wrote them.
+//! the graph that wrote them; and `serve`, an Agent Server on a Postgres database (the
+//! `serve` feature, on by default).
 //!
 //! Layout (as sqlx-cli's): [`opt`] holds the clap types, one module per command under
 //! [`commands`], [`db`] opens databases (read-only unless the command writes),
@@ -61,10 +62,16 @@ impl Ctx {
 /// Runs a parsed command line and returns the process exit code; errors are printed on
 /// stderr.
 pub fn main(cli: Cli) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // The server's workers and requests run on all cores; the other commands on one.
+    #[cfg(feature = "serve")]
+    let mut builder = if matches!(cli.command, Command::Serve(_)) {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    #[cfg(not(feature = "serve"))]
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -108,5 +115,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> Result<ExitCode> {
         Command::DeleteThread(a) => maintain::delete(ctx, &a).await,
         Command::CopyThread(a) => maintain::copy_thread(ctx, &a).await,
         Command::Store(c) => store::run(ctx, &c).await,
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => serve::run(ctx, &a).await,
     }
 }

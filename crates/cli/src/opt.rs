@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Read, check, move and tidy checkpoint databases written by stategraph or by Python
 /// LangGraph (SQLite files and Postgres databases). Reading never changes a database.
+/// `serve` runs an Agent Server (LangGraph's HTTP API) on a Postgres database.
 #[derive(Debug, Parser)]
 #[command(name = "stategraph", version, about, long_about = None)]
 pub struct Cli {
@@ -47,6 +48,55 @@ pub enum Command {
     /// Reads the long-term store (LangGraph's `SqliteStore`/`PostgresStore` tables).
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Runs an Agent Server (LangGraph's HTTP API) on a Postgres database.
+    ///
+    /// Graphs are Rust code, so this command has none of its own: it is an API process
+    /// for the graphs that worker processes registered in the database. A worker process
+    /// is a program of yours built with the `stategraph-server` crate
+    /// (`Server::builder().database_url(..).workers(N).graph("name", ..)`); on start it
+    /// records its graphs (id and drawing) in the database. `stategraph serve` answers
+    /// the assistants endpoints from those records, creates threads, queues runs for the
+    /// workers and streams their events to clients (the `langgraph-sdk` client,
+    /// `RemoteGraph`), whichever worker runs them; run as many as you like on one
+    /// database. Reading or updating a thread's state (`/threads/{id}/state`, `history`)
+    /// needs the graph's code: ask a process that has it; `GET /threads/{id}` has the
+    /// latest values.
+    ///
+    /// `--demo` serves the built-in demo graphs instead, with workers in this process:
+    /// `seed` (the quickstart graph) and `agent` (a ReAct agent whose scripted model adds
+    /// two numbers with a tool). It registers them too, so other `stategraph serve`
+    /// processes on the same database answer for them.
+    ///
+    /// Prints `listening on http://HOST:PORT` once it takes requests; stops on Ctrl-C or
+    /// SIGTERM (its workers hand their running runs back to the queue).
+    #[cfg(feature = "serve")]
+    Serve(ServeArgs),
+}
+
+/// `serve` arguments.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The Postgres database for checkpoints, threads, runs and registered graphs
+    /// (default: `$DATABASE_URL`, else postgresql://postgres@127.0.0.1:5432/postgres).
+    #[arg(long)]
+    pub database_url: Option<String>,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// The port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 2024)]
+    pub port: u16,
+    /// Serve the built-in demo graphs `seed` and `agent`, with workers in this process.
+    #[arg(long)]
+    pub demo: bool,
+    /// With `--demo`: how many runs this process works on at once.
+    #[arg(long, default_value_t = 4, requires = "demo")]
+    pub workers: usize,
+    /// With `--demo`: how long (milliseconds) a worker holds a run without renewing its
+    /// lease; a run whose worker died is taken over by another once it runs out.
+    #[arg(long, default_value_t = 10_000, requires = "demo")]
+    pub lease_ms: u64,
 }
 
 /// `store` subcommands. A namespace is written with its labels joined by `.`, as the

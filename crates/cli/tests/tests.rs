@@ -12,5 +12,7 @@ mod support;
 
 mod errors;
 mod python;
+#[cfg(feature = "serve")]
+mod serve;
 mod stategraph_db;
 mod store;

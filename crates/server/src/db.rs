@@ -569,8 +569,14 @@ pub struct Claimed {
 /// Claims the oldest run that is pending on a thread without a running run, or running
 /// under a lease that ran out (its worker died: the reaper's case), marks it running under
 /// `worker`'s lease and its thread busy, in one transaction; `None` when there is nothing
-/// to do.
-pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<Claimed>> {
+/// to do. Only runs of `graphs` (the graphs compiled into the worker's process) are
+/// claimed, so processes with different graphs share one database.
+pub async fn claim(
+    pool: &Pool,
+    worker: &str,
+    lease: Duration,
+    graphs: &[String],
+) -> Result<Option<Claimed>> {
     let client = pool.get().await?;
     // One statement per kind of claimable run, each on its partial index (`runs_pending`,
     // `runs_leased`; with an `OR` the planner scans every run ever queued, at every
@@ -578,10 +584,10 @@ pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<
     let lease = lease.as_secs_f64();
     for pick in [
         "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-         WHERE r.status = 'pending' AND t.status <> 'busy'
+         WHERE r.status = 'pending' AND t.status <> 'busy' AND r.graph_id = ANY($3)
          ORDER BY r.created_at LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
         "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-         WHERE r.status = 'running' AND r.lease_until < now()
+         WHERE r.status = 'running' AND r.lease_until < now() AND r.graph_id = ANY($3)
          ORDER BY r.lease_until LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
     ] {
         let sql = format!(
@@ -597,7 +603,10 @@ pub async fn claim(pool: &Pool, worker: &str, lease: Duration) -> Result<Option<
              SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt FROM u"
         );
         let row = client
-            .query_opt(&client.prepare_cached(&sql).await?, &[&worker, &lease])
+            .query_opt(
+                &client.prepare_cached(&sql).await?,
+                &[&worker, &lease, &graphs],
+            )
             .await?;
         if let Some(row) = row {
             return Ok(Some(Claimed {

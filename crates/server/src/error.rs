@@ -32,6 +32,10 @@ pub enum ServerError {
     /// The store failed, or refused the request (422 for a bad namespace or filter).
     #[error("store: {0}")]
     Store(#[from] stategraph_store::StoreError),
+    /// The request needs the code of a graph that this process does not have (an API
+    /// process without graphs answers thread state only for graphs compiled into it) (501).
+    #[error("{0}")]
+    NotHere(String),
     /// Starting the server failed (binding the port, connecting, registering graphs).
     #[error("startup: {0}")]
     Startup(String),
@@ -48,6 +52,7 @@ impl ServerError {
             ServerError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServerError::Conflict(_) => StatusCode::CONFLICT,
             ServerError::Pool(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServerError::NotHere(_) => StatusCode::NOT_IMPLEMENTED,
             ServerError::Store(
                 stategraph_store::StoreError::InvalidNamespace { .. }
                 | stategraph_store::StoreError::InvalidFilter(_)

@@ -24,6 +24,11 @@
 //! `FOR UPDATE SKIP LOCKED` and woken by `LISTEN/NOTIFY` (see [`db`]). A run's stream
 //! events are rows of `run_events`, announced by `NOTIFY`, so an API process (even one
 //! with no workers) streams a run whichever process works on it (see [`hub`]).
+//!
+//! A process with workers registers its graphs (id and drawing) in the database; a
+//! process built without graphs answers the assistants endpoints from those rows and
+//! queues runs for the workers that registered them (see [`registry`]; this is what the
+//! `stategraph serve` command runs).
 
 pub mod db;
 pub mod demo;
@@ -34,6 +39,7 @@ pub mod graph_input;
 pub mod hub;
 pub mod json;
 mod outbox;
+pub mod registry;
 mod replay;
 mod routes;
 pub mod run_config;

@@ -15,6 +15,7 @@ use crate::durable::{Stored, Watched};
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
 use crate::hub::Hub;
+use crate::registry::{self, RegisteredGraph};
 
 /// The namespace of assistant ids: an assistant's id is `uuid5(NAMESPACE_GRAPH, graph_id)`,
 /// as LangGraph's server derives the id of a graph's default assistant.
@@ -61,16 +62,78 @@ pub(crate) struct AppState {
     pub(crate) stored: Arc<Stored>,
 }
 
+/// An assistant as the endpoints answer it: a graph compiled into this process, or one
+/// that a worker process registered in the database.
+pub(crate) struct Assistant {
+    pub(crate) graph_id: String,
+    pub(crate) assistant_id: Uuid,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+}
+
 impl AppState {
-    /// The graph an assistant id (or a graph id) names, with its graph id and assistant id.
-    pub(crate) fn assistant(&self, id: &str) -> Result<(&str, Uuid, &Arc<dyn ServedGraph>)> {
+    /// Whether this process has no graphs of its own (`stategraph serve`): it then
+    /// answers for the graphs registered in the database (see [`crate::registry`]).
+    pub(crate) fn uses_registry(&self) -> bool {
+        self.graphs.is_empty()
+    }
+
+    fn local(&self, graph_id: &str) -> Assistant {
+        Assistant {
+            graph_id: graph_id.to_owned(),
+            assistant_id: assistant_id(graph_id),
+            created_at: self.started_at.clone(),
+            updated_at: self.started_at.clone(),
+        }
+    }
+
+    fn registered(g: RegisteredGraph) -> Assistant {
+        Assistant {
+            assistant_id: assistant_id(&g.graph_id),
+            graph_id: g.graph_id,
+            created_at: g.registered_at,
+            updated_at: g.updated_at,
+        }
+    }
+
+    /// The assistant an assistant id (or a graph id) names (404 if none).
+    pub(crate) async fn assistant(&self, id: &str) -> Result<Assistant> {
+        let not_found = || ServerError::NotFound(format!("assistant {id} not found"));
+        if self.uses_registry() {
+            return registry::find(&self.pool, id)
+                .await?
+                .map(Self::registered)
+                .ok_or_else(not_found);
+        }
         self.graphs
-            .iter()
-            .find(|(graph_id, _)| {
-                graph_id.as_str() == id || assistant_id(graph_id).to_string() == id
-            })
-            .map(|(graph_id, g)| (graph_id.as_str(), assistant_id(graph_id), g))
-            .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")))
+            .keys()
+            .find(|graph_id| graph_id.as_str() == id || assistant_id(graph_id).to_string() == id)
+            .map(|graph_id| self.local(graph_id))
+            .ok_or_else(not_found)
+    }
+
+    /// Every assistant this process answers for.
+    pub(crate) async fn assistants(&self) -> Result<Vec<Assistant>> {
+        if self.uses_registry() {
+            return Ok(registry::list(&self.pool)
+                .await?
+                .into_iter()
+                .map(Self::registered)
+                .collect());
+        }
+        Ok(self.graphs.keys().map(|g| self.local(g)).collect())
+    }
+
+    /// The drawing of the assistant `id` names, as `GET /assistants/{id}/graph` answers.
+    pub(crate) async fn drawing(&self, id: &str) -> Result<serde_json::Value> {
+        if self.uses_registry() {
+            return registry::find(&self.pool, id)
+                .await?
+                .map(|g| g.drawing)
+                .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")));
+        }
+        let a = self.assistant(id).await?;
+        Ok(registry::drawing_json(&self.graphs[&a.graph_id].drawing()))
     }
 }
 
@@ -96,6 +159,12 @@ impl Server {
     /// The axum router of the API (without the workers: see [`Server::serve`]).
     pub fn router(&self) -> axum::Router {
         crate::routes::router(self.state.clone())
+    }
+
+    /// The graphs that processes with workers registered in the database (this one's
+    /// included, if it has workers), by graph id.
+    pub async fn registered_graphs(&self) -> Result<Vec<RegisteredGraph>> {
+        registry::list(&self.state.pool).await
     }
 
     /// Serves on `listener` with this server's workers until `shutdown` becomes true:
@@ -137,7 +206,9 @@ impl ServerBuilder {
 
     /// How many runs this process works on at once (default 1). `0` makes an API-only
     /// process: it queues runs and streams their events, and the workers of other
-    /// processes on the same database run them.
+    /// processes on the same database run them. A process with workers registers its
+    /// graphs in the database (see [`crate::registry`]); a process built with no graphs
+    /// at all answers for the registered ones (that is `stategraph serve`).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = n;
         self
@@ -175,7 +246,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Connects to the database, creates the tables, compiles the graphs.
+    /// Connects to the database, creates the tables, compiles the graphs, and (with
+    /// workers) registers them in the database.
     pub async fn build(self) -> Result<Server> {
         let url = self
             .database_url
@@ -207,6 +279,14 @@ impl ServerBuilder {
             }
             let g = factory(watched.clone())?;
             graphs.insert(id, g);
+        }
+        // A process that runs graphs tells the processes without graphs of their own
+        // (`stategraph serve`) which assistants exist.
+        registry::setup(&pool).await?;
+        if self.workers > 0 {
+            for (id, g) in &graphs {
+                registry::register(&pool, id, &registry::drawing_json(&g.drawing())).await?;
+            }
         }
         Ok(Server {
             state: Arc::new(AppState {

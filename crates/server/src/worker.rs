@@ -150,6 +150,8 @@ async fn work(
     let mut wait = first;
     // The name this worker holds leases under.
     let me = uuid::Uuid::new_v4().to_string();
+    // The runs of other graphs are left to the processes that have them.
+    let graphs: Vec<String> = state.graphs.keys().cloned().collect();
     loop {
         if *shutdown.borrow() {
             return;
@@ -158,7 +160,7 @@ async fn work(
         let woken = state.wake.notified();
         let mut woken = std::pin::pin!(woken);
         woken.as_mut().enable();
-        match db::claim(&state.pool, &me, state.lease).await {
+        match db::claim(&state.pool, &me, state.lease, &graphs).await {
             Ok(Some(run)) => {
                 let span =
                     tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);

@@ -38,7 +38,8 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
         .get("assistant_id")
         .and_then(Value::as_str)
         .ok_or_else(|| ServerError::Invalid("assistant_id is required".into()))?;
-    let (graph_id, assistant_id, _) = state.assistant(assistant)?;
+    let found = state.assistant(assistant).await?;
+    let (graph_id, assistant_id) = (found.graph_id.as_str(), found.assistant_id);
     // Everything the worker will read is checked now, so a bad body is a 422 here.
     GraphInput::from_body(body.get("input"), body.get("command"))?;
     run_config("t", &body)?;

@@ -109,14 +109,22 @@ pub(super) async fn delete(
 }
 
 /// The thread (404 if unknown) and the graph that runs it: the one named in its metadata
-/// (`graph_id`, set by its first run), else the only registered graph, else none.
+/// (`graph_id`, set by its first run), else the only registered graph, else none. In a
+/// process without graphs, a thread that names a graph is an error ([`ServerError::NotHere`]).
 async fn thread_graph(state: &AppState, id: &str) -> Result<(Uuid, Option<Arc<dyn ServedGraph>>)> {
     let id = uuid_of("thread", id)?;
     let thread = db::get_thread(&state.pool, id).await?;
-    let named = thread
-        .pointer("/metadata/graph_id")
-        .and_then(Value::as_str)
-        .and_then(|g| state.graphs.get(g));
+    let graph_id = thread.pointer("/metadata/graph_id").and_then(Value::as_str);
+    let named = graph_id.and_then(|g| state.graphs.get(g));
+    if let (None, Some(g), true) = (named, graph_id, state.uses_registry()) {
+        // Reading or changing a thread's state needs its graph's code, which only the
+        // worker processes have; answering an empty state would be a lie.
+        return Err(ServerError::NotHere(format!(
+            "thread {id}'s graph {g} is not compiled into this process (an API process \
+             without graphs, such as `stategraph serve`): read its state through a process \
+             that registers {g}; GET /threads/{id} has its latest values"
+        )));
+    }
     let graph = match named {
         Some(g) => Some(g.clone()),
         None if state.graphs.len() == 1 => state.graphs.values().next().cloned(),

@@ -1,0 +1,135 @@
+//! The graphs registry: every process with workers writes the metadata of the graphs it
+//! runs (graph id, drawing) to the `registered_graphs` table when it starts, so that a
+//! process without graphs of its own (`stategraph serve`, an API-only process) answers
+//! the assistants endpoints from the database and queues runs for those workers.
+
+use deadpool_postgres::Pool;
+use serde_json::{json, Value as Json};
+use stategraph::graph::draw::DrawGraph;
+use uuid::Uuid;
+
+use crate::error::Result;
+use crate::server::assistant_id;
+
+/// A graph that a worker process registered in the database.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisteredGraph {
+    /// The graph id (its assistant is [`assistant_id`]`(graph_id)`).
+    pub graph_id: String,
+    /// The drawing, as `GET /assistants/{id}/graph` answers it.
+    pub drawing: Json,
+    /// When the graph was first registered (ISO 8601).
+    pub registered_at: String,
+    /// When its drawing last changed (ISO 8601).
+    pub updated_at: String,
+}
+
+/// Creates the `registered_graphs` table if it is missing.
+pub async fn setup(pool: &Pool) -> Result<()> {
+    pool.get()
+        .await?
+        .batch_execute(
+            // Under a lock: processes starting together would otherwise race to create
+            // the table's type (a unique violation in `pg_type`).
+            "BEGIN;
+            SELECT pg_advisory_xact_lock(7315392044);
+            CREATE TABLE IF NOT EXISTS registered_graphs (
+                graph_id text PRIMARY KEY,
+                drawing jsonb NOT NULL,
+                registered_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            );
+            COMMIT;",
+        )
+        .await?;
+    Ok(())
+}
+
+/// Records that a process runs `graph_id`, drawn as `drawing`: a new row, or the new
+/// drawing of a graph whose code changed (`updated_at` moves only then).
+pub async fn register(pool: &Pool, graph_id: &str, drawing: &Json) -> Result<()> {
+    pool.get()
+        .await?
+        .execute(
+            "INSERT INTO registered_graphs (graph_id, drawing) VALUES ($1, $2)
+             ON CONFLICT (graph_id) DO UPDATE SET drawing = EXCLUDED.drawing, updated_at = now()
+             WHERE registered_graphs.drawing IS DISTINCT FROM EXCLUDED.drawing",
+            &[&graph_id, drawing],
+        )
+        .await?;
+    Ok(())
+}
+
+const COLS: &str = "graph_id, drawing, to_json(registered_at)#>>'{}', to_json(updated_at)#>>'{}'";
+
+fn from_row(row: &tokio_postgres::Row) -> RegisteredGraph {
+    RegisteredGraph {
+        graph_id: row.get(0),
+        drawing: row.get(1),
+        registered_at: row.get(2),
+        updated_at: row.get(3),
+    }
+}
+
+/// Every registered graph, by graph id.
+pub async fn list(pool: &Pool) -> Result<Vec<RegisteredGraph>> {
+    let rows = pool
+        .get()
+        .await?
+        .query(
+            &format!("SELECT {COLS} FROM registered_graphs ORDER BY graph_id"),
+            &[],
+        )
+        .await?;
+    Ok(rows.iter().map(from_row).collect())
+}
+
+/// The registered graph that `id` names: a graph id, or the id of its assistant.
+pub async fn find(pool: &Pool, id: &str) -> Result<Option<RegisteredGraph>> {
+    if let Ok(uuid) = Uuid::parse_str(id) {
+        // Assistant ids are derived from graph ids, so they are not stored.
+        return Ok(list(pool)
+            .await?
+            .into_iter()
+            .find(|g| assistant_id(&g.graph_id) == uuid || g.graph_id == id));
+    }
+    let row = pool
+        .get()
+        .await?
+        .query_opt(
+            &format!("SELECT {COLS} FROM registered_graphs WHERE graph_id = $1"),
+            &[&id],
+        )
+        .await?;
+    Ok(row.as_ref().map(from_row))
+}
+
+/// A drawing as `GET /assistants/{id}/graph` answers it (LangGraph's JSON graph shape).
+pub fn drawing_json(drawing: &DrawGraph) -> Json {
+    let nodes: Vec<Json> = drawing
+        .nodes
+        .values()
+        .map(|n| {
+            json!({
+                "id": n.id,
+                "type": if n.id.starts_with("__") { "schema" } else { "runnable" },
+                "data": { "id": ["stategraph", n.name], "name": n.name },
+            })
+        })
+        .collect();
+    let edges: Vec<Json> = drawing
+        .edges
+        .iter()
+        .map(|e| {
+            let mut edge = json!({ "source": e.source, "target": e.target });
+            if e.conditional {
+                edge["conditional"] = json!(true);
+            }
+            if let Some(d) = &e.data {
+                edge["data"] = json!(d);
+            }
+            edge
+        })
+        .collect();
+    json!({ "nodes": nodes, "edges": edges })
+}
