@@ -33,10 +33,12 @@ pub mod graph;
 pub mod graph_input;
 pub mod hub;
 pub mod json;
+mod message_log;
 mod outbox;
 mod replay;
 mod routes;
 pub mod run_config;
+mod run_events;
 pub mod server;
 mod worker;
 
