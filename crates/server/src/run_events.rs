@@ -4,7 +4,7 @@
 //! Each event is `{"event", "data", "name", "tags", "run_id", "metadata", "parent_ids"}`:
 //! - the graph: `on_chain_start` (`data.input`: the run's input or command) and, when
 //!   the run ends or pauses at an interrupt, `on_chain_end` (`data.output`: the state's
-//!   values). Its name is the graph id, its `run_id` the server's run id, and its
+//!   values; no `data.input`, as on LangGraph's server). Its name is the graph id, its `run_id` the server's run id, and its
 //!   `on_chain_stream` events are not sent (the real server turns them into the other
 //!   modes' events);
 //! - each node a task runs: `on_chain_start` (`data.input`: the task's input), then, when
@@ -73,7 +73,6 @@ pub(crate) struct RunEvents {
     base: JsonMap<String, Json>,
     /// The tags of the run's config (every event carries them).
     tags: Vec<Json>,
-    input: Json,
     nodes: HashMap<String, NodeRun>,
     /// By message id, in the order they started.
     models: Vec<(String, ModelRun)>,
@@ -113,15 +112,13 @@ impl RunEvents {
             graph: graph_id.to_owned(),
             base,
             tags,
-            input: Json::Null,
             nodes: HashMap::new(),
             models: Vec::new(),
         }
     }
 
     /// The graph's `on_chain_start`, for a run with `input` (or a command).
-    pub(crate) fn start(&mut self, input: &Json) -> Json {
-        self.input = input.clone();
+    pub(crate) fn start(&self, input: &Json) -> Json {
         self.event(
             "on_chain_start",
             json!({ "input": input }),
@@ -139,7 +136,7 @@ impl RunEvents {
         self.models.clear();
         self.event(
             "on_chain_end",
-            json!({ "output": values, "input": self.input }),
+            json!({ "output": values }),
             (self.graph.as_str(), self.run_id.as_str()),
             Json::Array(self.tags.clone()),
             Json::Object(self.base.clone()),
@@ -387,6 +384,7 @@ mod tests {
         let end = ev.end(&json!({"x": 2}));
         assert_eq!(end["event"], "on_chain_end");
         assert_eq!(end["data"]["output"], json!({"x": 2}));
+        assert!(end["data"].get("input").is_none());
     }
 
     #[test]
