@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use stategraph::checkpoint::CheckpointSaver;
-use stategraph::prebuilt::{create_react_agent, ChatModel, MessagesState, Tool};
+use stategraph::prebuilt::{create_react_agent, run_message_id, ChatModel, MessagesState, Tool};
 use stategraph::{
     map, Command, CompileOptions, CompiledGraph, Message, NodeContext, NodeError, Role, State,
     StateGraph, ToolCall, END, START,
@@ -39,18 +39,19 @@ pub fn seed(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph
 }
 
 /// A scripted chat model: asked a question, it calls `add` with the question's first two
-/// integers (0 for a missing one); given the tool's answer, it states the sum.
+/// integers (0 for a missing one); given the tool's answer, it states the sum. It streams
+/// its answer as a model does: a chunk per word, then one with its tool calls, all with
+/// the answer's id (`lc_run--<uuid7>`).
 #[derive(Clone, Debug, Default)]
 pub struct AddingModel;
 
-#[async_trait]
-impl ChatModel for AddingModel {
-    async fn invoke(&self, messages: &[Message], _ctx: &NodeContext) -> Result<Message, NodeError> {
+impl AddingModel {
+    fn answer(messages: &[Message]) -> Message {
         let Some(last) = messages.last() else {
-            return Ok(Message::ai("Ask me to add two numbers."));
+            return Message::ai("Ask me to add two numbers.");
         };
         if last.role == Role::Tool {
-            return Ok(Message::ai(format!("The sum is {}.", last.text())));
+            return Message::ai(format!("The sum is {}.", last.text()));
         }
         let text = last.text();
         let numbers: Vec<i64> = text
@@ -64,7 +65,25 @@ impl ChatModel for AddingModel {
             map! {"a" => a, "b" => b},
             format!("call-{}", uuid::Uuid::new_v4().simple()),
         );
-        Ok(Message::ai("Let me add them.").with_tool_calls(vec![call]))
+        Message::ai("Let me add them.").with_tool_calls(vec![call])
+    }
+}
+
+#[async_trait]
+impl ChatModel for AddingModel {
+    async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
+        let id = run_message_id();
+        let answer = AddingModel::answer(messages).with_id(id.clone());
+        for word in answer.text().split_inclusive(' ') {
+            ctx.send_message_chunk(&Message::ai(word).with_id(id.clone()));
+        }
+        if !answer.tool_calls.is_empty() {
+            let calls = Message::ai("")
+                .with_id(id)
+                .with_tool_calls(answer.tool_calls.clone());
+            ctx.send_message_chunk(&calls);
+        }
+        Ok(answer)
     }
 
     fn bind_tools(&self, _tools: &[Tool]) -> Arc<dyn ChatModel> {

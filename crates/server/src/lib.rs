@@ -38,11 +38,13 @@ pub mod graph;
 pub mod graph_input;
 pub mod hub;
 pub mod json;
+mod message_log;
 mod outbox;
 pub mod registry;
 mod replay;
 mod routes;
 pub mod run_config;
+mod run_events;
 pub mod server;
 mod worker;
 

@@ -14,7 +14,10 @@ use tracing::warn;
 
 use crate::db::{self, Claimed};
 use crate::hub::HubEvent;
+use crate::message_log::MessageLog;
 use crate::replay::{Replay, Verdict};
+use crate::run_config::StreamModes;
+use crate::run_events::RunEvents;
 use crate::server::AppState;
 
 /// The events of one run, from the graph to the log.
@@ -33,6 +36,10 @@ pub(crate) struct Outbox<'a> {
     held: Vec<(String, String)>,
     /// How long to wait for a task's writes before publishing anyway.
     patience: Duration,
+    /// The `messages` mode's messages, when the client asked for it.
+    messages: Option<MessageLog>,
+    /// The `events` mode's runs, when the client asked for it.
+    events: Option<RunEvents>,
 }
 
 impl<'a> Outbox<'a> {
@@ -41,7 +48,7 @@ impl<'a> Outbox<'a> {
     pub(crate) fn new(
         state: &'a AppState,
         run: &'a Claimed,
-        modes: Vec<(String, StreamMode)>,
+        modes: StreamModes,
         seq: i64,
         replay: Replay,
         hold: bool,
@@ -50,11 +57,22 @@ impl<'a> Outbox<'a> {
         if hold {
             state.stored.watch(&thread);
         }
+        let events = modes.events.then(|| {
+            RunEvents::new(
+                &run.run_id.to_string(),
+                &run.graph_id,
+                &thread,
+                run.attempt,
+                &run.kwargs,
+            )
+        });
         Outbox {
             state,
             run,
             thread,
-            modes,
+            modes: modes.plain,
+            messages: modes.messages.then(MessageLog::default),
+            events,
             seq,
             replay,
             hold,
@@ -89,6 +107,19 @@ impl<'a> Outbox<'a> {
         }
         if self.hold && !graph_modes.contains(&StreamMode::Tasks) {
             graph_modes.push(StreamMode::Tasks);
+        }
+        let mut built = Vec::new();
+        if self.messages.is_some() || self.events.is_some() {
+            built.push(StreamMode::Messages);
+        }
+        if self.events.is_some() {
+            // Task starts and results, with their step.
+            built.push(StreamMode::Debug);
+        }
+        for m in built {
+            if !graph_modes.contains(&m) {
+                graph_modes.push(m);
+            }
         }
         graph_modes
     }
@@ -125,6 +156,9 @@ impl<'a> Outbox<'a> {
                 }
             }
         }
+        for (name, data) in self.built(&ev) {
+            self.send(name, data.to_string()).await;
+        }
         if let Some(task) = result_of {
             // The task finished: once its writes are stored, what it reported goes out.
             if !self.held.is_empty()
@@ -140,6 +174,66 @@ impl<'a> Outbox<'a> {
                 );
             }
             self.flush().await;
+        }
+    }
+
+    /// The `messages` and `events` mode events the server builds from one of the graph's.
+    fn built(&mut self, ev: &StreamEvent) -> Vec<(String, serde_json::Value)> {
+        let mut out = Vec::new();
+        let root = ev.ns.is_empty();
+        let wanted = match ev.mode {
+            StreamMode::Messages => self.messages.is_some() || self.events.is_some(),
+            StreamMode::Debug => root && self.events.is_some(),
+            _ => false,
+        };
+        if !wanted {
+            return out;
+        }
+        let json = crate::json::api_json(&ev.data);
+        if ev.mode == StreamMode::Messages {
+            if let Some(log) = &mut self.messages {
+                out.extend(log.take(&json).into_iter().map(|(n, d)| (n.to_owned(), d)));
+            }
+        }
+        if let Some(events) = &mut self.events {
+            let built = if ev.mode == StreamMode::Messages {
+                events.message(&json)
+            } else {
+                events.debug(&json)
+            };
+            out.extend(built.into_iter().map(|e| ("events".to_owned(), e)));
+        }
+        out
+    }
+
+    /// The graph's `on_chain_start` of the `events` mode, before the run's first event.
+    pub(crate) async fn start(&mut self) {
+        let kwargs = &self.run.kwargs;
+        let input = kwargs
+            .get("command")
+            .filter(|c| !c.is_null())
+            .or_else(|| kwargs.get("input"))
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        if let Some(start) = self.events.as_mut().map(|e| e.start(&input)) {
+            self.send("events".into(), start.to_string()).await;
+        }
+    }
+
+    /// The graph's `on_chain_end` of the `events` mode, for a run that ended or paused
+    /// with these `values`.
+    pub(crate) async fn end(&mut self, values: &serde_json::Value) {
+        if let Some(end) = self.events.as_mut().map(|e| e.end(values)) {
+            self.send("events".into(), end.to_string()).await;
+        }
+    }
+
+    /// Publishes an event, or holds it behind the events held before it.
+    async fn send(&mut self, name: String, data: String) {
+        if self.held.is_empty() {
+            self.publish(&name, &data).await;
+        } else {
+            self.held.push((name, data));
         }
     }
 

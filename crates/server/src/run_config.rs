@@ -6,9 +6,23 @@ use stategraph::{Durability, RunConfig, StreamMode};
 use crate::error::{Result, ServerError};
 use crate::json::to_value;
 
-/// The stream modes a run body asks for: each as the API names it (the SSE event name)
-/// and the graph's mode. Defaults to `values`.
-pub fn stream_modes(body: &Json) -> Result<Vec<(String, StreamMode)>> {
+/// The stream modes a run body asks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamModes {
+    /// The modes whose events the graph streams as they are: each as the API names it
+    /// (the SSE event name) and the graph's mode (`messages-tuple` arrives as `messages`).
+    pub plain: Vec<(String, StreamMode)>,
+    /// `messages` (without `messages-tuple`): the server's `messages/metadata`,
+    /// `messages/partial` and `messages/complete` events (see `message_log`).
+    pub messages: bool,
+    /// `events`: the run as `astream_events` reports it (see `run_events`).
+    pub events: bool,
+}
+
+/// The stream modes a run body asks for (`stream_mode`: a name or a list). Defaults to
+/// `values`. As LangGraph's server does, `messages` and `messages-tuple` together stream
+/// the tuples only.
+pub fn stream_modes(body: &Json) -> Result<StreamModes> {
     let names: Vec<String> = match body.get("stream_mode") {
         None | Some(Json::Null) => vec!["values".into()],
         Some(Json::String(s)) => vec![s.clone()],
@@ -26,32 +40,43 @@ pub fn stream_modes(body: &Json) -> Result<Vec<(String, StreamMode)>> {
             ))
         }
     };
-    names
-        .into_iter()
-        .map(|name| {
-            let mode = match name.as_str() {
-                "values" => StreamMode::Values,
-                "updates" => StreamMode::Updates,
-                "custom" => StreamMode::Custom,
-                "messages" | "messages-tuple" => StreamMode::Messages,
-                "debug" => StreamMode::Debug,
-                "tasks" => StreamMode::Tasks,
-                "checkpoints" => StreamMode::Checkpoints,
-                other => {
-                    return Err(ServerError::Invalid(format!(
-                        "unsupported stream_mode {other:?}"
-                    )))
-                }
-            };
-            // The SDK's `messages-tuple` arrives as `messages` events.
-            let event = if name == "messages-tuple" {
-                "messages".into()
-            } else {
-                name
-            };
-            Ok((event, mode))
-        })
-        .collect()
+    let tuples = names.iter().any(|n| n == "messages-tuple");
+    let mut modes = StreamModes::default();
+    for name in names {
+        let mode = match name.as_str() {
+            "values" => StreamMode::Values,
+            "updates" => StreamMode::Updates,
+            "custom" => StreamMode::Custom,
+            "messages-tuple" => StreamMode::Messages,
+            "messages" if tuples => continue,
+            "messages" => {
+                modes.messages = true;
+                continue;
+            }
+            "events" => {
+                modes.events = true;
+                continue;
+            }
+            "debug" => StreamMode::Debug,
+            "tasks" => StreamMode::Tasks,
+            "checkpoints" => StreamMode::Checkpoints,
+            other => {
+                return Err(ServerError::Invalid(format!(
+                    "unsupported stream_mode {other:?}"
+                )))
+            }
+        };
+        // The SDK's `messages-tuple` arrives as `messages` events.
+        let event = if name == "messages-tuple" {
+            "messages".into()
+        } else {
+            name
+        };
+        if !modes.plain.iter().any(|(e, _)| *e == event) {
+            modes.plain.push((event, mode));
+        }
+    }
+    Ok(modes)
 }
 
 fn node_list(body: &Json, key: &str) -> Result<Option<Vec<String>>> {
@@ -140,11 +165,28 @@ mod tests {
     #[test]
     fn modes_default_to_values_and_map_messages_tuple() {
         let m = stream_modes(&json!({})).expect("modes");
-        assert_eq!(m, vec![("values".to_string(), StreamMode::Values)]);
+        assert_eq!(m.plain, vec![("values".to_string(), StreamMode::Values)]);
         let m =
             stream_modes(&json!({"stream_mode": ["updates", "messages-tuple"]})).expect("modes");
-        assert_eq!(m[1], ("messages".to_string(), StreamMode::Messages));
+        assert_eq!(m.plain[1], ("messages".to_string(), StreamMode::Messages));
+        assert!(!m.messages && !m.events);
         assert!(stream_modes(&json!({"stream_mode": ["nope"]})).is_err());
+        assert!(stream_modes(&json!({"stream_mode": 3})).is_err());
+    }
+
+    #[test]
+    fn messages_and_events_are_built_by_the_server() {
+        let m = stream_modes(&json!({"stream_mode": ["messages", "events"]})).expect("modes");
+        assert!(m.plain.is_empty());
+        assert!(m.messages && m.events);
+        // Both messages forms asked: the tuples win, as on LangGraph's server.
+        let m =
+            stream_modes(&json!({"stream_mode": ["messages", "messages-tuple"]})).expect("modes");
+        assert_eq!(
+            m.plain,
+            vec![("messages".to_string(), StreamMode::Messages)]
+        );
+        assert!(!m.messages);
     }
 
     #[test]

@@ -234,8 +234,9 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         }
         info!(attempt = run.attempt, "run taken over");
     }
-    let hold = Outbox::holds(&modes, config.durability);
+    let hold = Outbox::holds(&modes.plain, config.durability);
     let mut outbox = Outbox::new(state, &run, modes, seq, replay, hold);
+    outbox.start().await;
     let mut events = graph.run(input, config, outbox.graph_modes());
     let mut signal = state.hub.cancel_signal(run.run_id);
     // A cancel requested between the claim and the line above reached no one.
@@ -348,6 +349,9 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     } else {
         ("success", Json::Null, "idle")
     };
+    if !cancelled && failure.is_none() && snapshot.is_ok() {
+        outbox.end(&values).await;
+    }
     let thread_values = (!run.stateless).then_some((&values, &interrupts));
     record(
         state,

@@ -276,6 +276,124 @@ check("agent updates", ups == [["agent"], ["tools"], ["agent"]], ups)
 hist = client.threads.get_state(ta2)["values"]["messages"]
 check("agent thread keeps both turns", len(hist) == 8, hist)
 
+# stream_mode="messages" (not -tuple): the server's messages/metadata once per message,
+# then the message so far at each chunk (messages/partial), or a whole message
+# (messages/complete); the agent's model streams a chunk per word, then its tool calls.
+tm = client.threads.create()["thread_id"]
+parts = list(
+    client.runs.stream(tm, "agent", input={"messages": [{"role": "user", "content": "What is 1 + 2?"}]}, stream_mode="messages")
+)
+names = [p.event for p in parts]
+check(
+    "messages stream names",
+    names[0] == "metadata" and set(names[1:]) == {"messages/metadata", "messages/partial", "messages/complete"},
+    names,
+)
+ids_seen = []
+for p in parts[1:]:
+    if p.event == "messages/metadata":
+        check("one metadata per message", len(p.data) == 1 and list(p.data)[0] not in ids_seen, p.data)
+        ids_seen.extend(p.data)
+    else:
+        check("a message per event, after its metadata", len(p.data) == 1 and p.data[0]["id"] in ids_seen, p)
+metas = [list(p.data.values())[0]["metadata"] for p in parts if p.event == "messages/metadata"]
+check("messages metadata", [m["langgraph_node"] for m in metas] == ["agent", "tools", "agent"] and metas[0]["thread_id"] == tm, metas)
+partials = [p.data[0] for p in parts if p.event == "messages/partial"]
+last_of = {}
+for m in partials:
+    last_of[m["id"]] = m
+asked, answered = list(last_of.values())
+check(
+    "partials accumulate the answer",
+    [m["content"] for m in partials if m["id"] == answered["id"]] == ["The ", "The sum ", "The sum is ", "The sum is 3."],
+    partials,
+)
+check(
+    "partial is a message with the tool call",
+    asked["type"] == "ai" and asked["content"] == "Let me add them." and asked["tool_calls"][0]["args"] == {"a": 1, "b": 2}
+    and "tool_call_chunks" not in asked,
+    asked,
+)
+completes = [p.data[0] for p in parts if p.event == "messages/complete"]
+check("tool answer is complete", [(m["type"], m["content"]) for m in completes] == [("tool", "3")], completes)
+stored = client.threads.get_state(tm)["values"]["messages"]
+check("partials end as the stored answers", [stored[1]["id"], stored[3]["id"]] == [asked["id"], answered["id"]], stored)
+parts = list(client.runs.stream(None, "seed", input={}, stream_mode="messages"))
+check("seed streams no messages", [p.event for p in parts] == ["metadata"], parts)
+
+# stream_mode="events": the run as astream_events (v2) reports it.
+te = client.threads.create()["thread_id"]
+parts = list(
+    client.runs.stream(te, "agent", input={"messages": [{"role": "user", "content": "What is 1 + 2?"}]}, stream_mode="events")
+)
+check("events stream names", parts[0].event == "metadata" and {p.event for p in parts[1:]} == {"events"}, parts)
+run_id = parts[0].data["run_id"]
+evs = [p.data for p in parts[1:]]
+check(
+    "events have the astream_events keys",
+    all(set(e) == {"event", "data", "name", "tags", "run_id", "metadata", "parent_ids"} for e in evs),
+    evs[0],
+)
+first, last = evs[0], evs[-1]
+check(
+    "events start with the graph",
+    (first["event"], first["name"], first["run_id"], first["parent_ids"]) == ("on_chain_start", "agent", run_id, [])
+    and first["data"]["input"]["messages"][0]["content"] == "What is 1 + 2?",
+    first,
+)
+check(
+    "events end with the graph's output",
+    (last["event"], last["run_id"]) == ("on_chain_end", run_id)
+    and last["data"]["output"]["messages"][-1]["content"] == "The sum is 3.",
+    last,
+)
+nodes = [(e["event"], e["name"]) for e in evs[1:-1] if e["event"].startswith("on_chain")]
+check(
+    "events of each node",
+    nodes == [(k, n) for n in ["agent", "tools", "agent"] for k in ["on_chain_start", "on_chain_stream", "on_chain_end"]],
+    nodes,
+)
+starts = [e for e in evs[1:-1] if e["event"] == "on_chain_start"]
+check(
+    "node events carry step, node and parent",
+    [(e["metadata"]["langgraph_step"], e["metadata"]["langgraph_node"], e["tags"]) for e in starts]
+    == [(1, "agent", ["graph:step:1"]), (2, "tools", ["graph:step:2"]), (3, "agent", ["graph:step:3"])]
+    and all(e["parent_ids"] == [run_id] and e["metadata"]["thread_id"] == te for e in starts),
+    starts,
+)
+node_end = next(e for e in evs if e["event"] == "on_chain_end" and e["name"] == "tools")
+check("a node's end has its output", node_end["data"]["output"]["messages"][0]["content"] == "3", node_end)
+model = [e for e in evs if e["event"].startswith("on_chat_model")]
+kinds = [e["event"] for e in model]
+check(
+    "chat model events",
+    kinds == ["on_chat_model_start"] + ["on_chat_model_stream"] * 5 + ["on_chat_model_end"]
+    + ["on_chat_model_start"] + ["on_chat_model_stream"] * 4 + ["on_chat_model_end"],
+    kinds,
+)
+second = [e for e in model if e["run_id"] == model[-1]["run_id"]]
+said = "".join(e["data"]["chunk"]["content"] for e in second if e["event"] == "on_chat_model_stream")
+check("chat model streams the answer", said == "The sum is 3." and second[-1]["data"]["output"]["content"] == said, second)
+first_node = starts[0]["run_id"]
+in_node = [i for i, e in enumerate(evs) if e["run_id"] == first_node]
+check(
+    "chat model runs inside its node",
+    all(e["parent_ids"] == [run_id, first_node] for e in model[:7])
+    and in_node[0] < evs.index(model[0]) and evs.index(model[6]) < in_node[-1]
+    and model[1]["data"]["chunk"]["type"] == "AIMessageChunk" and model[1]["metadata"]["langgraph_node"] == "agent",
+    model[:2],
+)
+parts = list(client.runs.stream(None, "seed", input={"name": "x"}, stream_mode=["updates", "events"]))
+check("events beside updates", [p.data for p in parts if p.event == "updates"] == [{"get_address": EXPECTED}], parts)
+evs = [(p.data["event"], p.data["name"]) for p in parts if p.event == "events"]
+check(
+    "seed events",
+    evs == [("on_chain_start", "seed"), ("on_chain_start", "get_address"), ("on_chain_stream", "get_address"),
+            ("on_chain_end", "get_address"), ("on_chain_end", "seed")]
+    and parts[-1].data["data"]["output"] == EXPECTED,
+    evs,
+)
+
 # The API-only process: its runs are run by the other process's workers; it streams
 # their events from the database and sees their results.
 ta = API_ONLY.threads.create()["thread_id"]
