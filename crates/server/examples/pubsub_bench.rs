@@ -2,7 +2,9 @@
 //! what the server does today (a `run_events` row inserted and `NOTIFY` sent in one
 //! statement, the reader woken by `LISTEN` and reading the rows) against Redis, either
 //! `PUBLISH` to a subscribed connection (no replay) or `XADD` to a stream read with
-//! `XREAD BLOCK` (replayable, like the table). Issue 13 asks to measure and choose.
+//! `XREAD BLOCK` (replayable, like the table); and the table with `synchronous_commit = off`
+//! on the publisher's connection, the cheap change within Postgres. Issue 13 asks to measure
+//! and choose.
 //!
 //! ```text
 //! cargo run --release -p stategraph-server --example pubsub_bench -- --runs 3
@@ -48,7 +50,7 @@ USAGE: pubsub_bench [--runs N] [--sizes 200,20000] [--burst-secs S] [--max-event
   --rate R          events per second of the latency phase (default 500)
   --database-url    Postgres (default $DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/postgres)
   --redis-url       Redis (default $REDIS_URL, else redis://127.0.0.1:6379/)
-  --transports LIST notify,publish,stream (default all three)
+  --transports LIST notify,notify-async,publish,stream (default all four)
 ";
 
 /// How events travel.
@@ -56,6 +58,9 @@ USAGE: pubsub_bench [--runs N] [--sizes 200,20000] [--burst-secs S] [--max-event
 enum Transport {
     /// The server today: `INSERT INTO run_events` + `pg_notify`, `LISTEN` + `SELECT`.
     Notify,
+    /// The same with `synchronous_commit = off` on the publisher's connection: the commit
+    /// does not wait for the WAL flush (a Postgres crash can lose the last events).
+    NotifyAsync,
     /// Redis `PUBLISH` / `SUBSCRIBE`: nothing kept.
     Publish,
     /// Redis `XADD` / `XREAD BLOCK`: kept, replayable from any id.
@@ -66,6 +71,7 @@ impl Transport {
     fn name(self) -> &'static str {
         match self {
             Transport::Notify => "notify",
+            Transport::NotifyAsync => "notify-async",
             Transport::Publish => "publish",
             Transport::Stream => "stream",
         }
@@ -74,6 +80,7 @@ impl Transport {
     fn label(self) -> &'static str {
         match self {
             Transport::Notify => "Postgres row + NOTIFY (today)",
+            Transport::NotifyAsync => "Postgres row + NOTIFY, `synchronous_commit = off`",
             Transport::Publish => "Redis PUBLISH",
             Transport::Stream => "Redis XADD + XREAD BLOCK",
         }
@@ -82,6 +89,7 @@ impl Transport {
     fn parse(s: &str) -> Res<Self> {
         match s {
             "notify" => Ok(Transport::Notify),
+            "notify-async" => Ok(Transport::NotifyAsync),
             "publish" => Ok(Transport::Publish),
             "stream" => Ok(Transport::Stream),
             other => Err(format!("unknown transport {other}").into()),
@@ -122,7 +130,12 @@ fn parse_args() -> Res<Option<Opts>> {
         database_url: std::env::var("DATABASE_URL")
             .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into()),
         redis_url: std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into()),
-        transports: vec![Transport::Notify, Transport::Publish, Transport::Stream],
+        transports: vec![
+            Transport::Notify,
+            Transport::NotifyAsync,
+            Transport::Publish,
+            Transport::Stream,
+        ],
         role: None,
         transport: Transport::Notify,
         size: 200,
@@ -329,7 +342,7 @@ async fn pg_connect(url: &str) -> Res<(tokio_postgres::Client, u32)> {
 async fn subscriber(o: &Opts) -> Res<()> {
     let limit = Duration::from_secs(120);
     let (cpu0, broker0, rec, broker1, cpu1) = match o.transport {
-        Transport::Notify => {
+        Transport::Notify | Transport::NotifyAsync => {
             // The LISTEN connection forwards notifications; a second connection reads rows,
             // as the server's pool does.
             let (listen, mut conn) = tokio_postgres::connect(&o.database_url, NoTls).await?;
@@ -562,8 +575,11 @@ impl Sender {
 
 async fn publisher(o: &Opts) -> Res<()> {
     let mut sender = match o.transport {
-        Transport::Notify => {
+        Transport::Notify | Transport::NotifyAsync => {
             let (client, pid) = pg_connect(&o.database_url).await?;
+            if o.transport == Transport::NotifyAsync {
+                client.batch_execute("SET synchronous_commit = off").await?;
+            }
             client
                 .execute(
                     format!("INSERT INTO {}.runs (run_id) VALUES ($1)", o.schema).as_str(),
@@ -740,7 +756,10 @@ fn setup_schema(o: &Opts, create: bool) -> Res<()> {
 fn orchestrate(o: &Opts) -> Res<()> {
     let mut o = o.clone();
     o.schema = format!("pubsub_bench_{}", std::process::id());
-    let uses_pg = o.transports.contains(&Transport::Notify);
+    let uses_pg = o
+        .transports
+        .iter()
+        .any(|t| matches!(t, Transport::Notify | Transport::NotifyAsync));
     if uses_pg {
         setup_schema(&o, true)?;
     }
@@ -750,16 +769,20 @@ fn orchestrate(o: &Opts) -> Res<()> {
     }
     let samples = result?;
     println!();
-    println!("| transport | payload | events/s, 1 publisher | p50 ms | p99 ms | publisher CPU µs/event | subscriber CPU µs/event | broker CPU µs/event |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for ((t, size), runs) in &samples {
+    println!("| transport | payload | events/s, 1 publisher | p50 ms | p99 ms | publisher CPU µs/event | subscriber CPU µs/event | broker CPU µs/event | failed runs |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for ((t, size), (runs, failed)) in &samples {
+        if runs.is_empty() {
+            println!("| {} | {size} B | | | | | | | {failed} |", t.label());
+            continue;
+        }
         let med = |f: fn(&Sample) -> f64| {
             let mut v: Vec<f64> = runs.iter().map(f).collect();
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
         };
         println!(
-            "| {} | {size} B | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {size} B | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} | {failed} |",
             t.label(),
             med(|s| s.events_per_s),
             med(|s| s.p50_ms),
@@ -773,7 +796,8 @@ fn orchestrate(o: &Opts) -> Res<()> {
     Ok(())
 }
 
-type Samples = BTreeMap<(Transport, usize), Vec<Sample>>;
+/// Per case: the figures of the runs that completed, and how many runs failed.
+type Samples = BTreeMap<(Transport, usize), (Vec<Sample>, usize)>;
 
 fn measure(o: &Opts) -> Res<Samples> {
     let mut samples = Samples::new();
@@ -782,38 +806,52 @@ fn measure(o: &Opts) -> Res<Samples> {
         for &t in &o.transports {
             for &size in &o.sizes {
                 n += 2;
-                let (p, s) = run_case(o, t, size, true, n)?;
-                let sent = field(&p, "sent")?.max(1.0);
-                let secs = (field(&s, "last_ns")? - field(&p, "start_ns")?) / 1e9;
-                let per = |ns: f64| ns / sent / 1e3;
-                let broker = if t == Transport::Notify {
-                    field(&p, "broker_ns")? + field(&s, "broker_ns")?
-                } else {
-                    field(&s, "broker_ns")?
-                };
-                let mut sample = Sample {
-                    events_per_s: sent / secs.max(1e-9),
-                    pub_us: per(field(&p, "cpu_ns")?),
-                    sub_us: per(field(&s, "cpu_ns")?),
-                    broker_us: per(broker),
-                    ..Sample::default()
-                };
-                let (_, s) = run_case(o, t, size, false, n + 1)?;
-                sample.p50_ms = field(&s, "p50_ns")? / 1e6;
-                sample.p99_ms = field(&s, "p99_ns")? / 1e6;
-                eprintln!(
-                    "run {run} {} {size} B: {:.0} events/s, p50 {:.2} ms, p99 {:.2} ms, CPU µs/event pub {:.1} sub {:.1} broker {:.1}",
-                    t.name(),
-                    sample.events_per_s,
-                    sample.p50_ms,
-                    sample.p99_ms,
-                    sample.pub_us,
-                    sample.sub_us,
-                    sample.broker_us
-                );
-                samples.entry((t, size)).or_default().push(sample);
+                let entry = samples.entry((t, size)).or_default();
+                match one_case(o, t, size, n) {
+                    Ok(sample) => {
+                        eprintln!(
+                            "run {run} {} {size} B: {:.0} events/s, p50 {:.2} ms, p99 {:.2} ms, CPU µs/event pub {:.1} sub {:.1} broker {:.1}",
+                            t.name(),
+                            sample.events_per_s,
+                            sample.p50_ms,
+                            sample.p99_ms,
+                            sample.pub_us,
+                            sample.sub_us,
+                            sample.broker_us
+                        );
+                        entry.0.push(sample);
+                    }
+                    // A case that fails (a Redis subscriber dropped for falling behind, say)
+                    // is counted, and the bench goes on.
+                    Err(e) => {
+                        eprintln!("run {run} {} {size} B: failed: {e}", t.name());
+                        entry.1 += 1;
+                    }
+                }
             }
         }
     }
     Ok(samples)
+}
+
+/// Both phases of one case: the burst's throughput and CPU, the paced phase's latency.
+fn one_case(o: &Opts, t: Transport, size: usize, n: usize) -> Res<Sample> {
+    let (p, s) = run_case(o, t, size, true, n)?;
+    let sent = field(&p, "sent")?.max(1.0);
+    let secs = (field(&s, "last_ns")? - field(&p, "start_ns")?) / 1e9;
+    let per = |ns: f64| ns / sent / 1e3;
+    let broker = if matches!(t, Transport::Notify | Transport::NotifyAsync) {
+        field(&p, "broker_ns")? + field(&s, "broker_ns")?
+    } else {
+        field(&s, "broker_ns")?
+    };
+    let (_, paced) = run_case(o, t, size, false, n + 1)?;
+    Ok(Sample {
+        events_per_s: sent / secs.max(1e-9),
+        pub_us: per(field(&p, "cpu_ns")?),
+        sub_us: per(field(&s, "cpu_ns")?),
+        broker_us: per(broker),
+        p50_ms: field(&paced, "p50_ns")? / 1e6,
+        p99_ms: field(&paced, "p99_ns")? / 1e6,
+    })
 }
