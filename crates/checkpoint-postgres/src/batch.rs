@@ -281,7 +281,7 @@ pub(crate) async fn put_batch<S: CheckpointSaver + ?Sized>(
     ops: &[SaveOp],
 ) -> Result<()> {
     if ops.len() < 2 {
-        return one_by_one(saver, ops).await;
+        return stategraph_checkpoint::saver::put_each(saver, ops).await;
     }
     let mut prepared = Vec::with_capacity(ops.len());
     // The op that cannot be stored (its index and error): the ops before it are.
@@ -304,7 +304,7 @@ pub(crate) async fn put_batch<S: CheckpointSaver + ?Sized>(
                 // Rolled back: one call per op stores the ops before the refused one and
                 // returns its conflict.
                 let upto = failed.as_ref().map_or(ops.len(), |(i, _)| *i);
-                one_by_one(saver, &ops[..upto]).await?;
+                stategraph_checkpoint::saver::put_each(saver, &ops[..upto]).await?;
             }
             Outcome::Committed(rows) => fill_cache(serde, cache, prepared, rows).await?,
         }
@@ -352,31 +352,6 @@ async fn fill_cache(
             })
             .collect();
         write::fill_cache(serde, cache, &thread, &ns, blobs, written).await?;
-    }
-    Ok(())
-}
-
-/// The provided `put_batch`: one call per op, stopping at the first error.
-async fn one_by_one<S: CheckpointSaver + ?Sized>(saver: &S, ops: &[SaveOp]) -> Result<()> {
-    for op in ops {
-        match op {
-            SaveOp::Put {
-                config,
-                checkpoint,
-                metadata,
-                new_versions,
-            } => {
-                saver
-                    .put(config, checkpoint, metadata, new_versions)
-                    .await?;
-            }
-            SaveOp::PutWrites {
-                config,
-                writes,
-                task_id,
-                task_path,
-            } => saver.put_writes(config, writes, task_id, task_path).await?,
-        }
     }
     Ok(())
 }

@@ -160,18 +160,7 @@ impl SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<Op> {
-        validate_config(config).and(validate_key("task id", task_id))?;
-        let checkpoint_id = config
-            .checkpoint_id
-            .clone()
-            .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
-        let target = WriteTarget {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.ns().to_owned(),
-            checkpoint_id,
-            task_id: task_id.to_owned(),
-            task_path: task_path.to_owned(),
-        };
+        let target = WriteTarget::of(config, task_id, task_path)?;
         let rows = writes
             .iter()
             .enumerate()

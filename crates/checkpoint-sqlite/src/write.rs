@@ -14,6 +14,7 @@
 use rusqlite::blob::ZeroBlob;
 use rusqlite::types::ToSql;
 use rusqlite::{params, Transaction, MAIN_DB};
+use stategraph_checkpoint::config::{validate_config, validate_key};
 use stategraph_checkpoint::serde::{Serializer, Typed};
 use stategraph_checkpoint::{CheckpointConfig, Error, Result};
 
@@ -49,6 +50,25 @@ pub(crate) struct WriteTarget {
     pub(crate) checkpoint_id: String,
     pub(crate) task_id: String,
     pub(crate) task_path: String,
+}
+
+impl WriteTarget {
+    /// The target of a `put_writes` of `task_id` on `config` (which must name its
+    /// checkpoint), after checking the config and the task id.
+    pub(crate) fn of(config: &CheckpointConfig, task_id: &str, task_path: &str) -> Result<Self> {
+        validate_config(config).and(validate_key("task id", task_id))?;
+        let checkpoint_id = config
+            .checkpoint_id
+            .clone()
+            .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
+        Ok(WriteTarget {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.ns().to_owned(),
+            checkpoint_id,
+            task_id: task_id.to_owned(),
+            task_path: task_path.to_owned(),
+        })
+    }
 }
 
 /// One `put` or `put_writes`, serialized and ready to run inside a write transaction.

@@ -229,25 +229,7 @@ pub trait CheckpointSaver: Send + Sync {
     /// stays stored unless the saver documents that a batch is all-or-nothing. Provided: one
     /// call per op.
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
-        for op in ops {
-            match op {
-                SaveOp::Put {
-                    config,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                } => {
-                    self.put(config, checkpoint, metadata, new_versions).await?;
-                }
-                SaveOp::PutWrites {
-                    config,
-                    writes,
-                    task_id,
-                    task_path,
-                } => self.put_writes(config, writes, task_id, task_path).await?,
-            }
-        }
-        Ok(())
+        put_each(self, ops).await
     }
 
     /// The histories of the DeltaChannels `channels` at the checkpoint `config` addresses
@@ -297,4 +279,30 @@ pub trait CheckpointSaver: Send + Sync {
     async fn prune(&self, _thread_ids: &[String], _strategy: PruneStrategy) -> Result<()> {
         Err(Error::Unsupported("prune"))
     }
+}
+
+/// Applies `ops` one call per op (`put` / `put_writes`), stopping at the first error: the
+/// provided [`CheckpointSaver::put_batch`], for savers whose own batch falls back to it.
+pub async fn put_each<S: CheckpointSaver + ?Sized>(saver: &S, ops: &[SaveOp]) -> Result<()> {
+    for op in ops {
+        match op {
+            SaveOp::Put {
+                config,
+                checkpoint,
+                metadata,
+                new_versions,
+            } => {
+                saver
+                    .put(config, checkpoint, metadata, new_versions)
+                    .await?;
+            }
+            SaveOp::PutWrites {
+                config,
+                writes,
+                task_id,
+                task_path,
+            } => saver.put_writes(config, writes, task_id, task_path).await?,
+        }
+    }
+    Ok(())
 }
