@@ -93,6 +93,18 @@ after = client.threads.get_state(tid)
 check("update_state applied", after["values"] == {"name": "pavaneeshwar", "address": "Paris"}, after)
 check("update_state metadata", after["metadata"]["source"] == "update", after["metadata"])
 
+# Fork: update_state at an older checkpoint starts a branch from it; the thread's head is
+# the fork, whose parent is that checkpoint, and the branch's values build on its values.
+base = history[1]
+fork = client.threads.update_state(
+    tid, {"address": "Rome"}, as_node="get_address",
+    checkpoint_id=base["checkpoint"]["checkpoint_id"],
+)
+head = client.threads.get_state(tid)
+check("fork is the head", head["checkpoint"]["checkpoint_id"] == fork["checkpoint"]["checkpoint_id"], head)
+check("fork parent", head["parent_checkpoint"]["checkpoint_id"] == base["checkpoint"]["checkpoint_id"], head)
+check("fork values", head["values"] == {**base["values"], "address": "Rome"}, (head["values"], base["values"]))
+
 # Interrupt before the node, then resume with no input.
 t2 = client.threads.create()["thread_id"]
 paused = client.runs.wait(t2, "seed", input={"name": "x"}, interrupt_before=["get_address"])
