@@ -9,6 +9,11 @@
 #
 #   scripts/bench_server.sh
 #
+# Two scenarios (SCENARIOS, default both): `fresh`, a new thread per run (`threads.create`
+# then `runs.wait`), and `thread`, a conversation (each client keeps one thread and
+# `runs.wait`s on it run after run). Each (scenario, level) is measured REPEATS times (default
+# 3), the two servers alternating, and the table gives the medians (with the range of ours).
+#
 # Environment: SECONDS_PER_LEVEL (default 10), LEVELS (default "1 8 32"), WORKERS (runs at
 # once per server: our --workers and langgraph dev's --n-jobs-per-worker; default 32),
 # PG_URL (default postgresql://postgres@127.0.0.1:5432/postgres; a database
@@ -19,7 +24,8 @@
 # examples/agent_server.rs, built first), SIDES (default "stategraph python"; "stategraph"
 # alone compares two builds of ours quickly). Output: JSON lines in target/bench-server/results.jsonl and a
 # markdown table on stdout, with each server's CPU time per run (ours: its process and its
-# Postgres backends; Python's: the `langgraph dev` process and its children) and, for ours,
+# Postgres backends; Python's: the `langgraph dev` process and its children), the load
+# driver's own CPU time per run (the SDK client shares the machine's cores) and, for ours,
 # the Postgres transactions per run (pg_stat_database of its database; Postgres publishes
 # these counters with up to a second's delay, so the figure is approximate).
 set -euo pipefail
@@ -33,6 +39,8 @@ sdk_py=${SDK_PY:-/work/langgraph-venv/bin/python}
 lg_venv=${LG_VENV:-/work/venv-server}
 server_bin=${SERVER_BIN:-}
 sides=${SIDES:-stategraph python}
+scenarios=${SCENARIOS:-fresh thread}
+repeats=${REPEATS:-3}
 # The versions `langgraph dev` runs with (the pinned langgraph and SDK of this project).
 LG_PINS=("langgraph-cli[inmem]==0.4.40" "langgraph-api==0.16.7" "langgraph-runtime-inmem==0.36.7"
   "langgraph==1.2.24" "langgraph-sdk==0.4.14")
@@ -142,15 +150,17 @@ xacts() {
   psql -At "$pg" -c "SELECT pg_stat_clear_snapshot(); SELECT xact_commit + xact_rollback \
     FROM pg_stat_database WHERE datname = 'sg_bench_server'" 2>/dev/null | tail -1
 }
+for scenario in $scenarios; do
 for n in $levels; do
+for rep in $(seq 1 "$repeats"); do
   for side in $sides; do
     url=$ours
     [ "$side" = python ] && url=$py_url
-    echo "-- $side, $n clients" >&2
+    echo "-- $scenario, $side, $n clients, run $rep" >&2
     if [ "$side" = python ]; then watched=("$py_pid"); else watched=("$ours_pid" $(pg_backends)); fi
     before=$(cpu_of "${watched[@]}")
     xacts_before=$(xacts)
-    line=$("$sdk_py" scripts/bench_server.py "$url" "$n" "$secs" "$side")
+    line=$("$sdk_py" scripts/bench_server.py "$url" "$n" "$secs" "$side" "$scenario")
     after=$(cpu_of "${watched[@]}")
     # Let the backends publish their counters (at most once a second while busy).
     sleep 1.5
@@ -165,24 +175,35 @@ print(json.dumps(r))' "$line" "$((after - before))" "$((xacts_after - xacts_befo
     echo "$line" | tee -a "$results" >&2
   done
 done
+done
+done
 
 "$sdk_py" - "$results" <<'EOF'
-import json, sys
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-by = {(r["server"], r["clients"]): r for r in rows}
-print("| clients | stategraph runs/s | p50 ms | p99 ms | server CPU ms/run | Postgres xacts/run | `langgraph dev` runs/s | p50 ms | p99 ms | server CPU ms/run | throughput ratio |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for n in sorted({r["clients"] for r in rows}):
-    a, b = by.get(("stategraph", n)), by.get(("python", n))
+def med(rs, k):
+    xs = [r[k] for r in rs if r.get(k) is not None]
+    return round(statistics.median(xs), 1) if xs else "–"
+print("| scenario | clients | stategraph runs/s (median; range) | p50 ms | p99 ms | server CPU ms/run | Postgres xacts/run | `langgraph dev` runs/s | p50 ms | p99 ms | server CPU ms/run | driver CPU ms/run (ours / Python's) | throughput ratio |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+keys = []
+for r in rows:
+    if (r.get("scenario", "fresh"), r["clients"]) not in keys:
+        keys.append((r.get("scenario", "fresh"), r["clients"]))
+for sc, n in keys:
+    a = [r for r in rows if r["server"] == "stategraph" and r.get("scenario", "fresh") == sc and r["clients"] == n]
+    b = [r for r in rows if r["server"] == "python" and r.get("scenario", "fresh") == sc and r["clients"] == n]
     if not a:
         continue
-    if not b:
-        b = {"runs_per_s": 0, "p50_ms": "–", "p99_ms": "–", "server_cpu_ms_per_run": "–", "errors": 0}
-    ratio = f'{a["runs_per_s"] / b["runs_per_s"]:.1f}×' if b["runs_per_s"] else "–"
-    errs = ""
-    if a["errors"] or b["errors"]:
-        errs = f" (errors: {a['errors']} / {b['errors']})"
-    print(f"| {n} | {a['runs_per_s']} | {a['p50_ms']} | {a['p99_ms']} | {a['server_cpu_ms_per_run']} | "
-          f"{a.get('pg_xacts_per_run', '–')} | "
-          f"{b['runs_per_s'] or '–'} | {b['p50_ms']} | {b['p99_ms']} | {b['server_cpu_ms_per_run']} | {ratio}{errs} |")
+    ar = med(a, "runs_per_s")
+    rng = f"{min(r['runs_per_s'] for r in a)}–{max(r['runs_per_s'] for r in a)}"
+    br = med(b, "runs_per_s") if b else "–"
+    ratio = f"{ar / br:.1f}×" if b and br else "–"
+    errs = sum(r["errors"] for r in a + b)
+    print(f"| {sc} | {n} | {ar} ({rng}) | {med(a, 'p50_ms')} | {med(a, 'p99_ms')} | "
+          f"{med(a, 'server_cpu_ms_per_run')} | {med(a, 'pg_xacts_per_run')} | "
+          f"{br} | {med(b, 'p50_ms') if b else '–'} | {med(b, 'p99_ms') if b else '–'} | "
+          f"{med(b, 'server_cpu_ms_per_run') if b else '–'} | "
+          f"{med(a, 'driver_cpu_ms_per_run')} / {med(b, 'driver_cpu_ms_per_run') if b else '–'} | "
+          f"{ratio}{f' (errors: {errs})' if errs else ''} |")
 EOF
