@@ -12,6 +12,8 @@ mod cache;
 mod durability;
 #[path = "durable/fault_tolerance.rs"]
 mod fault_tolerance;
+#[path = "durable/final_state.rs"]
+mod final_state;
 #[path = "durable/interrupts.rs"]
 mod interrupts;
 #[path = "durable/retries.rs"]

@@ -431,6 +431,7 @@ fn subgraph_runner(
                 store: sub_options.store.clone().or_else(|| scope.store.clone()),
                 lease: scope.lease.clone(),
                 lenient_writes: sub_options.lenient_writes,
+                keep_head: false,
             };
             let run = async move {
                 Loop::start(params, RunInput::Values(input))

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use stategraph_checkpoint::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
-    CheckpointSource, Map, Value, NULL_TASK_ID,
+    CheckpointSource, CheckpointTuple, Map, Value, NULL_TASK_ID,
 };
 
 use super::algo::{
@@ -18,6 +18,7 @@ use super::algo::{
 };
 use super::events;
 use super::graph::PregelGraph;
+use super::head::Head;
 use super::lease::{self, ThreadLease};
 use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
@@ -51,6 +52,10 @@ pub struct RunOutcome {
     pub checkpoint_config: Option<CheckpointConfig>,
     /// The nodes left to run when the run paused (empty when it finished).
     pub next: Vec<String>,
+    /// With [`LoopParams::keep_head`]: the thread's head as the saver now holds it (the
+    /// newest checkpoint of the run's namespace with its writes), what `get_tuple` would
+    /// return; `None` without a saver.
+    pub head: Option<CheckpointTuple>,
 }
 
 /// Everything a run needs besides its input.
@@ -85,6 +90,8 @@ pub struct LoopParams {
     /// Drop writes to unknown nodes or channels (LangGraph's behaviour) instead of
     /// failing the run.
     pub lenient_writes: bool,
+    /// Mirror the head the run leaves in the saver, returned as [`RunOutcome::head`].
+    pub keep_head: bool,
 }
 
 /// The state of one run.
@@ -176,6 +183,10 @@ impl Loop {
             }
             _ => false,
         };
+        let loaded_head = match (&saved, p.keep_head) {
+            (Some(t), true) => Some(Head::loaded(t)),
+            _ => None,
+        };
         let (mut checkpoint, metadata, pending_writes, checkpoint_config, prev) = match saved {
             Some(t) => {
                 let mut cfg = base.clone();
@@ -226,6 +237,8 @@ impl Loop {
             prev_config: prev,
             branching: addressed,
             lease,
+            keep_head: p.keep_head,
+            loaded_head,
         });
         let mut lp = Loop {
             p,
@@ -507,7 +520,8 @@ impl Loop {
         let persist = self.p.resuming.is_none() || stopped_early;
         // A failed save is the root cause of a later failure, so it is reported first.
         self.exit(persist).await?;
-        Ok(self.finish(result?))
+        let interrupts = result?;
+        Ok(self.finish(interrupts))
     }
 
     /// The super-steps; `Ok` carries the interrupts that stopped the run (none when done).
@@ -620,7 +634,7 @@ impl Loop {
             .await
     }
 
-    fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
+    fn finish(&mut self, interrupts: Vec<Interrupt>) -> RunOutcome {
         let values = self.read_output();
         let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
         let next = self
@@ -629,11 +643,16 @@ impl Loop {
             .filter(|t| t.writes.is_empty())
             .map(|t| t.name.clone())
             .collect();
+        let head = self.writer.take_head().map(|h| {
+            let thread = self.p.config.thread_id.as_deref().unwrap_or_default();
+            h.into_tuple(thread, &self.p.ns)
+        });
         RunOutcome {
             values,
             interrupts,
             checkpoint_config,
             next,
+            head,
         }
     }
 
