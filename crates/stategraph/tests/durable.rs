@@ -16,6 +16,8 @@ mod fault_tolerance;
 mod final_state;
 #[path = "durable/interrupts.rs"]
 mod interrupts;
+#[path = "durable/new_thread.rs"]
+mod new_thread;
 #[path = "durable/retries.rs"]
 mod retries;
 #[path = "durable/subgraphs.rs"]

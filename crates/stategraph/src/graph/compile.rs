@@ -399,6 +399,8 @@ fn subgraph_runner(
                 .ok_or_else(|| NodeError::msg("a subgraph can only run inside a graph run"))?;
             let mut config = scope.config.clone();
             config.checkpoint_id = None;
+            // The root's knowledge of its own namespace says nothing of the subgraph's.
+            config.assume_new_thread = false;
             config.interrupt_before = None;
             config.interrupt_after = None;
             let map: stategraph_checkpoint::Map = scope

@@ -151,6 +151,7 @@ impl Loop {
         let mut base = p.config.checkpoint_config(&p.ns);
         base.configurable.shift_remove("checkpoint_ns");
         let addressed = p.config.checkpoint_id.is_some();
+        let assumed_new = assumes_new_thread(&p, &input)?;
         let mut lease = p.lease.clone();
         let saved = match &p.saver {
             Some(saver) => {
@@ -166,7 +167,11 @@ impl Loop {
                 if lease.is_none() && p.resuming.is_none() {
                     lease = Some(Arc::new(lease::acquire(saver, thread_id).await));
                 }
-                let saved = saver.get_tuple(&base).await?;
+                let saved = if assumed_new {
+                    None
+                } else {
+                    saver.get_tuple(&base).await?
+                };
                 if let (None, Some(checkpoint_id)) = (&saved, &p.config.checkpoint_id) {
                     return Err(Error::CheckpointNotFound {
                         thread_id: thread_id.clone(),
@@ -1035,6 +1040,26 @@ fn without_values(checkpoint: Arc<Checkpoint>) -> Checkpoint {
             extra: c.extra.clone(),
         },
     }
+}
+
+/// Whether the run starts on an empty thread without reading it
+/// ([`RunConfig::assume_new_thread`]): a root run with new input on a fencing saver, so a
+/// wrong assumption ends in the fence's `Conflict` at the first put. With a
+/// `checkpoint_id` the option contradicts the config.
+fn assumes_new_thread(p: &LoopParams, input: &RunInput) -> Result<bool> {
+    if !p.config.assume_new_thread {
+        return Ok(false);
+    }
+    if p.config.checkpoint_id.is_some() {
+        return Err(Error::InvalidConfig(
+            "assume_new_thread and a checkpoint_id contradict each other: a new thread has \
+             no checkpoint to start from"
+                .into(),
+        ));
+    }
+    let root = p.resuming.is_none() && p.ns.is_empty();
+    let fenced = p.saver.as_ref().is_some_and(|s| s.capabilities().fence);
+    Ok(root && fenced && matches!(input, RunInput::Values(_)))
 }
 
 /// True when the thread has moved past `checkpoint_id`: the head of the config's
