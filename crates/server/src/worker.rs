@@ -279,7 +279,13 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             _ = stopped(shutdown) => { handed_back = true; break; }
         }
     }
-    drop(events);
+    let ended = !(cancelled || lost || handed_back) && failure.is_none();
+    let final_state = if ended {
+        events.into_final_state()
+    } else {
+        drop(events);
+        None
+    };
     let root = RunConfig::thread(thread.as_str());
     if handed_back {
         // This process stops: the run goes back to the queue, and the next worker
@@ -311,7 +317,11 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             }
         }
     }
-    let snapshot = graph.state(root).await;
+    // The run's own final state; read only when it did not end normally.
+    let snapshot = match final_state {
+        Some(state) => Ok(state),
+        None => graph.state(root).await,
+    };
     let (values, interrupts, output, paused) = match &snapshot {
         Ok(s) => {
             let interrupts: serde_json::Map<String, Json> = s

@@ -42,6 +42,15 @@ impl RunStream {
     pub fn final_state(&self) -> Option<&StateSnapshot> {
         self.state.get()
     }
+
+    /// [`RunStream::final_state`], taken out of the stream (no copy once the run's task
+    /// is done).
+    pub fn into_final_state(self) -> Option<StateSnapshot> {
+        match Arc::try_unwrap(self.state) {
+            Ok(state) => state.into_inner(),
+            Err(shared) => shared.get().cloned(),
+        }
+    }
 }
 
 impl Stream for RunStream {
