@@ -188,7 +188,8 @@ impl Loop {
             }
             _ => false,
         };
-        let loaded_head = match (&saved, p.keep_head) {
+        // An addressed checkpoint is the head only once the run puts its child.
+        let loaded_head = match (&saved, p.keep_head && !addressed) {
             (Some(t), true) => Some(Head::loaded(t)),
             _ => None,
         };

@@ -258,6 +258,57 @@ for_each_saver! {
     }
 }
 
+/// Streams a run to its end: its last error, if any, and its final state.
+async fn end_of(
+    graph: &CompiledGraph<DynState>,
+    input: impl IntoInput,
+    cfg: &RunConfig,
+) -> (Option<stategraph::Error>, Option<StateSnapshot>) {
+    let mut run = graph.stream_run(input, cfg, [StreamMode::Values]);
+    let mut error = None;
+    while let Some(event) = run.next().await {
+        error = event.err();
+    }
+    (error, run.into_final_state())
+}
+
+// Runs addressed at an older checkpoint. A resume there is refused by a fencing saver
+// (the thread moved on): no final state; an unfenced saver stores its child, the newest
+// checkpoint, and the final state is the thread's. A replay puts a fork: likewise.
+for_each_saver! {
+    async fn a_run_at_an_older_checkpoint_ends_in_the_state_get_state_reads_or_has_none(saver) {
+        for mode in MODES {
+            let graph = with_saver(&asking(&Calls::new(), 2), &saver);
+            let thread = format!("older-{mode:?}");
+            let cfg = config(&thread, mode);
+            let paused = run_and_compare(&graph, log_input(&[]), &cfg).await;
+            run_and_compare(&graph, Command::resume("x"), &cfg).await;
+            run_and_compare(&graph, Command::resume("y"), &cfg).await;
+            let older = RunConfig::from(&paused.config).durability(mode);
+
+            let (error, fin) = end_of(&graph, Command::resume("z"), &older).await;
+            let read = graph.get_state(&RunConfig::thread(&thread)).await.unwrap();
+            match error {
+                Some(e) => {
+                    assert!(
+                        matches!(e, stategraph::Error::Checkpoint(
+                            stategraph::checkpoint::Error::Conflict(_)
+                        )),
+                        "{mode:?}: {e:?}"
+                    );
+                    assert_eq!(fin, None, "{mode:?}");
+                }
+                None => assert_eq!(fin, Some(read), "{mode:?}"),
+            }
+
+            let replay = older.clone().with_metadata("run_id", "replay");
+            let fin = run_and_compare(&graph, NoInput, &replay).await;
+            assert_ne!(fin.config, paused.config, "{mode:?}: a fork");
+            assert_eq!(fin.interrupts.len(), 1, "{mode:?}: asked again");
+        }
+    }
+}
+
 // Without a checkpointer there is no thread to read: no final state.
 #[tokio::test]
 async fn a_run_without_a_checkpointer_has_no_final_state() {
