@@ -564,6 +564,9 @@ pub struct Claimed {
     pub attempt: i32,
     /// The worker holding the lease.
     pub worker: String,
+    /// The thread had no checkpoint in the root namespace when the run was claimed (a
+    /// first run may start without reading it: `RunConfig::assume_new_thread`).
+    pub fresh: bool,
 }
 
 /// Claims the oldest run that is pending on a thread without a running run, or running
@@ -600,7 +603,10 @@ pub async fn claim(
                    runs.stateless, runs.attempt),
              t AS (UPDATE threads SET status = 'busy', updated_at = now()
                    FROM c WHERE threads.thread_id = c.thread_id)
-             SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt FROM u"
+             SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt,
+                    NOT EXISTS (SELECT 1 FROM checkpoints k
+                                WHERE k.thread_id = u.thread_id::text AND k.checkpoint_ns = '')
+             FROM u"
         );
         let row = client
             .query_opt(
@@ -617,6 +623,7 @@ pub async fn claim(
                 stateless: row.get(4),
                 attempt: row.get(5),
                 worker: worker.to_owned(),
+                fresh: row.get(6),
             }));
         }
     }

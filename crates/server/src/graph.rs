@@ -1,13 +1,12 @@
 //! A registered graph behind one object-safe interface, whatever its state type.
 
 use async_trait::async_trait;
-use futures::stream::BoxStream;
 use futures::TryStreamExt;
 use indexmap::IndexMap;
 use stategraph::checkpoint::{CheckpointConfig, ListOptions};
 use stategraph::graph::draw::DrawGraph;
 use stategraph::pregel::snapshot::StateSnapshot;
-use stategraph::{Command, CompiledGraph, RunConfig, State, StreamEvent, StreamMode, Value};
+use stategraph::{Command, CompiledGraph, RunConfig, RunStream, State, StreamMode, Value};
 
 use crate::graph_input::GraphInput;
 
@@ -17,13 +16,10 @@ use crate::graph_input::GraphInput;
 /// the boundary as channel-name-to-value maps.
 #[async_trait]
 pub trait ServedGraph: Send + Sync + 'static {
-    /// Runs the graph on `config`'s thread, yielding events of `modes`.
-    fn run(
-        &self,
-        input: GraphInput,
-        config: RunConfig,
-        modes: Vec<StreamMode>,
-    ) -> BoxStream<'static, stategraph::Result<StreamEvent>>;
+    /// Runs the graph on `config`'s thread, yielding events of `modes`; once the stream
+    /// has ended, [`RunStream::final_state`] is the thread's state when the run ended
+    /// normally (read [`ServedGraph::state`] otherwise).
+    fn run(&self, input: GraphInput, config: RunConfig, modes: Vec<StreamMode>) -> RunStream;
     /// The thread's state (at `config.checkpoint_id` when given).
     async fn state(&self, config: RunConfig) -> stategraph::Result<StateSnapshot>;
     /// The thread's checkpoints, newest first.
@@ -47,16 +43,11 @@ pub trait ServedGraph: Send + Sync + 'static {
 
 #[async_trait]
 impl<S: State> ServedGraph for CompiledGraph<S> {
-    fn run(
-        &self,
-        input: GraphInput,
-        config: RunConfig,
-        modes: Vec<StreamMode>,
-    ) -> BoxStream<'static, stategraph::Result<StreamEvent>> {
+    fn run(&self, input: GraphInput, config: RunConfig, modes: Vec<StreamMode>) -> RunStream {
         match input {
-            GraphInput::Values(v) => self.stream(v, &config, &modes),
-            GraphInput::Command(c) => self.stream(c, &config, &modes),
-            GraphInput::None => self.stream(stategraph::NoInput, &config, &modes),
+            GraphInput::Values(v) => self.stream_run(v, &config, modes),
+            GraphInput::Command(c) => self.stream_run(c, &config, modes),
+            GraphInput::None => self.stream_run(stategraph::NoInput, &config, modes),
         }
     }
 

@@ -233,6 +233,10 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             Err(e) => warn!(error = %e, "reading the run's published events failed"),
         }
         info!(attempt = run.attempt, "run taken over");
+    } else if run.fresh && config.checkpoint_id.is_none() {
+        // The claim saw no checkpoint on the thread: no read at the start (a wrong
+        // assumption is refused by the saver's fence with a conflict).
+        config = config.assume_new_thread();
     }
     let hold = Outbox::holds(&modes.plain, config.durability);
     let mut outbox = Outbox::new(state, &run, modes, seq, replay, hold);
@@ -279,7 +283,13 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             _ = stopped(shutdown) => { handed_back = true; break; }
         }
     }
-    drop(events);
+    let ended = !(cancelled || lost || handed_back) && failure.is_none();
+    let final_state = if ended {
+        events.into_final_state()
+    } else {
+        drop(events);
+        None
+    };
     let root = RunConfig::thread(thread.as_str());
     if handed_back {
         // This process stops: the run goes back to the queue, and the next worker
@@ -311,7 +321,11 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             }
         }
     }
-    let snapshot = graph.state(root).await;
+    // The run's own final state; read only when it did not end normally.
+    let snapshot = match final_state {
+        Some(state) => Ok(state),
+        None => graph.state(root).await,
+    };
     let (values, interrupts, output, paused) = match &snapshot {
         Ok(s) => {
             let interrupts: serde_json::Map<String, Json> = s

@@ -43,6 +43,9 @@ pub struct RunConfig {
     /// At most this many tasks of a step run at once (`None`: all of them). With 1 the
     /// tasks run one after another in task order, which makes event order deterministic.
     pub max_concurrency: Option<usize>,
+    /// The caller knows the thread has no checkpoint in the root namespace: a run with new
+    /// input starts without reading the saver (see [`RunConfig::assume_new_thread`]).
+    pub assume_new_thread: bool,
 }
 
 impl Default for RunConfig {
@@ -58,6 +61,7 @@ impl Default for RunConfig {
             interrupt_after: None,
             durability: Durability::default(),
             max_concurrency: None,
+            assume_new_thread: false,
         }
     }
 }
@@ -110,6 +114,26 @@ impl RunConfig {
     /// Sets the largest number of tasks run at once (builder style).
     pub fn max_concurrency(mut self, n: usize) -> Self {
         self.max_concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Tells the run that the thread has no checkpoint in the root namespace, so it starts
+    /// from an empty state without reading the saver (one read less; an Agent Server knows
+    /// this of a thread it just created). Builder style.
+    ///
+    /// It applies to a root run with new input ([`crate::IntoUpdate`] values) on a saver
+    /// that fences ([`stategraph_checkpoint::Capabilities::fence`]); elsewhere it is
+    /// ignored and the run reads the thread as usual: a `Command` or [`crate::NoInput`]
+    /// (a resume needs the saved state), subgraphs, an unfenced saver (a wrong assumption
+    /// could not be detected) or no saver. With a `checkpoint_id` it is a contradiction:
+    /// [`crate::Error::InvalidConfig`].
+    ///
+    /// **If the assumption is wrong**, the run's first checkpoint is refused by the fence
+    /// with [`stategraph_checkpoint::Error::Conflict`] (as `Error::Checkpoint`): nothing
+    /// of the thread is overwritten. In durability `async` and `exit` the run's nodes may
+    /// have run before the refusal reaches it; nothing they wrote is stored.
+    pub fn assume_new_thread(mut self) -> Self {
+        self.assume_new_thread = true;
         self
     }
 
@@ -182,6 +206,7 @@ impl RunConfig {
                 self.durability
             },
             max_concurrency: self.max_concurrency.or(defaults.max_concurrency),
+            assume_new_thread: self.assume_new_thread || defaults.assume_new_thread,
         }
     }
 }

@@ -27,7 +27,7 @@ pub use error::{Error, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
-    Outcome, StateGraph, END, START,
+    Outcome, RunStream, StateGraph, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;

@@ -12,8 +12,12 @@ mod cache;
 mod durability;
 #[path = "durable/fault_tolerance.rs"]
 mod fault_tolerance;
+#[path = "durable/final_state.rs"]
+mod final_state;
 #[path = "durable/interrupts.rs"]
 mod interrupts;
+#[path = "durable/new_thread.rs"]
+mod new_thread;
 #[path = "durable/retries.rs"]
 mod retries;
 #[path = "durable/subgraphs.rs"]

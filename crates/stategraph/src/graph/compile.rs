@@ -399,6 +399,8 @@ fn subgraph_runner(
                 .ok_or_else(|| NodeError::msg("a subgraph can only run inside a graph run"))?;
             let mut config = scope.config.clone();
             config.checkpoint_id = None;
+            // The root's knowledge of its own namespace says nothing of the subgraph's.
+            config.assume_new_thread = false;
             config.interrupt_before = None;
             config.interrupt_after = None;
             let map: stategraph_checkpoint::Map = scope
@@ -431,6 +433,7 @@ fn subgraph_runner(
                 store: sub_options.store.clone().or_else(|| scope.store.clone()),
                 lease: scope.lease.clone(),
                 lenient_writes: sub_options.lenient_writes,
+                keep_head: false,
             };
             let run = async move {
                 Loop::start(params, RunInput::Values(input))

@@ -201,6 +201,7 @@ impl<S: State> CompiledGraph<S> {
             store: self.options.store.clone(),
             lease: None,
             lenient_writes: self.options.lenient_writes,
+            keep_head: false,
         }
     }
 
@@ -210,12 +211,26 @@ impl<S: State> CompiledGraph<S> {
         config: &RunConfig,
         sink: Option<StreamSink>,
     ) -> Result<RunOutcome> {
+        self.run_with(input, config, sink, false).await
+    }
+
+    /// [`CompiledGraph::run`]; with `keep_head`, the outcome carries the head the run left
+    /// in the saver ([`RunOutcome::head`]).
+    pub(super) async fn run_with(
+        &self,
+        input: RunInput,
+        config: &RunConfig,
+        sink: Option<StreamSink>,
+        keep_head: bool,
+    ) -> Result<RunOutcome> {
         if config.recursion_limit < 1 {
             return Err(Error::InvalidConfig(
                 "recursion_limit must be at least 1".into(),
             ));
         }
-        let lp = Loop::start(self.params(config, sink), input).await?;
+        let mut params = self.params(config, sink);
+        params.keep_head = keep_head;
+        let lp = Loop::start(params, input).await?;
         lp.run().await
     }
 

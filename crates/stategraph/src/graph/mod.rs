@@ -8,6 +8,7 @@ pub mod draw;
 pub mod input;
 pub mod node;
 pub mod outcome;
+pub mod run_stream;
 pub mod state_api;
 pub mod typed_stream;
 
@@ -18,4 +19,5 @@ pub use compiled::{CompiledGraph, IntoInput, NoInput};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeInput, NodeOutput};
 pub use outcome::Outcome;
+pub use run_stream::RunStream;
 pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};

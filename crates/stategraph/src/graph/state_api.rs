@@ -197,6 +197,16 @@ fn snapshot_config(
     c
 }
 
+/// The live snapshot of a head a run left in the saver (`RunOutcome::head`): what
+/// `get_state` builds from the same tuple.
+pub(super) async fn head_snapshot(
+    graph: &Arc<PregelGraph>,
+    saver: &Arc<dyn CheckpointSaver>,
+    head: CheckpointTuple,
+) -> Result<StateSnapshot> {
+    snapshot(graph, saver, head, true, false).await
+}
+
 async fn snapshot(
     graph: &Arc<PregelGraph>,
     saver: &Arc<dyn CheckpointSaver>,

@@ -6,6 +6,7 @@ pub mod context;
 pub mod delta;
 pub mod events;
 pub mod graph;
+pub(crate) mod head;
 pub mod lease;
 pub mod node_error;
 pub mod node_output;

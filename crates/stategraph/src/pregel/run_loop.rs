@@ -9,7 +9,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use stategraph_checkpoint::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
-    CheckpointSource, Map, Value, NULL_TASK_ID,
+    CheckpointSource, CheckpointTuple, Map, Value, NULL_TASK_ID,
 };
 
 use super::algo::{
@@ -18,6 +18,7 @@ use super::algo::{
 };
 use super::events;
 use super::graph::PregelGraph;
+use super::head::Head;
 use super::lease::{self, ThreadLease};
 use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
@@ -51,6 +52,10 @@ pub struct RunOutcome {
     pub checkpoint_config: Option<CheckpointConfig>,
     /// The nodes left to run when the run paused (empty when it finished).
     pub next: Vec<String>,
+    /// With [`LoopParams::keep_head`]: the thread's head as the saver now holds it (the
+    /// newest checkpoint of the run's namespace with its writes), what `get_tuple` would
+    /// return; `None` without a saver.
+    pub head: Option<CheckpointTuple>,
 }
 
 /// Everything a run needs besides its input.
@@ -85,6 +90,8 @@ pub struct LoopParams {
     /// Drop writes to unknown nodes or channels (LangGraph's behaviour) instead of
     /// failing the run.
     pub lenient_writes: bool,
+    /// Mirror the head the run leaves in the saver, returned as [`RunOutcome::head`].
+    pub keep_head: bool,
 }
 
 /// The state of one run.
@@ -144,6 +151,7 @@ impl Loop {
         let mut base = p.config.checkpoint_config(&p.ns);
         base.configurable.shift_remove("checkpoint_ns");
         let addressed = p.config.checkpoint_id.is_some();
+        let assumed_new = assumes_new_thread(&p, &input)?;
         let mut lease = p.lease.clone();
         let saved = match &p.saver {
             Some(saver) => {
@@ -159,7 +167,11 @@ impl Loop {
                 if lease.is_none() && p.resuming.is_none() {
                     lease = Some(Arc::new(lease::acquire(saver, thread_id).await));
                 }
-                let saved = saver.get_tuple(&base).await?;
+                let saved = if assumed_new {
+                    None
+                } else {
+                    saver.get_tuple(&base).await?
+                };
                 if let (None, Some(checkpoint_id)) = (&saved, &p.config.checkpoint_id) {
                     return Err(Error::CheckpointNotFound {
                         thread_id: thread_id.clone(),
@@ -175,6 +187,11 @@ impl Loop {
                 superseded(saver.as_ref(), &base, &t.checkpoint.id).await?
             }
             _ => false,
+        };
+        // An addressed checkpoint is the head only once the run puts its child.
+        let loaded_head = match (&saved, p.keep_head && !addressed) {
+            (Some(t), true) => Some(Head::loaded(t)),
+            _ => None,
         };
         let (mut checkpoint, metadata, pending_writes, checkpoint_config, prev) = match saved {
             Some(t) => {
@@ -226,6 +243,8 @@ impl Loop {
             prev_config: prev,
             branching: addressed,
             lease,
+            keep_head: p.keep_head,
+            loaded_head,
         });
         let mut lp = Loop {
             p,
@@ -507,7 +526,8 @@ impl Loop {
         let persist = self.p.resuming.is_none() || stopped_early;
         // A failed save is the root cause of a later failure, so it is reported first.
         self.exit(persist).await?;
-        Ok(self.finish(result?))
+        let interrupts = result?;
+        Ok(self.finish(interrupts))
     }
 
     /// The super-steps; `Ok` carries the interrupts that stopped the run (none when done).
@@ -620,7 +640,7 @@ impl Loop {
             .await
     }
 
-    fn finish(&self, interrupts: Vec<Interrupt>) -> RunOutcome {
+    fn finish(&mut self, interrupts: Vec<Interrupt>) -> RunOutcome {
         let values = self.read_output();
         let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
         let next = self
@@ -629,11 +649,16 @@ impl Loop {
             .filter(|t| t.writes.is_empty())
             .map(|t| t.name.clone())
             .collect();
+        let head = self.writer.take_head().map(|h| {
+            let thread = self.p.config.thread_id.as_deref().unwrap_or_default();
+            h.into_tuple(thread, &self.p.ns)
+        });
         RunOutcome {
             values,
             interrupts,
             checkpoint_config,
             next,
+            head,
         }
     }
 
@@ -1016,6 +1041,26 @@ fn without_values(checkpoint: Arc<Checkpoint>) -> Checkpoint {
             extra: c.extra.clone(),
         },
     }
+}
+
+/// Whether the run starts on an empty thread without reading it
+/// ([`RunConfig::assume_new_thread`]): a root run with new input on a fencing saver, so a
+/// wrong assumption ends in the fence's `Conflict` at the first put. With a
+/// `checkpoint_id` the option contradicts the config.
+fn assumes_new_thread(p: &LoopParams, input: &RunInput) -> Result<bool> {
+    if !p.config.assume_new_thread {
+        return Ok(false);
+    }
+    if p.config.checkpoint_id.is_some() {
+        return Err(Error::InvalidConfig(
+            "assume_new_thread and a checkpoint_id contradict each other: a new thread has \
+             no checkpoint to start from"
+                .into(),
+        ));
+    }
+    let root = p.resuming.is_none() && p.ns.is_empty();
+    let fenced = p.saver.as_ref().is_some_and(|s| s.capabilities().fence);
+    Ok(root && fenced && matches!(input, RunInput::Values(_)))
 }
 
 /// True when the thread has moved past `checkpoint_id`: the head of the config's

@@ -36,6 +36,7 @@ use stategraph_checkpoint::{
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::head::Head;
 use super::lease::ThreadLease;
 use crate::config::Durability;
 use crate::error::{Error, Result};
@@ -73,6 +74,10 @@ pub(crate) struct Writer {
     latest: Option<(Arc<Checkpoint>, CheckpointMetadata)>,
     /// The run's hold on its thread (released after the last save is stored).
     lease: Option<Arc<ThreadLease>>,
+    /// The head the saves leave, when the run keeps it (see `head.rs`).
+    head: Option<Head>,
+    /// Whether the run keeps [`Writer::head`].
+    keep_head: bool,
 }
 
 /// What a run's writer starts from.
@@ -93,6 +98,10 @@ pub(crate) struct WriterStart {
     pub branching: bool,
     /// The run's lease on its thread.
     pub lease: Option<Arc<ThreadLease>>,
+    /// Keep the head the saves leave ([`Writer::take_head`]).
+    pub keep_head: bool,
+    /// With `keep_head`, the head the run loaded (`None` on a new thread).
+    pub loaded_head: Option<Head>,
 }
 
 impl Writer {
@@ -116,6 +125,21 @@ impl Writer {
             branching: start.branching,
             latest: None,
             lease: start.lease,
+            keep_head: start.keep_head,
+            head: start.loaded_head.filter(|_| start.keep_head),
+        }
+    }
+
+    /// The head the run's saves leave in the saver (after [`Writer::finish`]): `None` when
+    /// the run does not keep it or has stored nothing and loaded nothing.
+    pub(crate) fn take_head(&mut self) -> Option<Head> {
+        self.head.take()
+    }
+
+    /// Mirrors a `put_writes` of `task_id` against checkpoint `checkpoint_id` in the head.
+    fn record_head(&mut self, checkpoint_id: &str, task_id: &str, writes: &[(String, Value)]) {
+        if let Some(head) = self.head.as_mut().filter(|h| h.id() == checkpoint_id) {
+            head.record(task_id, writes);
         }
     }
 
@@ -212,10 +236,12 @@ impl Writer {
                     .await;
                 self.config.checkpoint_id = parent;
                 saved?;
+                self.record_head(checkpoint_id, task_id, &to_save);
                 return Ok(writes);
             }
             let mut config = self.config.clone();
             config.checkpoint_id = Some(checkpoint_id.to_owned());
+            let kept = self.keep_head.then(|| to_save.clone());
             self.save(SaveOp::PutWrites {
                 config,
                 writes: to_save,
@@ -223,6 +249,9 @@ impl Writer {
                 task_path,
             })
             .await?;
+            if let Some(to_save) = kept {
+                self.record_head(checkpoint_id, task_id, &to_save);
+            }
         }
         Ok(writes)
     }
@@ -252,6 +281,9 @@ impl Writer {
         );
         self.mark_branch();
         let id = checkpoint.id.clone();
+        if self.keep_head {
+            self.head = Some(Head::put(checkpoint.clone(), metadata, &self.config));
+        }
         if let Some(saver) = self.inline_saver() {
             saver
                 .put(&self.config, &checkpoint, metadata, &new_versions)
@@ -325,6 +357,9 @@ impl Writer {
                 );
                 self.mark_branch();
                 let id = checkpoint.id.clone();
+                if self.keep_head {
+                    self.head = Some(Head::put(checkpoint.clone(), &metadata, &self.config));
+                }
                 let put = SaveOp::Put {
                     config: self.config.clone(),
                     checkpoint,
@@ -350,8 +385,10 @@ impl Writer {
                     .push((c.clone(), v.clone()));
             }
         }
+        let stored_id = stored.checkpoint_id.clone().unwrap_or_default();
         for (task_id, writes) in by_task {
             let task_path = path_of(&task_id);
+            self.record_head(&stored_id, &task_id, &writes);
             self.save(SaveOp::PutWrites {
                 config: stored.clone(),
                 writes,

@@ -139,6 +139,8 @@ fn writer(saver: Arc<GatedSaver>, lease: Option<Arc<ThreadLease>>) -> Writer {
         prev_config: None,
         branching: false,
         lease,
+        keep_head: false,
+        loaded_head: None,
     })
 }
 

@@ -23,6 +23,7 @@ pub struct CrashSaver {
     fail_put_writes: Option<usize>,
     puts: AtomicUsize,
     put_writes: AtomicUsize,
+    get_tuples: AtomicUsize,
     crashes: AtomicUsize,
 }
 
@@ -35,6 +36,7 @@ impl CrashSaver {
             fail_put_writes: None,
             puts: AtomicUsize::new(0),
             put_writes: AtomicUsize::new(0),
+            get_tuples: AtomicUsize::new(0),
             crashes: AtomicUsize::new(0),
         }
     }
@@ -59,6 +61,11 @@ impl CrashSaver {
     /// How many times `put_writes` was called (the failed call included).
     pub fn put_writes_calls(&self) -> usize {
         self.put_writes.load(Ordering::SeqCst)
+    }
+
+    /// How many times `get_tuple` was called.
+    pub fn get_tuples(&self) -> usize {
+        self.get_tuples.load(Ordering::SeqCst)
     }
 
     /// How many failures were injected.
@@ -95,6 +102,7 @@ pub fn is_crash(err: &stategraph::Error) -> bool {
 #[async_trait]
 impl CheckpointSaver for CrashSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        self.get_tuples.fetch_add(1, Ordering::SeqCst);
         self.inner.get_tuple(config).await
     }
 
@@ -148,6 +156,10 @@ impl CheckpointSaver for CrashSaver {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         self.inner.delete_thread(thread_id).await
+    }
+
+    fn capabilities(&self) -> stategraph::checkpoint::Capabilities {
+        self.inner.capabilities()
     }
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {

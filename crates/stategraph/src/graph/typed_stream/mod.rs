@@ -40,7 +40,7 @@ use super::compiled::{CompiledGraph, IntoInput};
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
 use crate::messages::Message;
-use crate::pregel::stream::{StreamEvent, StreamMode, StreamSink};
+use crate::pregel::stream::{StreamEvent, StreamMode};
 use crate::state::State;
 use crate::types::Interrupt;
 use payloads::{interrupts, string_map, Readable, ReadableMap};
@@ -355,34 +355,10 @@ impl<S: State> CompiledGraph<S> {
         options: impl Into<StreamOptions>,
     ) -> BoxStream<'static, Result<StreamEvent>> {
         let config = self.resolve(config);
-        let options = options.into();
-        let input = match input.into_input() {
-            Ok(i) => i,
-            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
-        };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = StreamSink::new(tx, &options.modes).with_subgraphs(options.subgraphs);
-        let this = self.clone();
-        let handle = tokio::spawn(async move { this.run(input, &config, Some(sink)).await });
-        let cancel = AbortOnDrop(handle.abort_handle());
-        let events =
-            futures::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-            );
-        let tail = futures::stream::once(async move {
-            let _cancel = cancel;
-            match handle.await {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(Err(e)),
-                Err(e) => Some(Err(Error::Node {
-                    node: String::new(),
-                    message: format!("run task failed: {e}"),
-                })),
-            }
-        })
-        .filter_map(|x| async move { x });
-        events.chain(tail).boxed()
+        match input.into_input() {
+            Ok(input) => self.spawn_run(input, config, options.into(), false).boxed(),
+            Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+        }
     }
 
     /// Runs the graph, yielding typed events ([`StreamPart`]) of the given modes as they
@@ -409,15 +385,6 @@ impl<S: State> CompiledGraph<S> {
                 futures::stream::iter(parts)
             })
             .boxed()
-    }
-}
-
-/// Cancels a streamed run when its stream is dropped before the run ended.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
