@@ -20,10 +20,13 @@ use crate::error::{Result, ServerError};
 /// The `LISTEN/NOTIFY` channel that announces new (or unblocked) pending runs.
 pub const RUNS_CHANNEL: &str = "stategraph_runs";
 
-/// The `LISTEN/NOTIFY` channel that announces new events of a run (the payload is its id).
+/// The `LISTEN/NOTIFY` channel that announces new events of a run (the payload is its id,
+/// a space, and the id of the process whose worker stored them: that process wakes its
+/// readers itself).
 pub const EVENTS_CHANNEL: &str = "stategraph_events";
 
-/// The `LISTEN/NOTIFY` channel that announces the end of a run (the payload is its id).
+/// The `LISTEN/NOTIFY` channel that announces the end of a run (the payload as on
+/// [`EVENTS_CHANNEL`]).
 pub const RUN_END_CHANNEL: &str = "stategraph_run_end";
 
 /// The `LISTEN/NOTIFY` channel that asks whichever process runs a run (the payload is its
@@ -593,6 +596,15 @@ pub async fn run_result(pool: &Pool, run_id: Uuid) -> Result<Option<(String, Jso
     Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
 }
 
+/// A run's id and the sending process's id, from the payload of a `NOTIFY` on
+/// [`EVENTS_CHANNEL`] or [`RUN_END_CHANNEL`] (or a bare run id, as on [`CANCEL_CHANNEL`]).
+pub fn run_notice(payload: &str) -> Option<(Uuid, Option<&str>)> {
+    match payload.split_once(' ') {
+        Some((id, process)) => Some((id.parse().ok()?, Some(process))),
+        None => Some((payload.parse().ok()?, None)),
+    }
+}
+
 /// Whether a status is final.
 pub fn is_final(status: &str) -> bool {
     !matches!(status, "pending" | "running")
@@ -810,7 +822,7 @@ pub async fn finish_run(
                        values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
-                     SELECT b.behind, pg_notify($11, $1::text),
+                     SELECT b.behind, pg_notify($11, $1::text || ' ' || $12),
                        CASE WHEN b.behind THEN pg_notify($10, $12) END
                      FROM r, LATERAL (SELECT EXISTS (SELECT 1 FROM runs q
                        WHERE q.thread_id = r.thread_id AND q.status = 'pending'
@@ -848,9 +860,11 @@ pub struct Finished {
     pub queued_behind: bool,
 }
 
-/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`].
+/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`]
+/// (`process` is the worker's process).
 pub async fn append_event(
     pool: &Pool,
+    process: &str,
     run_id: Uuid,
     seq: i64,
     event: &str,
@@ -862,10 +876,10 @@ pub async fn append_event(
             &client
                 .prepare_cached(
                     "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
-             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text)",
+             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)",
                 )
                 .await?,
-            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL],
+            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
         )
         .await?;
     Ok(())
@@ -1012,4 +1026,18 @@ pub async fn copy_thread_row(pool: &Pool, source: Uuid, target: Uuid) -> Result<
         .await?;
     row.map(|r| thread_json(&r))
         .ok_or_else(|| ServerError::NotFound(format!("thread {source} not found")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_notices_name_the_run_and_the_sender() {
+        let id = Uuid::new_v4();
+        assert_eq!(run_notice(&format!("{id} p-1")), Some((id, Some("p-1"))));
+        assert_eq!(run_notice(&id.to_string()), Some((id, None)));
+        assert_eq!(run_notice("not a run"), None);
+        assert_eq!(run_notice("x p-1"), None);
+    }
 }

@@ -122,13 +122,18 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             tokio::select! {
                 m = messages.next() => match m {
                     Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
-                        let run_id = n.payload().parse();
-                        match (n.channel(), run_id) {
-                            (db::CANCEL_CHANNEL, Ok(id)) => state.hub.cancel(id),
-                            (db::EVENTS_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::Events),
-                            (db::RUN_END_CHANNEL, Ok(id)) => {
+                        let notice = db::run_notice(n.payload());
+                        // This process's workers wake its readers themselves.
+                        let mine = notice.is_some_and(|(_, p)| p == Some(state.process.as_str()));
+                        match (n.channel(), notice) {
+                            (db::CANCEL_CHANNEL, Some((id, _))) => state.hub.cancel(id),
+                            (db::EVENTS_CHANNEL, Some((id, _))) if !mine => {
+                                state.hub.publish(id, HubEvent::Events)
+                            }
+                            (db::RUN_END_CHANNEL, Some((id, _))) if !mine => {
                                 state.hub.publish(id, HubEvent::End(None))
                             }
+                            (db::EVENTS_CHANNEL | db::RUN_END_CHANNEL, _) => {}
                             // This process announced its own runs to its workers.
                             (db::RUNS_CHANNEL, _) if n.payload() == state.process => {}
                             // One idle worker looks: waking them all would have each
@@ -435,7 +440,8 @@ fn error_kind(e: &stategraph::Error) -> &'static str {
 
 /// Appends an event to the run's log and wakes this process's readers of the run.
 async fn publish(state: &AppState, run: &Claimed, seq: i64, name: &str, data: &str) {
-    if let Err(e) = db::append_event(&state.pool, run.run_id, seq, name, data).await {
+    if let Err(e) = db::append_event(&state.pool, &state.process, run.run_id, seq, name, data).await
+    {
         warn!(error = %e, "storing a run event failed");
     }
     state.hub.publish(run.run_id, HubEvent::Events);
