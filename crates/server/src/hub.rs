@@ -63,7 +63,11 @@ pub struct Hub {
     early: Mutex<EarlyCancels>,
 }
 
-const CAPACITY: usize = 4096;
+/// Wake-ups kept per run for a slow reader. Small: a channel is made per run (a
+/// `runs.wait` too), and its buffer is allocated whole. A reader that falls further
+/// behind gets `Lagged`, which it takes as one more "look again"; the last wake-up, the
+/// end, is always kept.
+const CAPACITY: usize = 16;
 
 /// How many cancels of runs without a channel are remembered, at most.
 const EARLY_CANCELS: usize = 4096;
@@ -201,6 +205,27 @@ mod tests {
         hub.cancel(id);
         sig.changed().await.expect("changed");
         assert!(*sig.borrow());
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_lags_still_gets_the_end() {
+        let hub = Hub::default();
+        let id = Uuid::new_v4();
+        let mut rx = hub.subscribe(id);
+        for _ in 0..CAPACITY * 3 {
+            hub.publish(id, HubEvent::Events);
+        }
+        hub.finish(id, None);
+        let mut lagged = false;
+        loop {
+            match rx.recv().await {
+                Ok(ev) if *ev == HubEvent::End(None) => break,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => lagged = true,
+                Err(broadcast::error::RecvError::Closed) => panic!("closed before the end"),
+            }
+        }
+        assert!(lagged);
     }
 
     #[test]
