@@ -11,7 +11,7 @@ use stategraph::checkpoint::ListOptions;
 use stategraph::RunConfig;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{info, warn, Instrument};
+use tracing::{debug, info, warn, Instrument};
 
 use crate::db::{self, Claimed};
 use crate::graph_input::GraphInput;
@@ -227,7 +227,8 @@ fn error_json(kind: &str, message: &str) -> Json {
 
 /// Runs one claimed run to its end and records it.
 async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<bool>) {
-    info!(graph = %run.graph_id, "run started");
+    // One line per run at `info`, at its end: each line is a formatted write to stderr.
+    debug!(graph = %run.graph_id, "run started");
     let thread = run.thread_id.to_string();
     let prepared = (|| {
         let graph = state
@@ -403,7 +404,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         (thread_status, thread_values),
     )
     .await;
-    info!(status, "run ended");
+    info!(graph = %run.graph_id, status, "run ended");
 }
 
 /// Deletes a cancelled run and the checkpoints it wrote, and frees its thread.
