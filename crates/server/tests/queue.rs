@@ -1,7 +1,8 @@
 //! The run queue without a timed poll: runs queued while every worker is busy, or from
 //! another process, start as soon as a worker is free; a run queued on a process with an
-//! idle worker is claimed by the insert itself (no `NOTIFY`); a cancel whose `NOTIFY`
-//! never came still stops the run (the heartbeat sees it).
+//! idle worker is claimed by the insert itself (no `NOTIFY`); a cancel right after the
+//! claim stops the run (here or through another process); a cancel whose `NOTIFY` never
+//! came still stops it (the heartbeat sees it).
 //!
 //! The servers here poll once an hour: a run that waited for the poll would time a test
 //! out.
@@ -306,4 +307,47 @@ async fn a_cancel_without_its_notify_stops_the_run_at_the_next_heartbeat() {
         .await
         .expect("server task")
         .expect("server stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_right_after_the_claim_stops_the_run() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    // A heartbeat every 40 s: only the cancel's NOTIFY (or the hub's memory of it, when it
+    // comes before the worker watches the run) can stop the run within the join's 30 s.
+    let (worker, serving) = serve(&db.url, 1, Duration::from_secs(120), &shutdown).await;
+    // Through an API-only process the run and its cancel reach the worker by NOTIFY: the
+    // cancel may come before the worker has a channel for the run.
+    let (api, api_serving) = serve(&db.url, 0, Duration::from_secs(120), &shutdown).await;
+    let (pg, conn) = connect(&db.url).await;
+    tokio::spawn(conn);
+    let closed = gate_path();
+
+    for addr in [worker, worker, api, api, api] {
+        let thread = new_thread(addr).await;
+        // Claimed by its insert (the worker is idle) or right after; cancelled at once.
+        let run = create(addr, &thread, &closed).await;
+        let (status, body) = request(
+            addr,
+            "POST",
+            &format!("/threads/{thread}/runs/{run}/cancel"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 202, "{body}");
+        join(addr, &thread, &run).await;
+        let id: uuid::Uuid = run.parse().expect("a run id");
+        let row = pg
+            .query_one("SELECT status FROM runs WHERE run_id = $1", &[&id])
+            .await
+            .expect("the run");
+        assert_eq!(row.get::<_, String>(0), "interrupted");
+    }
+
+    stop.send(true).expect("stop");
+    for s in [serving, api_serving] {
+        s.await.expect("server task").expect("server stops cleanly");
+    }
 }
