@@ -262,10 +262,9 @@ const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('gra
 /// The run insert, after [`LOCK_THREAD`] in the same transaction. Under read committed
 /// each statement has its own snapshot, taken after the lock was granted: it sees every
 /// run committed on the thread before, so the `reject` check and the claim decision are
-/// as strict as separate statements after the lock. Returns [`RUN_COLS`] (spelled out),
-/// then whether
-/// the run is announced, whether the thread has no checkpoint yet (`fresh`) and the
-/// `NOTIFY`.
+/// as strict as separate statements after the lock. Returns the run's `created_at`,
+/// `updated_at` and status (the rest of the run is the caller's already), whether it is
+/// announced, whether the thread has no checkpoint yet (`fresh`), and the `NOTIFY`.
 const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (SELECT 1 FROM runs
        WHERE thread_id = $2::uuid AND status IN ('pending', 'running')) AS active
        FROM threads t WHERE t.thread_id = $2::uuid),
@@ -277,10 +276,9 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
          CASE WHEN claim THEN 1 ELSE 0 END, CASE WHEN claim THEN $9::text END,
          CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END
        FROM c WHERE NOT ($7::text = 'reject' AND active)
-       RETURNING run_id, thread_id, assistant_id, to_json(created_at)#>>'{}',
-         to_json(updated_at)#>>'{}', status, metadata, kwargs, multitask_strategy),
+       RETURNING to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', status),
      mark AS (UPDATE threads SET status = 'busy', updated_at = now() FROM ins
-       WHERE threads.thread_id = ins.thread_id AND ins.status = 'running'),
+       WHERE threads.thread_id = $2::uuid AND ins.status = 'running'),
      a AS (SELECT ins.status = 'pending' AND NOT c.active AND NOT c.busy AS announce
        FROM ins, c)
      SELECT ins.*, a.announce, NOT EXISTS (SELECT 1 FROM checkpoints
@@ -347,7 +345,7 @@ fn claim_params<'a>(run: &NewRun<'a>) -> (Option<&'a str>, f64) {
 
 /// What an [`INSERT_RUN`] row says.
 fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> Inserted {
-    let status: &str = row.get(5);
+    let status: &str = row.get(2);
     let claimed = match (status, run.claim_for) {
         ("running", Some((worker, _))) => Some(Claimed {
             run_id: run.run_id,
@@ -358,15 +356,25 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
             attempt: 1,
             worker: worker.to_owned(),
             cancel: None,
-            fresh: row.get(10),
+            fresh: row.get(4),
         }),
         _ => None,
     };
     Inserted {
-        run: run_json(row),
+        run: json!({
+            "run_id": run.run_id.to_string(),
+            "thread_id": run.thread_id.to_string(),
+            "assistant_id": run.assistant_id.to_string(),
+            "created_at": row.get::<_, &str>(0),
+            "updated_at": row.get::<_, &str>(1),
+            "status": status,
+            "metadata": run.metadata,
+            "kwargs": run.kwargs,
+            "multitask_strategy": run.multitask_strategy,
+        }),
         stopped,
         claimed,
-        announced: row.get(9),
+        announced: row.get(3),
     }
 }
 
