@@ -4,7 +4,10 @@
 //! its thread, so one thread has one running run), then `running`, then one of
 //! `success`, `error`, `interrupted` (paused at an interrupt, or cancelled) or
 //! `timeout`. Inserting a run sends `NOTIFY` on [`RUNS_CHANNEL`], which wakes idle
-//! workers in any process.
+//! workers in any process; unless the inserting process has an idle worker: then the
+//! insert claims the run for it at once when the thread is free (see [`NewRun::claim_for`]).
+//! The payload of a runs `NOTIFY` is the id of the process that sent it (its own listener
+//! ignores it: that process wakes its workers itself).
 
 use std::time::Duration;
 
@@ -17,10 +20,13 @@ use crate::error::{Result, ServerError};
 /// The `LISTEN/NOTIFY` channel that announces new (or unblocked) pending runs.
 pub const RUNS_CHANNEL: &str = "stategraph_runs";
 
-/// The `LISTEN/NOTIFY` channel that announces new events of a run (the payload is its id).
+/// The `LISTEN/NOTIFY` channel that announces new events of a run (the payload is its id,
+/// a space, and the id of the process whose worker stored them: that process wakes its
+/// readers itself).
 pub const EVENTS_CHANNEL: &str = "stategraph_events";
 
-/// The `LISTEN/NOTIFY` channel that announces the end of a run (the payload is its id).
+/// The `LISTEN/NOTIFY` channel that announces the end of a run (the payload as on
+/// [`EVENTS_CHANNEL`]).
 pub const RUN_END_CHANNEL: &str = "stategraph_run_end";
 
 /// The `LISTEN/NOTIFY` channel that asks whichever process runs a run (the payload is its
@@ -227,50 +233,84 @@ pub struct NewRun<'a> {
     pub multitask_strategy: &'a str,
     /// A run without a thread of its own (the thread is deleted afterwards).
     pub stateless: bool,
+    /// The inserting process's id: the payload of the `NOTIFY` (see the module docs).
+    pub process: &'a str,
+    /// An idle worker of this process, reserved for this run, and its lease: the run is
+    /// inserted `running` under that lease (attempt 1, its thread `busy`) when the thread
+    /// has no pending or running run and is not busy, and no `NOTIFY` is sent.
+    pub claim_for: Option<(&'a str, Duration)>,
 }
+
+/// What [`insert_run`] did.
+pub struct Inserted {
+    /// The run, as the SDK's `Run`.
+    pub run: Json,
+    /// The runs its `interrupt` / `rollback` strategy stopped.
+    pub stopped: Stopped,
+    /// The run, claimed for [`NewRun::claim_for`]'s worker.
+    pub claimed: Option<Claimed>,
+    /// Whether the run is pending and claimable now (its thread is free): the inserting
+    /// process wakes one of its idle workers (other processes got the `NOTIFY`).
+    pub announced: bool,
+}
+
+/// Locks the thread row and makes it remember its graph (existing keys win, as
+/// LangGraph's server does); no row when there is no such thread.
+const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
+     'assistant_id', $3::text) || metadata WHERE thread_id = $1 RETURNING 1";
+
+/// The run insert, after [`LOCK_THREAD`] in the same transaction. Under read committed
+/// each statement has its own snapshot, taken after the lock was granted: it sees every
+/// run committed on the thread before, so the `reject` check and the claim decision are
+/// as strict as separate statements after the lock. Returns the run's `created_at`,
+/// `updated_at` and status (the rest of the run is the caller's already), whether it is
+/// announced, whether the thread has no checkpoint yet (`fresh`), and the `NOTIFY`.
+const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (SELECT 1 FROM runs
+       WHERE thread_id = $2::uuid AND status IN ('pending', 'running')) AS active
+       FROM threads t WHERE t.thread_id = $2::uuid),
+     c AS (SELECT active, busy, $9::text IS NOT NULL AND NOT active AND NOT busy AS claim FROM d),
+     ins AS (INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
+         multitask_strategy, stateless, status, attempt, worker, lease_until)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb, $7::text,
+         $8::boolean, CASE WHEN claim THEN 'running' ELSE 'pending' END,
+         CASE WHEN claim THEN 1 ELSE 0 END, CASE WHEN claim THEN $9::text END,
+         CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END
+       FROM c WHERE NOT ($7::text = 'reject' AND active)
+       RETURNING to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', status),
+     mark AS (UPDATE threads SET status = 'busy', updated_at = now() FROM ins
+       WHERE threads.thread_id = $2::uuid AND ins.status = 'running'),
+     a AS (SELECT ins.status = 'pending' AND NOT c.active AND NOT c.busy AS announce
+       FROM ins, c)
+     SELECT ins.*, a.announce, NOT EXISTS (SELECT 1 FROM checkpoints
+         WHERE thread_id = $2::uuid::text AND checkpoint_ns = ''),
+       CASE WHEN a.announce THEN pg_notify('stategraph_runs', $11::text) END
+     FROM ins, a";
 
 /// Queues a run: under `reject`, a thread with a pending or running run is a conflict;
 /// under `interrupt` / `rollback`, the thread's pending runs are cancelled and its running
-/// run is asked to stop (`NOTIFY` on [`CANCEL_CHANNEL`]). Sends `NOTIFY` so that a worker
-/// claims it. Returns the run and the runs it stopped.
-pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)> {
+/// run is asked to stop (`NOTIFY` on [`CANCEL_CHANNEL`]). A run that a worker can take at
+/// once is claimed for [`NewRun::claim_for`]'s worker, or announced by `NOTIFY`.
+pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     if !matches!(run.multitask_strategy, "interrupt" | "rollback") {
-        return Ok((insert_run_at_once(pool, run).await?, Stopped::default()));
+        return insert_run_at_once(pool, run).await;
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
+    let assistant = run.assistant_id.to_string();
     let thread = tx
         .query_opt(
-            &tx.prepare_cached("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
-                .await?,
-            &[&run.thread_id],
+            &tx.prepare_cached(LOCK_THREAD).await?,
+            &[&run.thread_id, &run.graph_id, &assistant],
         )
         .await?;
     if thread.is_none() {
-        return Err(ServerError::NotFound(format!(
-            "thread {} not found",
-            run.thread_id
-        )));
+        return Err(not_found(run.thread_id));
     }
-    // The thread remembers its graph (existing keys win), as LangGraph's server does.
-    tx.execute(
-        &tx.prepare_cached(
-            "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
-         'assistant_id', $3::text) || metadata WHERE thread_id = $1",
-        )
-        .await?,
-        &[&run.thread_id, &run.graph_id, &run.assistant_id.to_string()],
-    )
-    .await?;
     let stopped = stop_thread_runs(&tx, run.thread_id, run.multitask_strategy).await?;
+    let (worker, lease) = claim_params(run);
     let row = tx
-        .query_one(
-            &tx.prepare_cached(&format!(
-                "INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
-                 multitask_strategy, stateless) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                 RETURNING {RUN_COLS}"
-            ))
-            .await?,
+        .query_opt(
+            &tx.prepare_cached(INSERT_RUN).await?,
             &[
                 &run.run_id,
                 &run.thread_id,
@@ -280,55 +320,77 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<(Json, Stopped)
                 run.kwargs,
                 &run.multitask_strategy,
                 &run.stateless,
+                &worker,
+                &lease,
+                &run.process,
             ],
         )
-        .await?;
-    tx.execute(
-        &tx.prepare_cached(&format!("NOTIFY {RUNS_CHANNEL}")).await?,
-        &[],
-    )
-    .await?;
+        .await?
+        .ok_or_else(|| ServerError::Conflict(BUSY.into()))?;
     tx.commit().await?;
-    Ok((run_json(&row), stopped))
+    Ok(inserted(run, &row, stopped))
+}
+
+fn not_found(thread_id: Uuid) -> ServerError {
+    ServerError::NotFound(format!("thread {thread_id} not found"))
+}
+
+/// `$9` and `$10` of [`INSERT_RUN`].
+fn claim_params<'a>(run: &NewRun<'a>) -> (Option<&'a str>, f64) {
+    match run.claim_for {
+        Some((worker, lease)) => (Some(worker), lease.as_secs_f64()),
+        None => (None, 0.0),
+    }
+}
+
+/// What an [`INSERT_RUN`] row says.
+fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> Inserted {
+    let status: &str = row.get(2);
+    let claimed = match (status, run.claim_for) {
+        ("running", Some((worker, _))) => Some(Claimed {
+            run_id: run.run_id,
+            thread_id: run.thread_id,
+            graph_id: run.graph_id.to_owned(),
+            kwargs: run.kwargs.clone(),
+            stateless: run.stateless,
+            attempt: 1,
+            worker: worker.to_owned(),
+            cancel: None,
+            fresh: row.get(4),
+        }),
+        _ => None,
+    };
+    Inserted {
+        run: json!({
+            "run_id": run.run_id.to_string(),
+            "thread_id": run.thread_id.to_string(),
+            "assistant_id": run.assistant_id.to_string(),
+            "created_at": row.get::<_, &str>(0),
+            "updated_at": row.get::<_, &str>(1),
+            "status": status,
+            "metadata": run.metadata,
+            "kwargs": run.kwargs,
+            "multitask_strategy": run.multitask_strategy,
+        }),
+        stopped,
+        claimed,
+        announced: row.get(3),
+    }
 }
 
 /// [`insert_run`] under `reject` and `enqueue` (nothing to stop): one pipelined
-/// transaction, one round trip. The thread is locked first; each later statement of the
-/// transaction sees every run committed before the lock was granted (read committed: a
-/// snapshot per statement), so the `reject` check inside the `INSERT` is as strict as a
-/// separate `SELECT` after the lock.
-async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
+/// transaction, one round trip: [`LOCK_THREAD`], then [`INSERT_RUN`].
+async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     let client = pool.get().await?;
-    let lock = client
-        .prepare_cached("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
-        .await?;
-    // The thread remembers its graph (existing keys win), as LangGraph's server does.
-    let remember = client
-        .prepare_cached(
-            "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
-         'assistant_id', $3::text) || metadata WHERE thread_id = $1",
-        )
-        .await?;
-    let insert = client
-        .prepare_cached(&format!(
-            "WITH ins AS (INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata,
-                 kwargs, multitask_strategy, stateless)
-               SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb, $7::text,
-                 $8::boolean
-               WHERE EXISTS (SELECT 1 FROM threads WHERE thread_id = $2::uuid)
-                 AND NOT ($7::text = 'reject' AND EXISTS (SELECT 1 FROM runs
-                   WHERE thread_id = $2::uuid AND status IN ('pending', 'running')))
-               RETURNING {RUN_COLS})
-             SELECT ins.*, pg_notify('{RUNS_CHANNEL}', '') FROM ins"
-        ))
-        .await?;
+    let lock = client.prepare_cached(LOCK_THREAD).await?;
+    let insert = client.prepare_cached(INSERT_RUN).await?;
     let assistant = run.assistant_id.to_string();
-    // All five are sent when first polled, in order, before any reply. After a failed
+    let (worker, lease) = claim_params(run);
+    // All four are sent when first polled, in order, before any reply. After a failed
     // statement Postgres turns the COMMIT into a rollback.
-    let (_, thread, _, row, _) = futures::future::try_join5(
+    let (_, thread, row, _) = futures::future::try_join4(
         client.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"),
-        client.query_opt(&lock, &[&run.thread_id]),
-        client.execute(&remember, &[&run.thread_id, &run.graph_id, &assistant]),
+        client.query_opt(&lock, &[&run.thread_id, &run.graph_id, &assistant]),
         client.query_opt(
             &insert,
             &[
@@ -340,18 +402,18 @@ async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Json> {
                 run.kwargs,
                 &run.multitask_strategy,
                 &run.stateless,
+                &worker,
+                &lease,
+                &run.process,
             ],
         ),
         client.batch_execute("COMMIT"),
     )
     .await?;
     match (thread, row) {
-        (None, _) => Err(ServerError::NotFound(format!(
-            "thread {} not found",
-            run.thread_id
-        ))),
+        (None, _) => Err(not_found(run.thread_id)),
         (Some(_), None) => Err(ServerError::Conflict(BUSY.into())),
-        (Some(_), Some(row)) => Ok(run_json(&row)),
+        (Some(_), Some(row)) => Ok(inserted(run, &row, Stopped::default())),
     }
 }
 
@@ -542,9 +604,42 @@ pub async fn run_result(pool: &Pool, run_id: Uuid) -> Result<Option<(String, Jso
     Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
 }
 
+/// A run's id and the sending process's id, from the payload of a `NOTIFY` on
+/// [`EVENTS_CHANNEL`] or [`RUN_END_CHANNEL`] (or a bare run id, as on [`CANCEL_CHANNEL`]).
+pub fn run_notice(payload: &str) -> Option<(Uuid, Option<&str>)> {
+    match payload.split_once(' ') {
+        Some((id, process)) => Some((id.parse().ok()?, Some(process))),
+        None => Some((payload.parse().ok()?, None)),
+    }
+}
+
 /// Whether a status is final.
 pub fn is_final(status: &str) -> bool {
     !matches!(status, "pending" | "running")
+}
+
+/// A claim statement around `$pick` (a `SELECT run_id, thread_id ... FOR UPDATE SKIP
+/// LOCKED`): marks the run running under worker `$1`'s lease (`$2` seconds) and its
+/// thread busy, and returns what [`Claimed`] holds.
+macro_rules! claim_sql {
+    ($pick:literal) => {
+        concat!(
+            "WITH c AS (",
+            $pick,
+            "),
+             u AS (UPDATE runs SET status = 'running', attempt = runs.attempt + 1, worker = $1,
+                   lease_until = now() + make_interval(secs => $2),
+                   updated_at = clock_timestamp()
+                   FROM c WHERE runs.run_id = c.run_id
+                   RETURNING runs.run_id, runs.thread_id, runs.graph_id, runs.kwargs,
+                   runs.stateless, runs.attempt, runs.cancel),
+             t AS (UPDATE threads SET status = 'busy', updated_at = now()
+                   FROM c WHERE threads.thread_id = c.thread_id)
+             SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt, cancel,
+               NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = u.thread_id::text
+                 AND checkpoint_ns = '') FROM u"
+        )
+    };
 }
 
 /// A claimed run, as a worker needs it.
@@ -564,13 +659,17 @@ pub struct Claimed {
     pub attempt: i32,
     /// The worker holding the lease.
     pub worker: String,
+    /// How the run was asked to stop before this claim (`interrupt` or `rollback`), if it
+    /// was (a run taken over after a cancel).
+    pub cancel: Option<String>,
     /// The thread had no checkpoint in the root namespace when the run was claimed (a
     /// first run may start without reading it: `RunConfig::assume_new_thread`).
     pub fresh: bool,
 }
 
-/// Claims the oldest run that is pending on a thread without a running run, or running
-/// under a lease that ran out (its worker died: the reaper's case), marks it running under
+/// Claims the oldest run that is pending on a thread without a running run and, with
+/// `reap`, else the oldest running under a lease that ran out (its worker died: the
+/// reaper's case, looked for on the workers' timed poll only), marks it running under
 /// `worker`'s lease and its thread busy, in one transaction; `None` when there is nothing
 /// to do. Only runs of `graphs` (the graphs compiled into the worker's process) are
 /// claimed, so processes with different graphs share one database.
@@ -579,38 +678,18 @@ pub async fn claim(
     worker: &str,
     lease: Duration,
     graphs: &[String],
+    reap: bool,
 ) -> Result<Option<Claimed>> {
     let client = pool.get().await?;
     // One statement per kind of claimable run, each on its partial index (`runs_pending`,
     // `runs_leased`; with an `OR` the planner scans every run ever queued, at every
     // claim), each one round trip: it picks, marks the run and its thread, and returns.
     let lease = lease.as_secs_f64();
-    for pick in [
-        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-         WHERE r.status = 'pending' AND t.status <> 'busy' AND r.graph_id = ANY($3)
-         ORDER BY r.created_at LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
-        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
-         WHERE r.status = 'running' AND r.lease_until < now() AND r.graph_id = ANY($3)
-         ORDER BY r.lease_until LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED",
-    ] {
-        let sql = format!(
-            "WITH c AS ({pick}),
-             u AS (UPDATE runs SET status = 'running', attempt = runs.attempt + 1, worker = $1,
-                   lease_until = now() + make_interval(secs => $2),
-                   updated_at = clock_timestamp()
-                   FROM c WHERE runs.run_id = c.run_id
-                   RETURNING runs.run_id, runs.thread_id, runs.graph_id, runs.kwargs,
-                   runs.stateless, runs.attempt),
-             t AS (UPDATE threads SET status = 'busy', updated_at = now()
-                   FROM c WHERE threads.thread_id = c.thread_id)
-             SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt,
-                    NOT EXISTS (SELECT 1 FROM checkpoints k
-                                WHERE k.thread_id = u.thread_id::text AND k.checkpoint_ns = '')
-             FROM u"
-        );
+    let picks: &[&str] = if reap { &CLAIMS } else { &CLAIMS[..1] };
+    for sql in picks {
         let row = client
             .query_opt(
-                &client.prepare_cached(&sql).await?,
+                &client.prepare_cached(sql).await?,
                 &[&worker, &lease, &graphs],
             )
             .await?;
@@ -623,16 +702,31 @@ pub async fn claim(
                 stateless: row.get(4),
                 attempt: row.get(5),
                 worker: worker.to_owned(),
-                fresh: row.get(6),
+                cancel: row.get(6),
+                fresh: row.get(7),
             }));
         }
     }
     Ok(None)
 }
 
+/// The claim statements of [`claim`]: a pending run, a run whose lease ran out.
+const CLAIMS: [&str; 2] = [
+    claim_sql!(
+        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
+         WHERE r.status = 'pending' AND t.status <> 'busy' AND r.graph_id = ANY($3)
+         ORDER BY r.created_at LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED"
+    ),
+    claim_sql!(
+        "SELECT r.run_id, r.thread_id FROM runs r JOIN threads t ON t.thread_id = r.thread_id
+         WHERE r.status = 'running' AND r.lease_until < now() AND r.graph_id = ANY($3)
+         ORDER BY r.lease_until LIMIT 1 FOR UPDATE OF r, t SKIP LOCKED"
+    ),
+];
+
 /// Puts a running run back in the queue (its worker is stopping) and frees its thread;
 /// the next claim continues it from its last checkpoint.
-pub async fn hand_back(pool: &Pool, run: &Claimed) -> Result<()> {
+pub async fn hand_back(pool: &Pool, run: &Claimed, process: &str) -> Result<()> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let mine = tx
@@ -658,30 +752,35 @@ pub async fn hand_back(pool: &Pool, run: &Claimed) -> Result<()> {
     )
     .await?;
     tx.execute(
-        &tx.prepare_cached(&format!("NOTIFY {RUNS_CHANNEL}")).await?,
-        &[],
+        &tx.prepare_cached("SELECT pg_notify($1, $2)").await?,
+        &[&RUNS_CHANNEL, &process],
     )
     .await?;
     tx.commit().await?;
     Ok(())
 }
 
-/// Extends a run's lease; false when the worker no longer holds it (it ran out and
-/// another worker took the run, or the run ended).
-pub async fn heartbeat(pool: &Pool, run: &Claimed, lease: Duration) -> Result<bool> {
+/// Extends a run's lease and tells whether the run was asked to stop (its `cancel`:
+/// a cancel whose `NOTIFY` was lost still stops it); `None` when the worker no longer
+/// holds it (it ran out and another worker took the run, or the run ended).
+pub async fn heartbeat(
+    pool: &Pool,
+    run: &Claimed,
+    lease: Duration,
+) -> Result<Option<Option<String>>> {
     let client = pool.get().await?;
-    let n = client
-        .execute(
+    let row = client
+        .query_opt(
             &client
                 .prepare_cached(
                     "UPDATE runs SET lease_until = now() + make_interval(secs => $3)
-             WHERE run_id = $1 AND worker = $2 AND status = 'running'",
+             WHERE run_id = $1 AND worker = $2 AND status = 'running' RETURNING cancel",
                 )
                 .await?,
             &[&run.run_id, &run.worker, &lease.as_secs_f64()],
         )
         .await?;
-    Ok(n > 0)
+    Ok(row.map(|r| r.get(0)))
 }
 
 /// The last event number in a run's log (0 when empty).
@@ -700,17 +799,19 @@ pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
 
 /// Records a run's end, frees its thread (`thread_status`) and, when given, records the
 /// thread's `(values, interrupts)`, then wakes the run's readers and, when runs are queued
-/// behind it on its thread, a worker (runs of other threads were announced when queued,
-/// and the finishing worker looks at the queue again itself); does nothing when
-/// `run.worker` no longer holds the run. One statement.
+/// behind it on its thread, the workers of other processes (`process` is this one; runs
+/// of other threads were announced when queued, and the finishing worker looks at the
+/// queue again itself); does nothing when `run.worker` no longer holds the run. One
+/// statement.
 pub async fn finish_run(
     pool: &Pool,
     run: &Claimed,
+    process: &str,
     status: &str,
     output: &Json,
     error: &Json,
     thread: (&str, Option<(&Json, &Json)>),
-) -> Result<()> {
+) -> Result<Finished> {
     let (thread_status, values) = thread;
     let (set_values, values, interrupts) = match values {
         Some((v, i)) => (true, v, i),
@@ -719,8 +820,8 @@ pub async fn finish_run(
     let client = pool.get().await?;
     // Nothing comes back when another worker took the run over (or it was deleted): not
     // ours to record.
-    client
-        .query(
+    let row = client
+        .query_opt(
             &client
                 .prepare_cached(
                     "WITH r AS (UPDATE runs SET status = $2, output = $3, error = $4,
@@ -730,10 +831,11 @@ pub async fn finish_run(
                        values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
-                     SELECT pg_notify($11, $1::text),
-                       CASE WHEN EXISTS (SELECT 1 FROM runs q WHERE q.thread_id = r.thread_id
-                         AND q.status = 'pending' AND q.run_id <> $1) THEN pg_notify($10, '') END
-                     FROM r",
+                     SELECT b.behind, pg_notify($11, $1::text || ' ' || $12),
+                       CASE WHEN b.behind THEN pg_notify($10, $12) END
+                     FROM r, LATERAL (SELECT EXISTS (SELECT 1 FROM runs q
+                       WHERE q.thread_id = r.thread_id AND q.status = 'pending'
+                       AND q.run_id <> $1) AS behind) b",
                 )
                 .await?,
             &[
@@ -748,15 +850,30 @@ pub async fn finish_run(
                 interrupts,
                 &RUNS_CHANNEL,
                 &RUN_END_CHANNEL,
+                &process,
             ],
         )
         .await?;
-    Ok(())
+    Ok(Finished {
+        recorded: row.is_some(),
+        queued_behind: row.is_some_and(|r| r.get(0)),
+    })
 }
 
-/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`].
+/// What [`finish_run`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct Finished {
+    /// The end was recorded (the worker still held the run).
+    pub recorded: bool,
+    /// Runs are pending on the run's thread, claimable now that it is free.
+    pub queued_behind: bool,
+}
+
+/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`]
+/// (`process` is the worker's process).
 pub async fn append_event(
     pool: &Pool,
+    process: &str,
     run_id: Uuid,
     seq: i64,
     event: &str,
@@ -768,10 +885,10 @@ pub async fn append_event(
             &client
                 .prepare_cached(
                     "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
-             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text)",
+             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)",
                 )
                 .await?,
-            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL],
+            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
         )
         .await?;
     Ok(())
@@ -918,4 +1035,18 @@ pub async fn copy_thread_row(pool: &Pool, source: Uuid, target: Uuid) -> Result<
         .await?;
     row.map(|r| thread_json(&r))
         .ok_or_else(|| ServerError::NotFound(format!("thread {source} not found")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_notices_name_the_run_and_the_sender() {
+        let id = Uuid::new_v4();
+        assert_eq!(run_notice(&format!("{id} p-1")), Some((id, Some("p-1"))));
+        assert_eq!(run_notice(&id.to_string()), Some((id, None)));
+        assert_eq!(run_notice("not a run"), None);
+        assert_eq!(run_notice("x p-1"), None);
+    }
 }

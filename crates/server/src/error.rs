@@ -36,6 +36,9 @@ pub enum ServerError {
     /// process without graphs answers thread state only for graphs compiled into it) (501).
     #[error("{0}")]
     NotHere(String),
+    /// A task of the server itself failed (it panicked, or the runtime is stopping) (500).
+    #[error("internal: {0}")]
+    Internal(String),
     /// Starting the server failed (binding the port, connecting, registering graphs).
     #[error("startup: {0}")]
     Startup(String),

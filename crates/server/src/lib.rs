@@ -37,6 +37,7 @@ pub mod error;
 pub mod graph;
 pub mod graph_input;
 pub mod hub;
+mod idle;
 pub mod json;
 mod message_log;
 mod outbox;
@@ -50,4 +51,6 @@ mod worker;
 
 pub use error::{Result, ServerError};
 pub use graph::ServedGraph;
-pub use server::{assistant_id, Server, ServerBuilder, DEFAULT_EVENT_RETENTION, NAMESPACE_GRAPH};
+pub use server::{
+    assistant_id, Server, ServerBuilder, DEFAULT_EVENT_RETENTION, DEFAULT_POLL, NAMESPACE_GRAPH,
+};

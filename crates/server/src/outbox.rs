@@ -247,8 +247,15 @@ impl<'a> Outbox<'a> {
     /// Appends an event to the run's log and wakes this process's readers of the run.
     pub(crate) async fn publish(&mut self, name: &str, data: &str) {
         self.seq += 1;
-        if let Err(e) =
-            db::append_event(&self.state.pool, self.run.run_id, self.seq, name, data).await
+        if let Err(e) = db::append_event(
+            &self.state.pool,
+            &self.state.process,
+            self.run.run_id,
+            self.seq,
+            name,
+            data,
+        )
+        .await
         {
             warn!(error = %e, "storing a run event failed");
         }

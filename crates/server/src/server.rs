@@ -8,18 +8,23 @@ use indexmap::IndexMap;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph_checkpoint_postgres::PostgresSaver;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::durable::{Stored, Watched};
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
 use crate::hub::Hub;
+use crate::idle::Idle;
 use crate::registry::{self, RegisteredGraph};
 
 /// The namespace of assistant ids: an assistant's id is `uuid5(NAMESPACE_GRAPH, graph_id)`,
 /// as LangGraph's server derives the id of a graph's default assistant.
 pub const NAMESPACE_GRAPH: Uuid = Uuid::from_u128(0x6ba7b821_9dad_11d1_80b4_00c04fd430c8);
+
+/// How often idle workers look at the queue without being woken unless
+/// [`ServerBuilder::poll`] says otherwise: one second.
+pub const DEFAULT_POLL: Duration = Duration::from_secs(1);
 
 /// How long a finished run's stream events are kept unless
 /// [`ServerBuilder::event_retention`] says otherwise: one hour.
@@ -40,6 +45,7 @@ pub struct ServerBuilder {
     workers: usize,
     lease: Duration,
     event_retention: Option<Duration>,
+    poll: Duration,
 }
 
 /// What the handlers and workers share.
@@ -48,7 +54,12 @@ pub(crate) struct AppState {
     pub(crate) saver: Arc<PostgresSaver>,
     pub(crate) graphs: IndexMap<String, Arc<dyn ServedGraph>>,
     pub(crate) hub: Hub,
-    pub(crate) wake: Notify,
+    /// This process's idle workers (see [`crate::idle`]).
+    pub(crate) idle: Idle,
+    /// This process's id: the payload of its runs `NOTIFY`s (see [`crate::db`]).
+    pub(crate) process: String,
+    /// How often the idle workers, together, look at the queue unwoken.
+    pub(crate) poll: Duration,
     pub(crate) database_url: String,
     /// When this process started (the assistants' timestamps).
     pub(crate) started_at: String,
@@ -153,6 +164,7 @@ impl Server {
             workers: 1,
             lease: Duration::from_secs(10),
             event_retention: Some(DEFAULT_EVENT_RETENTION),
+            poll: DEFAULT_POLL,
         }
     }
 
@@ -231,6 +243,15 @@ impl ServerBuilder {
         self
     }
 
+    /// How often this process's idle workers, together, look at the queue without being
+    /// woken (default [`DEFAULT_POLL`]): for runs whose worker died (their lease runs out
+    /// without a `NOTIFY`) and `NOTIFY`s lost with the listener's connection. Runs queued
+    /// in the meantime wake a worker at once.
+    pub fn poll(mut self, poll: Duration) -> Self {
+        self.poll = poll.max(Duration::from_millis(10));
+        self
+    }
+
     /// Registers a graph under `graph_id`: `factory` compiles it with the server's saver
     /// as checkpointer (`graph.compile_with(CompileOptions::new().checkpointer(saver))`).
     /// Its assistant is [`assistant_id`]`(graph_id)`.
@@ -294,7 +315,9 @@ impl ServerBuilder {
                 saver,
                 graphs,
                 hub: Hub::default(),
-                wake: Notify::new(),
+                idle: Idle::default(),
+                process: Uuid::new_v4().to_string(),
+                poll: self.poll,
                 database_url: url,
                 started_at,
                 lease: self.lease,

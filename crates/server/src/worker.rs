@@ -1,5 +1,6 @@
-//! Workers: claim pending runs from Postgres, run them, record the result, publish their
-//! events; and the `LISTEN` connection that wakes idle workers.
+//! Workers: claim pending runs from Postgres (or receive runs claimed at insert, see
+//! [`crate::idle`]), run them, record the result, publish their events; and the `LISTEN`
+//! connection that wakes idle workers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,20 +11,20 @@ use stategraph::checkpoint::ListOptions;
 use stategraph::RunConfig;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{info, warn, Instrument};
+use tracing::{debug, info, warn, Instrument};
 
 use crate::db::{self, Claimed};
 use crate::graph_input::GraphInput;
-use crate::hub::HubEvent;
+use crate::hub::{HubEvent, RunEnd};
+use crate::idle::Wake;
 use crate::json::{interrupt_json, run_output_json, values_json};
 use crate::outbox::Outbox;
 use crate::replay::Replay;
 use crate::run_config::{run_config, stream_modes};
 use crate::server::AppState;
 
-/// How often a process's idle workers, together, look at the queue without a `NOTIFY`
-/// (for runs whose worker died: their lease runs out without a notification).
-const POLL: Duration = Duration::from_secs(1);
+/// How long the listener waits before it connects again.
+const RECONNECT: Duration = Duration::from_secs(1);
 
 /// Starts `n` workers and the listener; they stop when `shutdown` becomes true (a worker
 /// hands its current run back to the queue, to be continued from its last checkpoint).
@@ -40,13 +41,14 @@ pub(crate) fn spawn(
             shutdown.clone(),
         )));
     }
+    let poll = state.poll;
     for i in 0..n {
         handles.push(tokio::spawn(
             work(
                 state.clone(),
                 shutdown.clone(),
-                POLL * (i as u32 + 1),
-                POLL * n as u32,
+                poll * (i as u32 + 1),
+                poll * n as u32,
             )
             .instrument(tracing::info_span!("worker", i)),
         ));
@@ -89,7 +91,7 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
             Err(e) => {
                 warn!(error = %e, "listener cannot connect; retrying");
                 tokio::select! {
-                    _ = tokio::time::sleep(POLL) => continue,
+                    _ = tokio::time::sleep(RECONNECT) => continue,
                     _ = stopped(&mut shutdown) => return,
                 }
             }
@@ -114,18 +116,29 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
         if !ok {
             continue;
         }
+        // Runs announced while there was no connection went unheard.
+        state.idle.announce();
         loop {
             tokio::select! {
                 m = messages.next() => match m {
                     Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
-                        let run_id = n.payload().parse();
-                        match (n.channel(), run_id) {
-                            (db::CANCEL_CHANNEL, Ok(id)) => state.hub.cancel(id),
-                            (db::EVENTS_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::Events),
-                            (db::RUN_END_CHANNEL, Ok(id)) => state.hub.publish(id, HubEvent::End),
+                        let notice = db::run_notice(n.payload());
+                        // This process's workers wake its readers themselves.
+                        let mine = notice.is_some_and(|(_, p)| p == Some(state.process.as_str()));
+                        match (n.channel(), notice) {
+                            (db::CANCEL_CHANNEL, Some((id, _))) => state.hub.cancel(id),
+                            (db::EVENTS_CHANNEL, Some((id, _))) if !mine => {
+                                state.hub.publish(id, HubEvent::Events)
+                            }
+                            (db::RUN_END_CHANNEL, Some((id, _))) if !mine => {
+                                state.hub.publish(id, HubEvent::End(None))
+                            }
+                            (db::EVENTS_CHANNEL | db::RUN_END_CHANNEL, _) => {}
+                            // This process announced its own runs to its workers.
+                            (db::RUNS_CHANNEL, _) if n.payload() == state.process => {}
                             // One idle worker looks: waking them all would have each
                             // of them query the queue for the same run.
-                            _ => state.wake.notify_one(),
+                            _ => state.idle.announce(),
                         }
                     }
                     Some(Ok(_)) => {}
@@ -138,9 +151,10 @@ async fn listen(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-/// One worker: claims and runs runs until `shutdown`; idle, it waits for a wake-up or
-/// `poll` (`first` the first time). Worker `i` of `n` first polls after `i + 1` seconds,
-/// then every `n` seconds, so an idle process looks about once a second, not `n` times.
+/// One worker: claims and runs runs until `shutdown`; idle, it waits for a wake-up (see
+/// [`crate::idle`]) or `poll` (`first` the first time). Worker `i` of `n` first polls
+/// after `i + 1` polls, then every `n`, so an idle process looks about once a poll, not
+/// `n` times. Only its first look and its polls look for runs whose lease ran out.
 async fn work(
     state: Arc<AppState>,
     mut shutdown: watch::Receiver<bool>,
@@ -149,31 +163,60 @@ async fn work(
 ) {
     let mut wait = first;
     // The name this worker holds leases under.
-    let me = uuid::Uuid::new_v4().to_string();
+    let me: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
     // The runs of other graphs are left to the processes that have them.
     let graphs: Vec<String> = state.graphs.keys().cloned().collect();
+    let mut reap = true;
+    let mut handed: Option<Claimed> = None;
     loop {
-        if *shutdown.borrow() {
+        if *shutdown.borrow() && handed.is_none() {
             return;
         }
-        // Registered before looking at the queue, so a NOTIFY in between is not missed.
-        let woken = state.wake.notified();
-        let mut woken = std::pin::pin!(woken);
-        woken.as_mut().enable();
-        match db::claim(&state.pool, &me, state.lease, &graphs).await {
-            Ok(Some(run)) => {
-                let span =
-                    tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
-                execute(&state, run, &mut shutdown).instrument(span).await;
-                continue;
-            }
-            Ok(None) => {}
-            Err(e) => warn!(error = %e, "claiming a run failed"),
+        // The announcements up to `seen` are covered by this look (or an earlier empty
+        // one).
+        let seen = state.idle.announced();
+        let run = match handed.take() {
+            Some(run) => Some(run),
+            None if !reap && state.idle.known_empty() => None,
+            None => match db::claim(&state.pool, &me, state.lease, &graphs, reap).await {
+                Ok(Some(run)) => Some(run),
+                Ok(None) => {
+                    state.idle.found_nothing(seen);
+                    None
+                }
+                Err(e) => {
+                    warn!(error = %e, "claiming a run failed");
+                    None
+                }
+            },
+        };
+        reap = false;
+        if let Some(run) = run {
+            let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
+            execute(&state, run, &mut shutdown).instrument(span).await;
+            continue;
         }
-        tokio::select! {
-            _ = woken => {}
-            _ = tokio::time::sleep(std::mem::replace(&mut wait, poll)) => {}
-            _ = stopped(&mut shutdown) => return,
+        // Idle until woken, handed a run, the poll, or shutdown.
+        let Some(mut waiter) = state.idle.wait(&me, seen) else {
+            continue;
+        };
+        let sleep = tokio::time::sleep(std::mem::replace(&mut wait, poll));
+        let wake = tokio::select! {
+            w = &mut waiter.rx => w.ok(),
+            _ = sleep => {
+                reap = true;
+                None
+            }
+            _ = stopped(&mut shutdown) => None,
+        };
+        let wake = match wake {
+            Some(w) => Some(w),
+            // Woken or reserved as the poll came: the wake-up is on its way.
+            None if !state.idle.leave(&waiter) => waiter.rx.await.ok(),
+            None => None,
+        };
+        if let Some(Wake::Run(run)) = wake {
+            handed = Some(*run);
         }
     }
 }
@@ -184,7 +227,8 @@ fn error_json(kind: &str, message: &str) -> Json {
 
 /// Runs one claimed run to its end and records it.
 async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<bool>) {
-    info!(graph = %run.graph_id, "run started");
+    // One line per run at `info`, at its end: each line is a formatted write to stderr.
+    debug!(graph = %run.graph_id, "run started");
     let thread = run.thread_id.to_string();
     let prepared = (|| {
         let graph = state
@@ -242,12 +286,10 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     let mut outbox = Outbox::new(state, &run, modes, seq, replay, hold);
     outbox.start().await;
     let mut events = graph.run(input, config, outbox.graph_modes());
+    // A cancel requested before the claim is in the run's row; one requested between the
+    // claim and this line is remembered by the hub.
     let mut signal = state.hub.cancel_signal(run.run_id);
-    // A cancel requested between the claim and the line above reached no one.
-    let early_cancel = matches!(
-        db::cancel_requested(&state.pool, run.run_id).await,
-        Ok(Some(_))
-    );
+    let early_cancel = run.cancel.is_some() || *signal.borrow_and_update();
     let cancel = async move {
         loop {
             if signal.changed().await.is_err() {
@@ -268,12 +310,12 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     let mut handed_back = false;
     while !cancelled {
         tokio::select! {
-            _ = heartbeat.tick() => {
-                if let Ok(false) = db::heartbeat(&state.pool, &run, state.lease).await {
-                    lost = true;
-                    break;
-                }
-            }
+            _ = heartbeat.tick() => match db::heartbeat(&state.pool, &run, state.lease).await {
+                Ok(None) => { lost = true; break; }
+                // Asked to stop, and the `NOTIFY` did not reach this process.
+                Ok(Some(Some(_))) => { cancelled = true; break; }
+                Ok(Some(None)) | Err(_) => {}
+            },
             ev = events.next() => match ev {
                 Some(Ok(ev)) => outbox.event(ev).await,
                 Some(Err(e)) => { failure = Some(e); break; }
@@ -295,7 +337,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         // This process stops: the run goes back to the queue, and the next worker
         // continues it from its last checkpoint.
         graph.settle(root).await;
-        if let Err(e) = db::hand_back(&state.pool, &run).await {
+        if let Err(e) = db::hand_back(&state.pool, &run, &state.process).await {
             warn!(error = %e, "handing the run back failed; it is taken over when its lease runs out");
         }
         info!("run handed back");
@@ -376,7 +418,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         (thread_status, thread_values),
     )
     .await;
-    info!(status, "run ended");
+    info!(graph = %run.graph_id, status, "run ended");
 }
 
 /// Deletes a cancelled run and the checkpoints it wrote, and frees its thread.
@@ -413,12 +455,15 @@ fn error_kind(e: &stategraph::Error) -> &'static str {
 
 /// Appends an event to the run's log and wakes this process's readers of the run.
 async fn publish(state: &AppState, run: &Claimed, seq: i64, name: &str, data: &str) {
-    if let Err(e) = db::append_event(&state.pool, run.run_id, seq, name, data).await {
+    if let Err(e) = db::append_event(&state.pool, &state.process, run.run_id, seq, name, data).await
+    {
         warn!(error = %e, "storing a run event failed");
     }
     state.hub.publish(run.run_id, HubEvent::Events);
 }
 
+/// Records the run's end (see [`db::finish_run`]), deletes a stateless run's thread, and
+/// wakes the run's readers in this process with how it ended.
 async fn record(
     state: &AppState,
     run: &Claimed,
@@ -427,9 +472,29 @@ async fn record(
     error: &Json,
     thread: (&str, Option<(&Json, &Json)>),
 ) {
-    if let Err(e) = db::finish_run(&state.pool, run, status, output, error, thread).await {
-        warn!(error = %e, "recording the run's end failed");
-    }
+    let finished = db::finish_run(
+        &state.pool,
+        run,
+        &state.process,
+        status,
+        output,
+        error,
+        thread,
+    )
+    .await;
+    let recorded = match finished {
+        Ok(f) => {
+            if f.queued_behind {
+                // The other processes got the NOTIFY; here this worker looks next.
+                state.idle.note();
+            }
+            f.recorded
+        }
+        Err(e) => {
+            warn!(error = %e, "recording the run's end failed");
+            false
+        }
+    };
     if run.stateless {
         if let Err(e) = stategraph::checkpoint::CheckpointSaver::delete_thread(
             state.saver.as_ref(),
@@ -443,6 +508,11 @@ async fn record(
             warn!(error = %e, "deleting a stateless run's thread failed");
         }
     }
-    // The runs queued behind this one are announced by `finish_run`'s NOTIFY.
-    state.hub.finish(run.run_id);
+    // Only an end that is in the runs table is told: a reader that reads the row agrees.
+    let end = recorded.then(|| RunEnd {
+        status: status.to_owned(),
+        output: output.clone(),
+        error: error.clone(),
+    });
+    state.hub.finish(run.run_id, end);
 }

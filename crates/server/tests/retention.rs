@@ -30,6 +30,9 @@ async fn queue_seed_run(pool: &deadpool_postgres::Pool) -> uuid::Uuid {
             kwargs: &kwargs,
             multitask_strategy: "reject",
             stateless: false,
+            // From outside any server process: every server hears the NOTIFY.
+            process: "test",
+            claim_for: None,
         },
     )
     .await

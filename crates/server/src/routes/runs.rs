@@ -19,7 +19,7 @@ use super::{body_json, page, uuid_of, St};
 use crate::db::{self, NewRun};
 use crate::error::{Result, ServerError};
 use crate::graph_input::GraphInput;
-use crate::hub::HubEvent;
+use crate::hub::{HubEvent, RunEnd};
 use crate::run_config::{run_config, stream_modes};
 use crate::server::AppState;
 
@@ -32,14 +32,14 @@ struct Created {
 }
 
 /// Checks a run body, then queues the run on `thread` (a new thread when `None`).
-async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Result<Created> {
+async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) -> Result<Created> {
     let body = body_json(&body)?;
     let assistant = body
         .get("assistant_id")
         .and_then(Value::as_str)
         .ok_or_else(|| ServerError::Invalid("assistant_id is required".into()))?;
     let found = state.assistant(assistant).await?;
-    let (graph_id, assistant_id) = (found.graph_id.as_str(), found.assistant_id);
+    let (graph_id, assistant_id) = (found.graph_id, found.assistant_id);
     // Everything the worker will read is checked now, so a bad body is a 422 here.
     GraphInput::from_body(body.get("input"), body.get("command"))?;
     run_config("t", &body)?;
@@ -76,29 +76,62 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
     };
     let run_id = Uuid::new_v4();
     let events = state.hub.subscribe(run_id);
-    let inserted = db::insert_run(
-        &state.pool,
-        &NewRun {
-            run_id,
-            thread_id,
-            assistant_id,
-            graph_id,
-            metadata: &metadata,
-            kwargs: &body,
-            multitask_strategy: strategy,
-            stateless,
-        },
-    )
-    .await;
-    let run = match inserted {
-        Ok((run, stopped)) => {
-            for id in stopped.pending {
-                state.hub.finish(id);
+    // An idle worker of this process, when it has the graph: the insert claims the run
+    // for it if the thread is free.
+    let reserved = state
+        .graphs
+        .contains_key(&graph_id)
+        .then(|| state.idle.reserve())
+        .flatten();
+    let spawned = reserved.is_some();
+    let insert = {
+        let state = state.clone();
+        async move {
+            let new = NewRun {
+                run_id,
+                thread_id,
+                assistant_id,
+                graph_id: &graph_id,
+                metadata: &metadata,
+                kwargs: &body,
+                multitask_strategy: strategy,
+                stateless,
+                process: &state.process,
+                claim_for: reserved.as_ref().map(|r| (r.worker(), state.lease)),
+            };
+            let mut inserted = db::insert_run(&state.pool, &new).await;
+            // The reserved worker gets its run, or goes back to waiting (on drop).
+            if let (Some(reserved), Ok(ins)) = (reserved, inserted.as_mut()) {
+                if let Some(claimed) = ins.claimed.take() {
+                    reserved.hand(claimed);
+                }
             }
-            for id in stopped.running {
+            inserted
+        }
+    };
+    // With a worker reserved the insert runs on a task of its own: the run it claims
+    // reaches the worker even if this request is dropped.
+    let inserted = if spawned {
+        tokio::spawn(insert)
+            .await
+            .map_err(|e| ServerError::Internal(format!("queueing the run failed: {e}")))?
+    } else {
+        insert.await
+    };
+    let run = match inserted {
+        Ok(ins) => {
+            for id in ins.stopped.pending {
+                state.hub.finish(id, None);
+            }
+            for id in ins.stopped.running {
                 state.hub.cancel(id);
             }
-            run
+            if ins.announced {
+                // One idle worker of this process looks (the other processes got the
+                // NOTIFY).
+                state.idle.announce();
+            }
+            ins.run
         }
         Err(e) => {
             drop(events);
@@ -109,8 +142,6 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
             return Err(e);
         }
     };
-    // One idle worker of this process looks at once (the NOTIFY follows).
-    state.wake.notify_one();
     Ok(Created {
         run,
         run_id,
@@ -122,31 +153,41 @@ async fn create_run(state: &AppState, thread: Option<&str>, body: Bytes) -> Resu
 /// Waits for the run's end and returns what `runs.wait` / `join` answer: the final
 /// values (with `__interrupt__` when paused), or `{"__error__": ...}` for a failed run.
 /// `just_queued`: the run was queued by this request, so it cannot have ended before
-/// `events` was subscribed; its end is awaited before the first look at its row.
+/// `events` was subscribed; its end is awaited before the first look at its row (and
+/// when a worker of this process recorded it, its end says how: no look at all).
 async fn result_of(
     state: &AppState,
     run_id: Uuid,
     mut events: broadcast::Receiver<Arc<HubEvent>>,
     just_queued: bool,
 ) -> Result<Value> {
+    let answer = |status: &str, output: Value, error: Value| {
+        if status == "error" {
+            json!({ "__error__": error })
+        } else {
+            output
+        }
+    };
+    let mut told = None;
     if just_queued {
-        wait_for_end(&mut events).await;
+        told = wait_for_end(&mut events).await;
     }
     loop {
+        if let Some(end) = told.take() {
+            drop(events);
+            state.hub.release(run_id);
+            return Ok(answer(&end.status, end.output, end.error));
+        }
         match db::run_result(&state.pool, run_id).await? {
             None => return Err(ServerError::NotFound(format!("run {run_id} not found"))),
             Some((status, output, error)) if db::is_final(&status) => {
                 drop(events);
                 state.hub.release(run_id);
-                return Ok(if status == "error" {
-                    json!({ "__error__": error })
-                } else {
-                    output
-                });
+                return Ok(answer(&status, output, error));
             }
             Some(_) => {}
         }
-        wait_for_end(&mut events).await;
+        told = wait_for_end(&mut events).await;
         if events.is_closed() {
             events = state.hub.subscribe(run_id);
         }
@@ -155,13 +196,17 @@ async fn result_of(
 
 /// Until the run's end is announced in this process (its own worker, or the `NOTIFY` of
 /// another process's), or a second passes (a missed announcement costs a second, not a
-/// hang).
-async fn wait_for_end(events: &mut broadcast::Receiver<Arc<HubEvent>>) {
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+/// hang). Returns how the run ended when this process's worker said so.
+async fn wait_for_end(events: &mut broadcast::Receiver<Arc<HubEvent>>) -> Option<RunEnd> {
+    let ended = tokio::time::timeout(Duration::from_secs(1), async {
         loop {
             match events.recv().await {
-                Ok(ev) if matches!(*ev, HubEvent::End) => break,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(ev) => {
+                    if let HubEvent::End(end) = &*ev {
+                        break end.clone();
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => {
                     futures::future::pending::<()>().await;
                 }
@@ -169,6 +214,7 @@ async fn wait_for_end(events: &mut broadcast::Receiver<Arc<HubEvent>>) {
         }
     })
     .await;
+    ended.ok().flatten()
 }
 
 fn sse_frame(event: &str, data: &str) -> String {
@@ -457,7 +503,7 @@ pub(super) async fn cancel(
         return Err(e);
     }
     if db::cancel_pending(&state.pool, r).await? {
-        state.hub.finish(r);
+        state.hub.finish(r, None);
     } else if db::request_cancel(&state.pool, r, action).await? {
         state.hub.cancel(r);
     }

@@ -1,0 +1,353 @@
+//! The run queue without a timed poll: runs queued while every worker is busy, or from
+//! another process, start as soon as a worker is free; a run queued on a process with an
+//! idle worker is claimed by the insert itself (no `NOTIFY`); a cancel right after the
+//! claim stops the run (here or through another process); a cancel whose `NOTIFY` never
+//! came still stops it (the heartbeat sees it).
+//!
+//! The servers here poll once an hour: a run that waited for the poll would time a test
+//! out.
+
+// Only the database helper is used here.
+#[allow(dead_code)]
+mod support;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph::{CompileOptions, CompiledGraph, State, StateGraph, END, START};
+use stategraph_server::Server;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[derive(State, Debug)]
+struct Gate {
+    path: String,
+    opened: bool,
+}
+
+/// START → wait → END; `wait` waits (a minute at most) for the file at `path`.
+fn gate(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Gate>> {
+    let mut graph = StateGraph::<Gate>::new();
+    graph.add_node("wait", |s: Gate| async move {
+        for _ in 0..3000 {
+            if Path::new(&s.path).exists() {
+                return GateUpdate::default().opened(true);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        GateUpdate::default().opened(false)
+    });
+    graph.add_edge(START, "wait").add_edge("wait", END);
+    graph.compile_with(CompileOptions::new().checkpointer(saver))
+}
+
+/// A gate file path of its own (absent: the gate is closed).
+fn gate_path() -> PathBuf {
+    std::env::temp_dir().join(format!("sg-queue-{}", uuid::Uuid::new_v4().simple()))
+}
+
+/// A server on `url` with `workers` workers, polling once an hour, serving until `stop`.
+async fn serve(
+    url: &str,
+    workers: usize,
+    lease: Duration,
+    stop: &tokio::sync::watch::Receiver<bool>,
+) -> (
+    SocketAddr,
+    tokio::task::JoinHandle<stategraph_server::Result<()>>,
+) {
+    let server = Server::builder()
+        .database_url(url)
+        .workers(workers)
+        .lease(lease)
+        .poll(Duration::from_secs(3600))
+        .graph("gate", gate)
+        .build()
+        .await
+        .expect("build the server");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    (addr, tokio::spawn(server.serve(listener, stop.clone())))
+}
+
+/// One HTTP/1.1 request; the status and the JSON body (`null` when empty).
+async fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream
+        .write_all(format!("{head}{body}").as_bytes())
+        .await
+        .expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("receive");
+    let answer = String::from_utf8(answer).expect("utf-8");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(body).expect("a JSON body")
+    };
+    (status, body)
+}
+
+async fn new_thread(addr: SocketAddr) -> String {
+    let (status, thread) = request(addr, "POST", "/threads", Some(&json!({}))).await;
+    assert_eq!(status, 200, "{thread}");
+    thread["thread_id"].as_str().expect("an id").to_owned()
+}
+
+/// Queues a gate run on `thread` (background); its run id.
+async fn create(addr: SocketAddr, thread: &str, gate: &Path) -> String {
+    let body = json!({ "assistant_id": "gate", "input": { "path": gate, "opened": false } });
+    let (status, run) = request(
+        addr,
+        "POST",
+        &format!("/threads/{thread}/runs"),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(status, 200, "{run}");
+    run["run_id"].as_str().expect("an id").to_owned()
+}
+
+/// Waits for a run's end (30 s at most: far less than the poll); its output.
+async fn join(addr: SocketAddr, thread: &str, run: &str) -> Value {
+    let path = format!("/threads/{thread}/runs/{run}/join");
+    let (status, out) =
+        tokio::time::timeout(Duration::from_secs(30), request(addr, "GET", &path, None))
+            .await
+            .expect("the run ends without waiting for the poll");
+    assert_eq!(status, 200, "{out}");
+    out
+}
+
+async fn connect(
+    url: &str,
+) -> (
+    tokio_postgres::Client,
+    tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+) {
+    tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_queued_while_the_worker_is_busy_start_when_it_frees() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (worker, w) = serve(&db.url, 1, Duration::from_secs(10), &shutdown).await;
+    // An API-only process: its runs reach the worker by NOTIFY.
+    let (api, a) = serve(&db.url, 0, Duration::from_secs(10), &shutdown).await;
+    let (first_gate, open_gate) = (gate_path(), gate_path());
+    std::fs::write(&open_gate, "open").expect("open a gate");
+
+    let t1 = new_thread(worker).await;
+    let first = create(worker, &t1, &first_gate).await;
+    // The one worker is busy; one run queued here, one through the other process.
+    let t2 = new_thread(worker).await;
+    let here = create(worker, &t2, &open_gate).await;
+    let t3 = new_thread(api).await;
+    let there = create(api, &t3, &open_gate).await;
+    std::fs::write(&first_gate, "open").expect("open the first gate");
+    for (t, r) in [(&t1, &first), (&t2, &here), (&t3, &there)] {
+        assert_eq!(join(worker, t, r).await["opened"], json!(true));
+    }
+    // The worker is idle now: a run from the other process wakes it.
+    let t4 = new_thread(api).await;
+    let idle = create(api, &t4, &open_gate).await;
+    assert_eq!(join(api, &t4, &idle).await["opened"], json!(true));
+
+    let _ = std::fs::remove_file(&first_gate);
+    let _ = std::fs::remove_file(&open_gate);
+    stop.send(true).expect("stop");
+    for s in [w, a] {
+        s.await.expect("server task").expect("server stops cleanly");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_a_process_with_an_idle_worker_is_claimed_by_its_insert() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (addr, serving) = serve(&db.url, 1, Duration::from_secs(10), &shutdown).await;
+    // Every NOTIFY on the runs channel, in commit order.
+    let (pg, mut conn) = connect(&db.url).await;
+    let (tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
+        while let Some(Ok(m)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = m {
+                let _ = tx.send(n.payload().to_owned());
+            }
+        }
+    });
+    pg.batch_execute("LISTEN stategraph_runs")
+        .await
+        .expect("listen");
+    let open = gate_path();
+    std::fs::write(&open, "open").expect("open the gate");
+
+    // The worker is idle once it has looked at the queue after its start (or after the
+    // previous run): a run that comes before that is queued and announced. Of a few
+    // runs spaced out, some find it idle.
+    let mut claimed_at_insert = 0;
+    for i in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let thread = new_thread(addr).await;
+        let body = json!({ "assistant_id": "gate", "input": { "path": open, "opened": false } });
+        let (status, out) = request(
+            addr,
+            "POST",
+            &format!("/threads/{thread}/runs/wait"),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(status, 200, "{out}");
+        assert_eq!(out["opened"], json!(true));
+        let id: uuid::Uuid = thread.parse().expect("a thread id");
+        let row = pg
+            .query_one(
+                "SELECT status, attempt, worker IS NOT NULL FROM runs WHERE thread_id = $1",
+                &[&id],
+            )
+            .await
+            .expect("the run");
+        assert_eq!(row.get::<_, String>(0), "success");
+        assert_eq!(row.get::<_, i32>(1), 1, "claimed once");
+        assert!(row.get::<_, bool>(2));
+        // Notifications arrive in commit order: whatever the run sent came before this.
+        let probe = format!("probe {i}");
+        pg.execute("SELECT pg_notify('stategraph_runs', $1)", &[&probe])
+            .await
+            .expect("notify");
+        let mut announced = false;
+        loop {
+            let heard = tokio::time::timeout(Duration::from_secs(30), heard.recv())
+                .await
+                .expect("the probe arrives")
+                .expect("a notification");
+            if heard == probe {
+                break;
+            }
+            announced = true;
+        }
+        claimed_at_insert += usize::from(!announced);
+    }
+    assert!(claimed_at_insert > 0, "every run was announced by NOTIFY");
+
+    let _ = std::fs::remove_file(&open);
+    stop.send(true).expect("stop");
+    serving
+        .await
+        .expect("server task")
+        .expect("server stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_without_its_notify_stops_the_run_at_the_next_heartbeat() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (addr, serving) = serve(&db.url, 1, Duration::from_millis(300), &shutdown).await;
+    let (pg, conn) = connect(&db.url).await;
+    tokio::spawn(conn);
+    let closed = gate_path();
+
+    let thread = new_thread(addr).await;
+    let run = create(addr, &thread, &closed).await;
+    let id: uuid::Uuid = run.parse().expect("a run id");
+    for _ in 0..1500 {
+        let row = pg
+            .query_one("SELECT status FROM runs WHERE run_id = $1", &[&id])
+            .await
+            .expect("the run");
+        if row.get::<_, String>(0) == "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Asked to stop as the cancel endpoint does, but no NOTIFY reaches the worker.
+    pg.execute(
+        "UPDATE runs SET cancel = 'interrupt' WHERE run_id = $1 AND status = 'running'",
+        &[&id],
+    )
+    .await
+    .expect("request the cancel");
+    join(addr, &thread, &run).await;
+    let row = pg
+        .query_one("SELECT status FROM runs WHERE run_id = $1", &[&id])
+        .await
+        .expect("the run");
+    assert_eq!(row.get::<_, String>(0), "interrupted");
+
+    stop.send(true).expect("stop");
+    serving
+        .await
+        .expect("server task")
+        .expect("server stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_right_after_the_claim_stops_the_run() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    // A heartbeat every 40 s: only the cancel's NOTIFY (or the hub's memory of it, when it
+    // comes before the worker watches the run) can stop the run within the join's 30 s.
+    let (worker, serving) = serve(&db.url, 1, Duration::from_secs(120), &shutdown).await;
+    // Through an API-only process the run and its cancel reach the worker by NOTIFY: the
+    // cancel may come before the worker has a channel for the run.
+    let (api, api_serving) = serve(&db.url, 0, Duration::from_secs(120), &shutdown).await;
+    let (pg, conn) = connect(&db.url).await;
+    tokio::spawn(conn);
+    let closed = gate_path();
+
+    for addr in [worker, worker, api, api, api] {
+        let thread = new_thread(addr).await;
+        // Claimed by its insert (the worker is idle) or right after; cancelled at once.
+        let run = create(addr, &thread, &closed).await;
+        let (status, body) = request(
+            addr,
+            "POST",
+            &format!("/threads/{thread}/runs/{run}/cancel"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 202, "{body}");
+        join(addr, &thread, &run).await;
+        let id: uuid::Uuid = run.parse().expect("a run id");
+        let row = pg
+            .query_one("SELECT status FROM runs WHERE run_id = $1", &[&id])
+            .await
+            .expect("the run");
+        assert_eq!(row.get::<_, String>(0), "interrupted");
+    }
+
+    stop.send(true).expect("stop");
+    for s in [serving, api_serving] {
+        s.await.expect("server task").expect("server stops cleanly");
+    }
+}
