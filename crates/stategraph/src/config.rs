@@ -3,6 +3,8 @@
 use indexmap::IndexMap;
 use stategraph_checkpoint::{CheckpointConfig, Value};
 
+use crate::thread_head::ThreadHead;
+
 /// LangGraph's default recursion limit (`LANGGRAPH_DEFAULT_RECURSION_LIMIT`).
 pub const DEFAULT_RECURSION_LIMIT: usize = 10007;
 
@@ -46,6 +48,9 @@ pub struct RunConfig {
     /// The caller knows the thread has no checkpoint in the root namespace: a run with new
     /// input starts without reading the saver (see [`RunConfig::assume_new_thread`]).
     pub assume_new_thread: bool,
+    /// The thread's head as the caller holds it: a run with new input starts from it
+    /// without reading the saver (see [`RunConfig::start_from`]).
+    pub start_from: Option<ThreadHead>,
 }
 
 impl Default for RunConfig {
@@ -62,6 +67,7 @@ impl Default for RunConfig {
             durability: Durability::default(),
             max_concurrency: None,
             assume_new_thread: false,
+            start_from: None,
         }
     }
 }
@@ -137,6 +143,31 @@ impl RunConfig {
         self
     }
 
+    /// Starts the run from `head`, the thread's head as a previous run left it
+    /// ([`crate::RunStream::final_head`]), instead of reading it from the saver (one read
+    /// less, and no decode: a server running a conversation holds the head of the
+    /// thread's last run). Builder style.
+    ///
+    /// It applies where [`RunConfig::assume_new_thread`] does, to a root run with new
+    /// input on a saver that fences, and only when the run does not continue the head's
+    /// own run (the config's `metadata.run_id` is not the head's: such a run resumes, and
+    /// reads); elsewhere the run reads the thread as usual. A head of another thread, or
+    /// together with a `checkpoint_id` or `assume_new_thread`, is
+    /// [`crate::Error::InvalidConfig`]. Given the same head, the run is the one a run that
+    /// read it makes: same values, checkpoints and writes.
+    ///
+    /// **If the head is stale** (the thread has a newer checkpoint), the run's first
+    /// checkpoint, a child of the held head, is refused by the fence with
+    /// [`stategraph_checkpoint::Error::Conflict`] (as `Error::Checkpoint`): nothing is
+    /// stored, nothing overwritten; the caller reads and runs again. The fence does not
+    /// see writes stored against the held checkpoint since it was held (a run that failed
+    /// before its first checkpoint leaves some): a caller that cannot rule them out
+    /// compares [`ThreadHead::write_count`] with the stored count.
+    pub fn start_from(mut self, head: ThreadHead) -> Self {
+        self.start_from = Some(head);
+        self
+    }
+
     /// Sets `interrupt_before` for this run (builder style).
     pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
         mut self,
@@ -207,6 +238,8 @@ impl RunConfig {
             },
             max_concurrency: self.max_concurrency.or(defaults.max_concurrency),
             assume_new_thread: self.assume_new_thread || defaults.assume_new_thread,
+            // A head is the run's own, never a default: the next run's would be stale.
+            start_from: self.start_from,
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
 pub mod state;
+pub mod thread_head;
 pub mod types;
 
 pub use config::{AsRunConfig, Durability, RunConfig};
@@ -35,6 +36,7 @@ pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};
 #[doc(inline)]
 pub use stategraph_derive::State;
+pub use thread_head::ThreadHead;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
 pub use stategraph_checkpoint as checkpoint;

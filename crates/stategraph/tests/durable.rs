@@ -14,6 +14,8 @@ mod durability;
 mod fault_tolerance;
 #[path = "durable/final_state.rs"]
 mod final_state;
+#[path = "durable/held_head.rs"]
+mod held_head;
 #[path = "durable/interrupts.rs"]
 mod interrupts;
 #[path = "durable/new_thread.rs"]

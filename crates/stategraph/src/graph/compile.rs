@@ -401,6 +401,7 @@ fn subgraph_runner(
             config.checkpoint_id = None;
             // The root's knowledge of its own namespace says nothing of the subgraph's.
             config.assume_new_thread = false;
+            config.start_from = None;
             config.interrupt_before = None;
             config.interrupt_after = None;
             let map: stategraph_checkpoint::Map = scope

@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use futures::stream::{BoxStream, Stream, StreamExt};
+use stategraph_checkpoint::CheckpointTuple;
 
 use super::compiled::{CompiledGraph, IntoInput};
 use super::typed_stream::StreamOptions;
@@ -24,6 +25,7 @@ use crate::pregel::run_loop::RunInput;
 use crate::pregel::snapshot::StateSnapshot;
 use crate::pregel::stream::{StreamEvent, StreamSink};
 use crate::state::State;
+use crate::thread_head::ThreadHead;
 
 /// The events of a run (a [`Stream`] of `Result<StreamEvent>`, as
 /// [`CompiledGraph::stream_with`] yields them) and, once it has ended, the thread's final
@@ -31,6 +33,7 @@ use crate::state::State;
 pub struct RunStream {
     events: BoxStream<'static, Result<StreamEvent>>,
     state: Arc<OnceLock<StateSnapshot>>,
+    head: Arc<OnceLock<ThreadHead>>,
 }
 
 impl RunStream {
@@ -41,6 +44,15 @@ impl RunStream {
     /// error is the stream's last item), and without a checkpointer.
     pub fn final_state(&self) -> Option<&StateSnapshot> {
         self.state.get()
+    }
+
+    /// After the stream has returned `None`: the head the run left in the saver (the
+    /// root namespace's newest checkpoint and the writes stored against it), to start the
+    /// thread's next run from with [`RunConfig::start_from`]. `None` when
+    /// [`RunStream::final_state`] is, and after a run at a `checkpoint_id` that stored
+    /// nothing (the addressed checkpoint need not be the head).
+    pub fn final_head(&self) -> Option<&ThreadHead> {
+        self.head.get()
     }
 
     /// [`RunStream::final_state`], taken out of the stream (no copy once the run's task
@@ -102,6 +114,7 @@ impl<S: State> CompiledGraph<S> {
             Err(e) => RunStream {
                 events: futures::stream::once(async move { Err(e) }).boxed(),
                 state: Arc::default(),
+                head: Arc::default(),
             },
         }
     }
@@ -120,12 +133,17 @@ impl<S: State> CompiledGraph<S> {
         let this = self.clone();
         let state: Arc<OnceLock<StateSnapshot>> = Arc::default();
         let slot = state.clone();
+        let head: Arc<OnceLock<ThreadHead>> = Arc::default();
+        let head_slot = head.clone();
         let handle = tokio::spawn(async move {
             let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
-            if let (Some(head), Some(saver)) = (outcome.head, this.checkpointer()) {
-                match super::state_api::head_snapshot(&this.graph, saver, head).await {
+            if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
+                let tuple = Arc::new(tuple);
+                let copy = CheckpointTuple::clone(&tuple);
+                match super::state_api::head_snapshot(&this.graph, saver, copy).await {
                     Ok(snapshot) => {
                         let _ = slot.set(snapshot);
+                        let _ = head_slot.set(ThreadHead::new(tuple));
                     }
                     // The caller reads the state instead (and meets the failure there).
                     Err(e) => tracing::debug!(error = %e, "no final state for the run"),
@@ -154,6 +172,7 @@ impl<S: State> CompiledGraph<S> {
         RunStream {
             events: events.chain(tail).boxed(),
             state,
+            head,
         }
     }
 }

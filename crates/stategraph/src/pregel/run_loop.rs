@@ -152,6 +152,7 @@ impl Loop {
         base.configurable.shift_remove("checkpoint_ns");
         let addressed = p.config.checkpoint_id.is_some();
         let assumed_new = assumes_new_thread(&p, &input)?;
+        let held = held_head(&p, &input)?;
         let mut lease = p.lease.clone();
         let saved = match &p.saver {
             Some(saver) => {
@@ -167,10 +168,10 @@ impl Loop {
                 if lease.is_none() && p.resuming.is_none() {
                     lease = Some(Arc::new(lease::acquire(saver, thread_id).await));
                 }
-                let saved = if assumed_new {
-                    None
-                } else {
-                    saver.get_tuple(&base).await?
+                let saved = match held {
+                    _ if assumed_new => None,
+                    Some(head) => Some(head.tuple().clone()),
+                    None => saver.get_tuple(&base).await?,
                 };
                 if let (None, Some(checkpoint_id)) = (&saved, &p.config.checkpoint_id) {
                     return Err(Error::CheckpointNotFound {
@@ -1061,6 +1062,37 @@ fn assumes_new_thread(p: &LoopParams, input: &RunInput) -> Result<bool> {
     let root = p.resuming.is_none() && p.ns.is_empty();
     let fenced = p.saver.as_ref().is_some_and(|s| s.capabilities().fence);
     Ok(root && fenced && matches!(input, RunInput::Values(_)))
+}
+
+/// The head the run starts from instead of reading the thread
+/// ([`RunConfig::start_from`]): where the option applies (a root run with new input on a
+/// fencing saver, so a stale head ends in the fence's `Conflict` at the first put) and
+/// the run does not continue the head's own run (a resume, which reads).
+fn held_head<'a>(p: &'a LoopParams, input: &RunInput) -> Result<Option<&'a crate::ThreadHead>> {
+    let Some(head) = &p.config.start_from else {
+        return Ok(None);
+    };
+    let contradiction = if p.config.checkpoint_id.is_some() {
+        Some("a checkpoint_id: the run starts from that checkpoint")
+    } else if p.config.assume_new_thread {
+        Some("assume_new_thread: a new thread has no head")
+    } else if p.config.thread_id.as_deref() != Some(head.thread_id()) {
+        Some("a config of another thread")
+    } else {
+        None
+    };
+    if let Some(what) = contradiction {
+        return Err(Error::InvalidConfig(format!(
+            "start_from (the head of thread {}) contradicts {what}",
+            head.thread_id()
+        )));
+    }
+    let root = p.resuming.is_none() && p.ns.is_empty();
+    let fenced = p.saver.as_ref().is_some_and(|s| s.capabilities().fence);
+    let run_id = p.config.metadata.get("run_id");
+    let continues = run_id.is_some() && head.tuple().metadata.extra.get("run_id") == run_id;
+    let applies = root && fenced && !continues && matches!(input, RunInput::Values(_));
+    Ok(applies.then_some(head))
 }
 
 /// True when the thread has moved past `checkpoint_id`: the head of the config's
