@@ -264,7 +264,9 @@ const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('gra
 /// run committed on the thread before, so the `reject` check and the claim decision are
 /// as strict as separate statements after the lock. Returns the run's `created_at`,
 /// `updated_at` and status (the rest of the run is the caller's already), whether it is
-/// announced, whether the thread has no checkpoint yet (`fresh`), and the `NOTIFY`.
+/// announced, the thread's head (`max(checkpoint_id)` of the root namespace, one index
+/// probe, and the number of writes stored against it: see [`StoredHead`]), and the
+/// `NOTIFY`.
 const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (SELECT 1 FROM runs
        WHERE thread_id = $2::uuid AND status IN ('pending', 'running')) AS active
        FROM threads t WHERE t.thread_id = $2::uuid),
@@ -281,10 +283,11 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
        WHERE threads.thread_id = $2::uuid AND ins.status = 'running'),
      a AS (SELECT ins.status = 'pending' AND NOT c.active AND NOT c.busy AS announce
        FROM ins, c)
-     SELECT ins.*, a.announce, NOT EXISTS (SELECT 1 FROM checkpoints
-         WHERE thread_id = $2::uuid::text AND checkpoint_ns = ''),
+     SELECT ins.*, a.announce, h.id, (SELECT count(*) FROM checkpoint_writes
+         WHERE thread_id = $2::uuid::text AND checkpoint_ns = '' AND checkpoint_id = h.id),
        CASE WHEN a.announce THEN pg_notify('stategraph_runs', $11::text) END
-     FROM ins, a";
+     FROM ins, a, (SELECT max(checkpoint_id) AS id FROM checkpoints
+         WHERE thread_id = $2::uuid::text AND checkpoint_ns = '') h";
 
 /// Queues a run: under `reject`, a thread with a pending or running run is a conflict;
 /// under `interrupt` / `rollback`, the thread's pending runs are cancelled and its running
@@ -356,7 +359,8 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
             attempt: 1,
             worker: worker.to_owned(),
             cancel: None,
-            fresh: row.get(4),
+            fresh: row.get::<_, Option<String>>(4).is_none(),
+            head: stored_head(row, 4),
         }),
         _ => None,
     };
@@ -636,8 +640,11 @@ macro_rules! claim_sql {
              t AS (UPDATE threads SET status = 'busy', updated_at = now()
                    FROM c WHERE threads.thread_id = c.thread_id)
              SELECT run_id, thread_id, graph_id, kwargs, stateless, attempt, cancel,
-               NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = u.thread_id::text
-                 AND checkpoint_ns = '') FROM u"
+               h.id, (SELECT count(*) FROM checkpoint_writes w
+                 WHERE w.thread_id = u.thread_id::text AND w.checkpoint_ns = ''
+                 AND w.checkpoint_id = h.id)
+             FROM u, LATERAL (SELECT max(checkpoint_id) AS id FROM checkpoints
+                 WHERE thread_id = u.thread_id::text AND checkpoint_ns = '') h"
         )
     };
 }
@@ -665,6 +672,29 @@ pub struct Claimed {
     /// The thread had no checkpoint in the root namespace when the run was claimed (a
     /// first run may start without reading it: `RunConfig::assume_new_thread`).
     pub fresh: bool,
+    /// The thread's head when the run was claimed (`None`: no checkpoint), to tell
+    /// whether this process's cached head is still it ([`crate::head_cache`]).
+    pub head: Option<StoredHead>,
+}
+
+/// A thread's head as the claim saw it: the greatest checkpoint id of its root namespace
+/// and how many writes are stored against that checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredHead {
+    /// The head checkpoint's id.
+    pub checkpoint_id: String,
+    /// The rows of `checkpoint_writes` against it.
+    pub writes: i64,
+}
+
+/// The [`StoredHead`] in columns `at` (id, `NULL` without a checkpoint) and `at + 1`
+/// (the count of writes) of a claim's row.
+fn stored_head(row: &tokio_postgres::Row, at: usize) -> Option<StoredHead> {
+    let id: Option<String> = row.get(at);
+    id.map(|checkpoint_id| StoredHead {
+        checkpoint_id,
+        writes: row.get(at + 1),
+    })
 }
 
 /// Claims the oldest run that is pending on a thread without a running run and, with
@@ -703,7 +733,8 @@ pub async fn claim(
                 attempt: row.get(5),
                 worker: worker.to_owned(),
                 cancel: row.get(6),
-                fresh: row.get(7),
+                fresh: row.get::<_, Option<String>>(7).is_none(),
+                head: stored_head(&row, 7),
             }));
         }
     }
