@@ -36,6 +36,7 @@ mod durable;
 pub mod error;
 pub mod graph;
 pub mod graph_input;
+pub mod head_cache;
 pub mod hub;
 mod idle;
 pub mod json;

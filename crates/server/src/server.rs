@@ -71,6 +71,8 @@ pub(crate) struct AppState {
     pub(crate) store: Arc<stategraph_store_postgres::PostgresStore>,
     /// Which task writes the served graphs have stored (see [`crate::durable`]).
     pub(crate) stored: Arc<Stored>,
+    /// The heads of the threads this process ran last (see [`crate::head_cache`]).
+    pub(crate) heads: crate::head_cache::HeadCache,
 }
 
 /// An assistant as the endpoints answer it: a graph compiled into this process, or one
@@ -324,6 +326,7 @@ impl ServerBuilder {
                 event_retention: self.event_retention,
                 store: Arc::new(store),
                 stored,
+                heads: Default::default(),
             }),
             workers: self.workers,
         })

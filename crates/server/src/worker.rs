@@ -257,6 +257,8 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     };
     let mut seq: i64 = 0;
     let mut replay = Replay::off();
+    // Taken out whatever the run does: only a normal end leaves a head again.
+    let cached = state.heads.take(run.thread_id, run.head.as_ref());
     if run.attempt > 1 {
         // Taken over from a dead worker: continue from the run's last checkpoint (its
         // finished tasks' writes are saved and are not run again) if it saved one.
@@ -281,6 +283,10 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
         // The claim saw no checkpoint on the thread: no read at the start (a wrong
         // assumption is refused by the saver's fence with a conflict).
         config = config.assume_new_thread();
+    } else if let (Some(head), None) = (cached, &config.checkpoint_id) {
+        // The head this process's last run of the thread left, and the claim saw it is
+        // still the thread's: no read at the start (a resume reads anyway).
+        config = config.start_from(head);
     }
     let hold = Outbox::holds(&modes.plain, config.durability);
     let mut outbox = Outbox::new(state, &run, modes, seq, replay, hold);
@@ -327,6 +333,9 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
     }
     let ended = !(cancelled || lost || handed_back) && failure.is_none();
     let final_state = if ended {
+        if let (Some(head), false) = (events.final_head(), run.stateless) {
+            state.heads.put(run.thread_id, head.clone());
+        }
         events.into_final_state()
     } else {
         drop(events);
