@@ -252,6 +252,24 @@ check("one run left after rollback", len(runs8) == 1, runs8)
 run_ids = {h["metadata"].get("run_id") for h in client.threads.get_history(t8, limit=50)}
 check("rolled-back checkpoints deleted", run_ids == {runs8[0]["run_id"]}, run_ids)
 
+# Rollback on a thread whose previous run this process holds the head of: the rolled-back
+# run's checkpoints go and the thread's head is the previous run's again; the next run
+# builds on it (no checkpoint left without its parent).
+t10 = client.threads.create()["thread_id"]
+p10 = gate_path()
+open_gate(p10)
+client.runs.wait(t10, "gate", input={"path": p10})
+r10 = client.runs.create(t10, "gate", input={"path": gate_path()})
+wait_running(t10, r10["run_id"])
+p11 = gate_path()
+open_gate(p11)
+out = client.runs.wait(t10, "gate", input={"path": p11}, multitask_strategy="rollback")
+check("rollback after a finished run", out["opened"] is True and out["path"] == p11, out)
+hist10 = client.threads.get_history(t10, limit=50)
+ids10 = {h["checkpoint"]["checkpoint_id"] for h in hist10}
+check("rollback leaves a linked history", all(h["parent_checkpoint"] is None or h["parent_checkpoint"]["checkpoint_id"] in ids10 for h in hist10), hist10)
+check("rollback keeps both other runs", len({h["metadata"].get("run_id") for h in hist10}) == 2, hist10)
+
 # Thread copy and metadata update.
 copied = client.threads.copy(tid)
 check("threads.copy state", client.threads.get_state(copied["thread_id"])["values"] == client.threads.get_state(tid)["values"])
@@ -287,6 +305,29 @@ ups = [list(p.data) for p in parts if p.event == "updates"]
 check("agent updates", ups == [["agent"], ["tools"], ["agent"]], ups)
 hist = client.threads.get_state(ta2)["values"]["messages"]
 check("agent thread keeps both turns", len(hist) == 8, hist)
+
+# A conversation: a run with new input starts from the head the thread's last run left in
+# this process, unread, when the claim finds it is still the stored head. What changed the
+# thread meanwhile (update_state, a fork at an older checkpoint) is read, not overwritten.
+def say(thread, text):
+    return client.runs.wait(thread, "agent", input={"messages": [{"role": "user", "content": text}]})
+
+
+def contents(out):
+    return [m["content"] for m in out["messages"]]
+
+
+tc = client.threads.create()["thread_id"]
+say(tc, "What is 1 + 2?")
+out = say(tc, "What is 3 + 4?")
+check("conversation turns", contents(out)[3::4] == ["The sum is 3.", "The sum is 7."], contents(out))
+client.threads.update_state(tc, {"messages": [{"role": "ai", "content": "noted"}]}, as_node="agent")
+out = say(tc, "What is 5 + 6?")
+check("a run after update_state builds on it", contents(out)[8:] == ["noted", "What is 5 + 6?", "Let me add them.", "11", "The sum is 11."], contents(out))
+first = [h for h in client.threads.get_history(tc, limit=50) if h["metadata"]["step"] == 4][0]
+client.threads.update_state(tc, {"messages": [{"role": "ai", "content": "forked"}]}, as_node="agent", checkpoint_id=first["checkpoint"]["checkpoint_id"])
+out = say(tc, "What is 7 + 8?")
+check("a run after a fork builds on the fork", contents(out)[4:] == ["forked", "What is 7 + 8?", "Let me add them.", "15", "The sum is 15."], contents(out))
 
 # stream_mode="messages" (not -tuple): the server's messages/metadata once per message,
 # then the message so far at each chunk (messages/partial), or a whole message
