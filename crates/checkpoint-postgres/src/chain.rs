@@ -10,7 +10,7 @@
 //! `(thread, namespace)` does the work of all of them:
 //!
 //! ```text
-//! BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL plan_cache_mode = force_generic_plan
+//! BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL plan_cache_mode = force_generic_plan (12+)
 //! SELECT pg_advisory_xact_lock(…)   -- once per (thread, namespace), sorted
 //! WITH head  AS (the greatest checkpoint id: one backward probe of the primary key)
 //!      cps   AS (the puts' rows, from arrays), w AS (the write rows, from arrays)
@@ -177,9 +177,11 @@ type Columns<'a, K> = (&'a [K], &'a [String], &'a [String], &'a [Vec<u8>]);
 /// generic estimate, ten rows per array, looks dearer), and planning this statement costs
 /// more than running it (a custom plan ~1.35 ms against ~0.45 ms per statement, `pgbench`
 /// on the shared machine). The generic plan probes each key by the primary key (the
-/// `LATERAL … LIMIT 1` forms keep them parameterized).
-const BEGIN: &str =
-    "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL plan_cache_mode = force_generic_plan";
+/// `LATERAL … LIMIT 1` forms keep them parameterized). The setting exists from Postgres 12
+/// on; an older server keeps planning as before.
+const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; \
+    SELECT set_config('plan_cache_mode', 'force_generic_plan', true) \
+    WHERE current_setting('server_version_num')::int >= 120000";
 
 /// The ops of one `(thread, namespace)` of a batch, as the arrays of [`CHAINED`].
 #[derive(Default)]
