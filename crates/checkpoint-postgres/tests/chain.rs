@@ -243,7 +243,8 @@ async fn a_batch_of_several_threads_and_namespaces_is_one_statement_each() {
                 &[("m", Value::from("y"))],
             ),
             put(at(&a, C1), C3, 1, CheckpointSource::Loop),
-            put(at(&b, C1), C3, 1, CheckpointSource::Loop),
+            // Carries nothing, and repeats the blob keys of C1 (the first stays).
+            put(at(&b, C1), C3, 0, CheckpointSource::Loop),
             put(sub.with_checkpoint_id(C2), C4, 1, CheckpointSource::Loop),
         ]
     };
