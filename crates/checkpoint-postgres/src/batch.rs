@@ -12,7 +12,7 @@
 //! inserts all their rows ([`crate::chain`], which says when it applies):
 //!
 //! ```text
-//! BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL plan_cache_mode = force_generic_plan
+//! BEGIN ISOLATION LEVEL READ COMMITTED
 //! SELECT pg_advisory_xact_lock(…)     -- once per (thread, namespace), sorted
 //! CHAINED                             -- once per (thread, namespace): verdict, inserts
 //! COMMIT                              -- same round trip for one (thread, namespace)

@@ -10,7 +10,7 @@
 //! `(thread, namespace)` does the work of all of them:
 //!
 //! ```text
-//! BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL plan_cache_mode = force_generic_plan (12+)
+//! BEGIN ISOLATION LEVEL READ COMMITTED
 //! SELECT pg_advisory_xact_lock(…)   -- once per (thread, namespace), sorted
 //! WITH head  AS (the greatest checkpoint id: one backward probe of the primary key)
 //!      cps   AS (the puts' rows, from arrays), w AS (the write rows, from arrays)
@@ -23,10 +23,15 @@
 //! ```
 //!
 //! A group that carries no long string (the usual case) runs `CHAINED_UNCARRIED`, the
-//! same statement without `carried`: an unused part of a plan still costs Postgres its
-//! setup at every call (about a fifth of the statement, measured with `pgbench`). The
-//! statement runs on its generic plan, planned once per connection: Postgres would plan
-//! it again at every call otherwise, which costs more than running it.
+//! same statement without `carried`. An unused part of a plan still costs Postgres its
+//! setup at every call (about a fifth of the statement, measured with `pgbench`), and,
+//! more, it decides how the statement is planned: without it, Postgres' estimate of the
+//! generic plan (ten rows per array) is below that of planning anew, so from the sixth
+//! call on a connection the statement runs on its generic plan, where `CHAINED` is
+//! planned at every call, which costs more than running it (a custom plan ~1.35 ms
+//! against ~0.45 ms per statement, `pgbench` on the shared machine). The generic plan
+//! probes each key by the primary key: the `LATERAL … LIMIT 1` forms keep the probes
+//! parameterized whatever the plan.
 //!
 //! # When the verdict is "yes"
 //!
@@ -200,17 +205,6 @@ pub(crate) const CHAINED_UNCARRIED: &str = chained_sql!();
 /// The column arrays of an op's blob or write rows: a key (channel or index), then
 /// channel or version, type tag and bytes.
 type Columns<'a, K> = (&'a [K], &'a [String], &'a [String], &'a [Vec<u8>]);
-
-/// Starts the transaction of [`CHAINED`]: as the fence's, and with the statement's generic
-/// plan. Postgres would otherwise plan it anew at every call with the arrays' values (its
-/// generic estimate, ten rows per array, looks dearer), and planning this statement costs
-/// more than running it (a custom plan ~1.35 ms against ~0.45 ms per statement, `pgbench`
-/// on the shared machine). The generic plan probes each key by the primary key (the
-/// `LATERAL … LIMIT 1` forms keep them parameterized). The setting exists from Postgres 12
-/// on; an older server keeps planning as before.
-const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; \
-    SELECT set_config('plan_cache_mode', 'force_generic_plan', true) \
-    WHERE current_setting('server_version_num')::int >= 120000";
 
 /// The ops of one `(thread, namespace)` of a batch, as the arrays of [`CHAINED`].
 #[derive(Default)]
@@ -485,7 +479,7 @@ pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<
     // with several, a "yes" must not commit without the others.
     let rows = if groups.len() == 1 {
         let (_, _, rows, _) = futures::future::try_join4(
-            client.batch_execute(BEGIN),
+            client.batch_execute(fence::BEGIN),
             locks,
             statements,
             client.batch_execute(fence::COMMIT),
@@ -495,7 +489,7 @@ pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<
         rows
     } else {
         let (_, _, rows) =
-            futures::future::try_join3(client.batch_execute(BEGIN), locks, statements)
+            futures::future::try_join3(client.batch_execute(fence::BEGIN), locks, statements)
                 .await
                 .map_err(pg)?;
         rows
