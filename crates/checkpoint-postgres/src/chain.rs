@@ -50,8 +50,9 @@
 //!   with other content, and none meets an earlier write of the batch with other content
 //!   (checked here: such a batch goes the general way).
 //!
-//! That is exactly when one call per op, in order, would store every op. The rows are then
-//! those of one call per op: the same checkpoint rows (all new), the same blob rows (a
+//! Then one call per op, in order, would store every op (not conversely: a retried
+//! checkpoint passes the fence but not this verdict, and goes the general way), and the
+//! rows are those of one call per op: the same checkpoint rows (all new), the same blob rows (a
 //! repeated key keeps its first value, dropped here as `ON CONFLICT DO NOTHING` would drop
 //! it), the same carried strings (read from the parent's stored row, or, for a parent of
 //! the batch, from the document the batch stores; the first carrier of a key wins), and the
