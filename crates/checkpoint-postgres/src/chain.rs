@@ -516,3 +516,108 @@ pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<
         .collect::<Result<Vec<_>>>()
         .map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(
+        id: &str,
+        parent: Option<&str>,
+        blobs: &[(&str, &str)],
+        carried: &[(&str, &str)],
+    ) -> Prepared {
+        let strings = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
+        Prepared::Put {
+            fenced: true,
+            thread: "t".into(),
+            ns: String::new(),
+            id: id.into(),
+            parent: parent.map(str::to_owned),
+            checkpoint: "{}".into(),
+            metadata: "{}".into(),
+            channels: strings(blobs.iter().map(|b| b.0).collect()),
+            versions: strings(blobs.iter().map(|b| b.1).collect()),
+            tags: vec!["msgpack".into(); blobs.len()],
+            bytes: blobs.iter().map(|b| b.1.as_bytes().to_vec()).collect(),
+            carried: strings(carried.iter().map(|c| c.0).collect()),
+            carried_versions: strings(carried.iter().map(|c| c.1).collect()),
+        }
+    }
+
+    fn writes(checkpoint: &str, path: &str, rows: &[(i32, &str)]) -> Prepared {
+        Prepared::Writes {
+            fenced: true,
+            thread: "t".into(),
+            ns: String::new(),
+            checkpoint_id: checkpoint.into(),
+            task_id: "task".into(),
+            task_path: path.into(),
+            idxs: rows.iter().map(|r| r.0).collect(),
+            channels: vec!["c".into(); rows.len()],
+            tags: vec!["msgpack".into(); rows.len()],
+            blobs: rows.iter().map(|r| r.1.as_bytes().to_vec()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_run_chain_is_one_group_with_a_repeated_blob_once() {
+        let ops = [
+            put("1", None, &[("a", "1")], &[]),
+            writes("1", "p", &[(0, "x")]),
+            put("2", Some("1"), &[("a", "1"), ("b", "2")], &[("s", "1")]),
+            put("3", Some("2"), &[], &[("s", "1")]),
+        ];
+        let groups = plan(&ops).expect("a chain");
+        assert_eq!(groups.len(), 1);
+        let g = &groups[0];
+        assert_eq!(g.ids, ["1", "2", "3"]);
+        assert_eq!((g.first_parent, g.first_fenced), (None, true));
+        assert_eq!(g.blob_channels, ["a", "b"]);
+        assert_eq!(g.blob_bytes, [b"1".as_slice(), b"2"]);
+        assert_eq!(
+            g.carried_src,
+            [1, 2],
+            "each carrier's parent is the put before it"
+        );
+        assert!(g.carries());
+    }
+
+    #[test]
+    fn a_broken_chain_or_an_order_dependent_batch_goes_the_general_way() {
+        // The second put does not continue from the first.
+        assert!(plan(&[put("1", None, &[], &[]), put("2", None, &[], &[])]).is_none());
+        // A write against a checkpoint an earlier put of the batch continues from.
+        assert!(plan(&[put("2", Some("1"), &[], &[]), writes("1", "p", &[(0, "x")])]).is_none());
+        // Another value of a task at a normal index.
+        assert!(plan(&[writes("1", "p", &[(0, "x")]), writes("1", "p", &[(0, "y")])]).is_none());
+        // A carried string and a new blob with one key.
+        let ops = [
+            put("1", None, &[], &[("s", "1")]),
+            put("2", Some("1"), &[("s", "1")], &[]),
+        ];
+        assert!(plan(&ops).is_none());
+    }
+
+    #[test]
+    fn repeated_writes_merge_as_successive_upserts_would() {
+        let ops = [
+            writes("1", "first", &[(0, "x"), (-1, "e1")]),
+            writes("1", "second", &[(0, "x"), (-1, "e2")]),
+        ];
+        let groups = plan(&ops).expect("an identical repeat and a reserved index");
+        let g = &groups[0];
+        assert_eq!(g.write_idxs, [0, -1]);
+        assert_eq!(
+            g.write_paths,
+            ["first", "first"],
+            "a row keeps its first task path"
+        );
+        assert_eq!(
+            g.write_blobs,
+            [b"x".as_slice(), b"e2"],
+            "the last reserved value wins"
+        );
+        assert!(!g.carries());
+    }
+}
