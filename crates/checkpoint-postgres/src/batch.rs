@@ -4,7 +4,22 @@
 //! Under durability `async` the engine queues a run's puts and task writes and hands them
 //! to `put_batch` in order (several at once when the saver is slower than the run). One
 //! call per op costs a transaction each: a commit, a WAL flush, and on a busy server most
-//! of the CPU a run spends in Postgres. Here the batch is one transaction:
+//! of the CPU a run spends in Postgres. Here the batch is one transaction.
+//!
+//! **The chained way** (a fenced saver, the Agent Server's case): when each
+//! `(thread, namespace)` of the batch is a chain of new checkpoints with the writes of its
+//! tasks, one statement per `(thread, namespace)` checks the fence once for all its ops and
+//! inserts all their rows ([`crate::chain`], which says when it applies):
+//!
+//! ```text
+//! BEGIN ISOLATION LEVEL READ COMMITTED
+//! SELECT pg_advisory_xact_lock(…)     -- once per (thread, namespace), sorted
+//! CHAINED                             -- once per (thread, namespace): verdict, inserts
+//! COMMIT                              -- same round trip for one (thread, namespace)
+//! ```
+//!
+//! When a verdict is "no" (the statement stored nothing) or the batch is no such chain,
+//! **the general way** stores it:
 //!
 //! ```text
 //! BEGIN ISOLATION LEVEL READ COMMITTED
@@ -13,7 +28,7 @@
 //! COMMIT                              -- second round trip, once every fence said yes
 //! ```
 //!
-//! The statements are those of [`crate::write`] and [`crate::fence`], so the stored rows
+//! Its statements are those of [`crate::write`] and [`crate::fence`], so the stored rows
 //! are the same as with one call per op; a later op of the batch sees what the earlier
 //! ones wrote (same transaction). The locks are taken first, in a fixed order, so two
 //! batches never wait for each other in a cycle.
@@ -39,6 +54,7 @@ use stategraph_checkpoint::{
 use tokio_postgres::types::ToSql;
 
 use crate::blob_cache::BlobCache;
+use crate::chain;
 use crate::conn::Connections;
 use crate::error::pg;
 use crate::fence;
@@ -49,7 +65,7 @@ use crate::write;
 use crate::write::{metadata_json, PUT, PUT_WRITES};
 
 /// One op, validated and serialized, with the parameters of its statement.
-enum Prepared {
+pub(crate) enum Prepared {
     /// A put: the parameters of [`PUT`] / [`fence::FENCED_PUT`].
     Put {
         /// Whether the fence checks it.
@@ -90,7 +106,8 @@ impl Prepared {
         }
     }
 
-    fn key(&self) -> (&str, &str) {
+    /// Its thread and namespace.
+    pub(crate) fn key(&self) -> (&str, &str) {
         match self {
             Prepared::Put { thread, ns, .. } | Prepared::Writes { thread, ns, .. } => {
                 (thread.as_str(), ns.as_str())
@@ -266,8 +283,12 @@ fn write_rows(
 
 /// Whether the batch was committed or a fence refused one of its ops (nothing stored).
 enum Outcome {
+    /// Committed by one statement per `(thread, namespace)` ([`chain`]): the blobs each
+    /// inserted, in group order.
+    Chained(Vec<chain::Written>),
     /// Committed: the rows each statement returned, in op order.
     Committed(Vec<Vec<tokio_postgres::Row>>),
+    /// A fence refused an op; nothing is stored.
     Refused,
 }
 
@@ -297,9 +318,32 @@ pub(crate) async fn put_batch<S: CheckpointSaver + ?Sized>(
         }
     }
     if !prepared.is_empty() {
+        let groups = if fencing {
+            chain::plan(&prepared)
+        } else {
+            None
+        };
         let client = conn.get_writer("put_batch").await?;
-        let done = conn.within(run(&client, &prepared)).await;
+        let done = conn
+            .within(async {
+                if let Some(groups) = &groups {
+                    if let Some(written) = chain::run(&client, groups).await? {
+                        return Ok(Outcome::Chained(written));
+                    }
+                }
+                run(&client, &prepared).await
+            })
+            .await;
         match conn.finish("put_batch", client, done)? {
+            Outcome::Chained(written) => {
+                if !cache.0.is_off() {
+                    for (group, written) in groups.iter().flatten().zip(written) {
+                        let (thread, ns) = group.key();
+                        let blobs = group.blob_rows();
+                        write::fill_cache(serde, cache, thread, ns, blobs, written).await?;
+                    }
+                }
+            }
             Outcome::Refused => {
                 // Rolled back: one call per op stores the ops before the refused one and
                 // returns its conflict.

@@ -118,6 +118,7 @@
 mod batch;
 pub mod blob_cache;
 mod cached_read;
+mod chain;
 mod conn;
 mod delta;
 pub mod error;

@@ -41,6 +41,18 @@ use crate::json;
 use crate::layout::{split, BlobRow, Split};
 use crate::read::{col, off_runtime};
 
+/// The msgpack blob of a carried long string: a `str8`/`str16`/`str32` header, as the
+/// encoder writes it, for `s.n` bytes, then the UTF-8 bytes `s.t`.
+macro_rules! carried_blob_sql {
+    () => {
+        "CASE WHEN s.n < 32 THEN set_byte('\\x00'::bytea, 0, 160 + s.n) \
+              WHEN s.n < 256 THEN set_byte('\\xd900'::bytea, 1, s.n) \
+              WHEN s.n < 65536 THEN '\\xda'::bytea || substring(int4send(s.n) FROM 3) \
+              ELSE '\\xdb'::bytea || int4send(s.n) END || s.t"
+    };
+}
+pub(crate) use carried_blob_sql;
+
 /// The `INSERT` that carries long strings: for each `($11 channel, $12 version)`, the
 /// parent `$4`'s inline string of that channel at that version becomes a msgpack blob (a
 /// `str8`/`str16`/`str32` header, as the encoder writes it, then the UTF-8 bytes), unless
@@ -49,12 +61,9 @@ macro_rules! carry_sql {
     ($join:literal, $cond:literal) => {
         concat!(
             "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-            SELECT $1::text, $2::text, k.channel, k.version, 'msgpack', \
-                   CASE WHEN s.n < 32 THEN set_byte('\\x00'::bytea, 0, 160 + s.n) \
-                        WHEN s.n < 256 THEN set_byte('\\xd900'::bytea, 1, s.n) \
-                        WHEN s.n < 65536 THEN '\\xda'::bytea || substring(int4send(s.n) FROM 3) \
-                        ELSE '\\xdb'::bytea || int4send(s.n) END || s.t \
-            FROM unnest($11::text[], $12::text[]) AS k(channel, version)",
+            SELECT $1::text, $2::text, k.channel, k.version, 'msgpack', ",
+            crate::write::carried_blob_sql!(),
+            " FROM unnest($11::text[], $12::text[]) AS k(channel, version)",
             $join,
             " CROSS JOIN LATERAL ( \
                 SELECT v.t, octet_length(v.t) AS n FROM ( \

@@ -17,7 +17,7 @@ const C4: &str = "1ef00000-0000-6000-8000-000000000004";
 
 /// A checkpoint with a primitive `n`, a blob `items` and a long string `text`, the last two
 /// new at step `n`.
-fn put(config: CheckpointConfig, id: &str, n: i64, source: CheckpointSource) -> SaveOp {
+pub(crate) fn put(config: CheckpointConfig, id: &str, n: i64, source: CheckpointSource) -> SaveOp {
     let mut cp = Checkpoint::empty(id, "2025-01-01T00:00:00+00:00");
     let mut new_versions = stategraph_checkpoint::ChannelVersions::default();
     let version = ChannelVersion::Int(n + 1);
@@ -41,7 +41,8 @@ fn put(config: CheckpointConfig, id: &str, n: i64, source: CheckpointSource) -> 
     }
 }
 
-fn writes(config: CheckpointConfig, task: &str, writes: &[(&str, Value)]) -> SaveOp {
+/// The writes of `task` against `config`'s checkpoint.
+pub(crate) fn writes(config: CheckpointConfig, task: &str, writes: &[(&str, Value)]) -> SaveOp {
     SaveOp::PutWrites {
         config,
         writes: writes
@@ -80,7 +81,7 @@ fn run_ops(thread: &str) -> Vec<SaveOp> {
 
 /// Every row of the thread in the three tables (all columns but the thread id), and how
 /// many transactions wrote them (distinct `xmin`).
-async fn rows(db: &TestDb, thread: &str) -> (String, i64) {
+pub(crate) async fn rows(db: &TestDb, thread: &str) -> (String, i64) {
     let raw = db.raw().await;
     let row = raw
         .query_one(

@@ -6,6 +6,7 @@ mod support;
 
 mod batch;
 mod blob_cache;
+mod chain;
 mod connect_errors;
 mod faults;
 mod fence;

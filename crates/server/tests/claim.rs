@@ -15,12 +15,12 @@ use stategraph::checkpoint::{
 use stategraph_checkpoint_postgres::PostgresSaver;
 use stategraph_server::{assistant_id, db, demo, Server};
 
-/// A new thread with one pending `seed` run.
-async fn queue_run(pool: &deadpool_postgres::Pool) -> uuid::Uuid {
-    let thread_id = uuid::Uuid::new_v4();
-    db::create_thread(pool, thread_id, &json!({}), false)
-        .await
-        .expect("a thread");
+/// Inserts a `seed` run on `thread_id`: pending, or claimed at insert for `claim_for`.
+async fn insert_run(
+    pool: &deadpool_postgres::Pool,
+    thread_id: uuid::Uuid,
+    claim_for: Option<(&str, Duration)>,
+) -> db::Inserted {
     let kwargs = json!({"assistant_id": "seed", "input": {}});
     db::insert_run(
         pool,
@@ -33,10 +33,22 @@ async fn queue_run(pool: &deadpool_postgres::Pool) -> uuid::Uuid {
             kwargs: &kwargs,
             multitask_strategy: "reject",
             stateless: false,
+            process: "test",
+            claim_for,
         },
     )
     .await
-    .expect("queue the run");
+    .expect("insert the run")
+}
+
+/// A new thread with one pending `seed` run.
+async fn queue_run(pool: &deadpool_postgres::Pool) -> uuid::Uuid {
+    let thread_id = uuid::Uuid::new_v4();
+    db::create_thread(pool, thread_id, &json!({}), false)
+        .await
+        .expect("a thread");
+    let inserted = insert_run(pool, thread_id, None).await;
+    assert!(inserted.claimed.is_none(), "queued, not claimed");
     thread_id
 }
 
@@ -80,7 +92,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
     let graphs = ["seed".to_owned()];
     let lease = Duration::from_secs(30);
     let claim = || async {
-        db::claim(&pool, "w", lease, &graphs)
+        db::claim(&pool, "w", lease, &graphs, false)
             .await
             .expect("claim")
             .expect("a pending run")
@@ -113,4 +125,25 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
         (stored, false),
         "a root checkpoint"
     );
+
+    // Claimed at insert (an idle worker of the inserting process): the same answer.
+    let new = uuid::Uuid::new_v4();
+    db::create_thread(&pool, new, &json!({}), false)
+        .await
+        .expect("a thread");
+    let claimed = insert_run(&pool, new, Some(("w2", lease)))
+        .await
+        .claimed
+        .expect("claimed at insert");
+    assert_eq!((claimed.thread_id, claimed.fresh), (new, true));
+    let later = uuid::Uuid::new_v4();
+    db::create_thread(&pool, later, &json!({}), false)
+        .await
+        .expect("a thread");
+    put_checkpoint(&saver, later, "", "1f0a0000-0000-6000-8000-000000000003").await;
+    let claimed = insert_run(&pool, later, Some(("w2", lease)))
+        .await
+        .claimed
+        .expect("claimed at insert");
+    assert_eq!((claimed.thread_id, claimed.fresh), (later, false));
 }
