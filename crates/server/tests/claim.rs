@@ -1,5 +1,7 @@
 //! A claim tells whether the run's thread has a checkpoint in the root namespace
-//! (`Claimed::fresh`: its first run may start without reading it). Skipped with a note
+//! (`Claimed::fresh`: its first run may start without reading it) and which is its head
+//! (`Claimed::head`: the greatest id and the writes stored against it, which the
+//! worker compares with the head its process holds). Skipped with a note
 //! without Postgres (unless `STATEGRAPH_REQUIRE_POSTGRES` is set).
 
 // Shared with the tests that drive the Python client, which this one does not.
@@ -117,12 +119,26 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
         "a subgraph's checkpoint"
     );
 
+    assert_eq!(run.head, None, "a subgraph's checkpoint is no head");
+
+    // The head is the greatest root checkpoint id, with the writes stored against it
+    // (not those of its parent).
     let stored = queue_run(&pool).await;
     put_checkpoint(&saver, stored, "", "1f0a0000-0000-6000-8000-000000000002").await;
+    put_writes(&saver, stored, "1f0a0000-0000-6000-8000-000000000002", 1).await;
+    put_child(&saver, stored, "1f0a0000-0000-6000-8000-000000000002", HEAD).await;
+    put_writes(&saver, stored, HEAD, 2).await;
     let run = claim().await;
     assert_eq!(
-        (run.thread_id, run.fresh),
-        (stored, false),
+        (run.thread_id, run.fresh, run.head),
+        (
+            stored,
+            false,
+            Some(db::StoredHead {
+                checkpoint_id: HEAD.into(),
+                writes: 2
+            })
+        ),
         "a root checkpoint"
     );
 
@@ -146,4 +162,40 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
         .claimed
         .expect("claimed at insert");
     assert_eq!((claimed.thread_id, claimed.fresh), (later, false));
+    assert_eq!(
+        claimed.head,
+        Some(db::StoredHead {
+            checkpoint_id: "1f0a0000-0000-6000-8000-000000000003".into(),
+            writes: 0
+        })
+    );
+}
+
+/// The head of the thread in [`a_claim_says_whether_the_thread_has_a_root_checkpoint`].
+const HEAD: &str = "1f0a0000-0000-6000-8000-000000000004";
+
+/// Stores a child `id` of `parent` in `thread`'s root namespace.
+async fn put_child(saver: &PostgresSaver, thread: uuid::Uuid, parent: &str, id: &str) {
+    let config = CheckpointConfig::for_checkpoint(thread.to_string(), "", parent);
+    saver
+        .put(
+            &config,
+            &Checkpoint::empty(id, "2026-12-02T00:00:01+00:00"),
+            &CheckpointMetadata::default(),
+            &ChannelVersions::default(),
+        )
+        .await
+        .expect("a child checkpoint");
+}
+
+/// Stores `n` writes of one task against `thread`'s root checkpoint `id`.
+async fn put_writes(saver: &PostgresSaver, thread: uuid::Uuid, id: &str, n: usize) {
+    let config = CheckpointConfig::for_checkpoint(thread.to_string(), "", id);
+    let writes: Vec<(String, stategraph::Value)> = (0..n)
+        .map(|i| (format!("c{i}"), stategraph::Value::from(i as i64)))
+        .collect();
+    saver
+        .put_writes(&config, &writes, "task", "")
+        .await
+        .expect("writes");
 }
