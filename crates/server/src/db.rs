@@ -264,8 +264,9 @@ const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('gra
 /// run committed on the thread before, so the `reject` check and the claim decision are
 /// as strict as separate statements after the lock. Returns the run's `created_at`,
 /// `updated_at` and status (the rest of the run is the caller's already), whether it is
-/// announced, the thread's head (`max(checkpoint_id)` of the root namespace, one index
-/// probe, and the number of writes stored against it: see [`StoredHead`]), and the
+/// announced, the thread's head (the greatest checkpoint id of the root namespace, one
+/// backward index probe: `max()` here is planned as a scan of all the thread's
+/// checkpoints; and the number of writes stored against it, see [`StoredHead`]), and the
 /// `NOTIFY`.
 const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (SELECT 1 FROM runs
        WHERE thread_id = $2::uuid AND status IN ('pending', 'running')) AS active
@@ -286,8 +287,9 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
      SELECT ins.*, a.announce, h.id, (SELECT count(*) FROM checkpoint_writes
          WHERE thread_id = $2::uuid::text AND checkpoint_ns = '' AND checkpoint_id = h.id),
        CASE WHEN a.announce THEN pg_notify('stategraph_runs', $11::text) END
-     FROM ins, a, (SELECT max(checkpoint_id) AS id FROM checkpoints
-         WHERE thread_id = $2::uuid::text AND checkpoint_ns = '') h";
+     FROM ins CROSS JOIN a LEFT JOIN LATERAL (SELECT checkpoint_id AS id FROM checkpoints
+         WHERE thread_id = $2::uuid::text AND checkpoint_ns = ''
+         ORDER BY checkpoint_id DESC LIMIT 1) h ON true";
 
 /// Queues a run: under `reject`, a thread with a pending or running run is a conflict;
 /// under `interrupt` / `rollback`, the thread's pending runs are cancelled and its running
@@ -643,8 +645,9 @@ macro_rules! claim_sql {
                h.id, (SELECT count(*) FROM checkpoint_writes w
                  WHERE w.thread_id = u.thread_id::text AND w.checkpoint_ns = ''
                  AND w.checkpoint_id = h.id)
-             FROM u, LATERAL (SELECT max(checkpoint_id) AS id FROM checkpoints
-                 WHERE thread_id = u.thread_id::text AND checkpoint_ns = '') h"
+             FROM u LEFT JOIN LATERAL (SELECT checkpoint_id AS id FROM checkpoints
+                 WHERE thread_id = u.thread_id::text AND checkpoint_ns = ''
+                 ORDER BY checkpoint_id DESC LIMIT 1) h ON true"
         )
     };
 }
