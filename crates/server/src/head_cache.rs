@@ -26,7 +26,8 @@
 //! claim and the run's first checkpoint is refused by the saver's fence with a conflict,
 //! as a read head would be after such a race.
 //!
-//! The cache is bounded ([`CAPACITY`] threads); an evicted thread's next run reads.
+//! The cache is bounded ([`CAPACITY`] threads by default,
+//! `ServerBuilder::head_cache`); an evicted thread's next run reads.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -36,8 +37,8 @@ use uuid::Uuid;
 
 use crate::db::StoredHead;
 
-/// How many threads' heads a process keeps (the oldest entries go first).
-pub const CAPACITY: usize = 4096;
+/// How many threads' heads a process keeps by default (the oldest entries go first).
+pub const CAPACITY: usize = 1024;
 
 /// Thread id -> the head its last run in this process left.
 pub(crate) struct HeadCache {
@@ -54,17 +55,11 @@ struct Entries {
     next: u64,
 }
 
-impl Default for HeadCache {
-    fn default() -> Self {
-        HeadCache::with_capacity(CAPACITY)
-    }
-}
-
 impl HeadCache {
-    /// A cache of at most `capacity` threads.
+    /// A cache of at most `capacity` threads (0: it keeps nothing).
     pub(crate) fn with_capacity(capacity: usize) -> HeadCache {
         HeadCache {
-            capacity: capacity.max(1),
+            capacity,
             inner: Mutex::new(Entries::default()),
         }
     }
@@ -81,6 +76,9 @@ impl HeadCache {
 
     /// Keeps `head` as `thread`'s, evicting the oldest threads beyond the capacity.
     pub(crate) fn put(&self, thread: Uuid, head: ThreadHead) {
+        if self.capacity == 0 {
+            return;
+        }
         let mut e = self.inner.lock();
         let stamp = e.next;
         e.next += 1;
@@ -142,7 +140,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_head_is_used_only_when_the_database_holds_it_and_only_once() {
-        let cache = HeadCache::default();
+        let cache = HeadCache::with_capacity(CAPACITY);
         let t = Uuid::new_v4();
         let head = head_of(t).await;
         let cases = [
@@ -191,5 +189,9 @@ mod tests {
             .map(|(t, h)| cache.take(*t, Some(&stored(h, 0))).is_some())
             .collect();
         assert_eq!(present, [true, false, true]);
+
+        let none = HeadCache::with_capacity(0);
+        none.put(threads[0], heads[0].clone());
+        assert_eq!(none.len(), 0, "a cache of no threads keeps nothing");
     }
 }

@@ -46,6 +46,7 @@ pub struct ServerBuilder {
     lease: Duration,
     event_retention: Option<Duration>,
     poll: Duration,
+    head_cache: usize,
 }
 
 /// What the handlers and workers share.
@@ -167,6 +168,7 @@ impl Server {
             lease: Duration::from_secs(10),
             event_retention: Some(DEFAULT_EVENT_RETENTION),
             poll: DEFAULT_POLL,
+            head_cache: crate::head_cache::CAPACITY,
         }
     }
 
@@ -242,6 +244,15 @@ impl ServerBuilder {
     /// stay. Every process with workers deletes the expired events now and then.
     pub fn event_retention(mut self, retention: Option<Duration>) -> Self {
         self.event_retention = retention;
+        self
+    }
+
+    /// How many threads' heads this process keeps for their next run (default
+    /// [`crate::head_cache::CAPACITY`]; 0 keeps none and every run reads its thread). A
+    /// head holds the thread's values (shared with nothing else once the run is over), so
+    /// this bounds the memory a process spends on conversations between their runs.
+    pub fn head_cache(mut self, threads: usize) -> Self {
+        self.head_cache = threads;
         self
     }
 
@@ -326,7 +337,7 @@ impl ServerBuilder {
                 event_retention: self.event_retention,
                 store: Arc::new(store),
                 stored,
-                heads: Default::default(),
+                heads: crate::head_cache::HeadCache::with_capacity(self.head_cache),
             }),
             workers: self.workers,
         })

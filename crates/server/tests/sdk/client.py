@@ -328,6 +328,12 @@ first = [h for h in client.threads.get_history(tc, limit=50) if h["metadata"]["s
 client.threads.update_state(tc, {"messages": [{"role": "ai", "content": "forked"}]}, as_node="agent", checkpoint_id=first["checkpoint"]["checkpoint_id"])
 out = say(tc, "What is 7 + 8?")
 check("a run after a fork builds on the fork", contents(out)[4:] == ["forked", "What is 7 + 8?", "Let me add them.", "15", "The sum is 15."], contents(out))
+# A run at a checkpoint_id reads it (the cached head is not that checkpoint); the run after
+# it builds on the branch it made.
+out = client.runs.wait(tc, "agent", input={"messages": [{"role": "user", "content": "What is 9 + 1?"}]}, checkpoint_id=first["checkpoint"]["checkpoint_id"])
+check("a run at a checkpoint_id builds on it", contents(out)[4:] == ["What is 9 + 1?", "Let me add them.", "10", "The sum is 10."], contents(out))
+out = say(tc, "What is 2 + 2?")
+check("the run after it builds on its branch", contents(out)[4:] == ["What is 9 + 1?", "Let me add them.", "10", "The sum is 10.", "What is 2 + 2?", "Let me add them.", "4", "The sum is 4."], contents(out))
 
 # stream_mode="messages" (not -tuple): the server's messages/metadata once per message,
 # then the message so far at each chunk (messages/partial), or a whole message
