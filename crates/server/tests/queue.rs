@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::{CompileOptions, CompiledGraph, State, StateGraph, END, START};
 use stategraph_server::Server;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use support::request;
 
 #[derive(State, Debug)]
 struct Gate {
@@ -74,36 +75,6 @@ async fn serve(
         .expect("a free port");
     let addr = listener.local_addr().expect("its address");
     (addr, tokio::spawn(server.serve(listener, stop.clone())))
-}
-
-/// One HTTP/1.1 request; the status and the JSON body (`null` when empty).
-async fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .await
-        .expect("send");
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.expect("receive");
-    let answer = String::from_utf8(answer).expect("utf-8");
-    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    let body = if body.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(body).expect("a JSON body")
-    };
-    (status, body)
 }
 
 async fn new_thread(addr: SocketAddr) -> String {

@@ -1,10 +1,15 @@
-//! Shared by the server's tests: the pinned Python, and a fresh database per test.
+//! Shared by the server's tests: the pinned Python, a fresh database per test, and a
+//! bare HTTP request.
 //!
 //! Without a reachable Postgres a test prints a note and returns, unless
 //! `STATEGRAPH_REQUIRE_POSTGRES` is set; without the venv's Python likewise, unless
 //! `STATEGRAPH_INTEROP=1`.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub(crate) fn python() -> Option<PathBuf> {
     let path = std::env::var_os("STATEGRAPH_PYTHON")
@@ -100,4 +105,41 @@ impl Drop for TestDatabase {
         });
         let _ = dropper.join();
     }
+}
+
+/// One HTTP/1.1 request; the status and the JSON body (`null` when empty).
+// Not every test binary sends bare requests.
+#[allow(dead_code)]
+pub(crate) async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream
+        .write_all(format!("{head}{body}").as_bytes())
+        .await
+        .expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("receive");
+    let answer = String::from_utf8(answer).expect("utf-8");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(body).expect("a JSON body")
+    };
+    (status, body)
 }
