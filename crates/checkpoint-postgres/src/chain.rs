@@ -93,8 +93,9 @@ macro_rules! chained_sql {
     ($($carried:tt)*) => {
         concat!(
     "WITH head AS ( \
-    SELECT max(checkpoint_id) AS id FROM checkpoints \
-    WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+    SELECT (SELECT checkpoint_id FROM checkpoints \
+            WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+            ORDER BY checkpoint_id DESC LIMIT 1) AS id \
 ), cps AS ( \
     SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) \
     WITH ORDINALITY AS c(id, parent, doc, metadata, n) \

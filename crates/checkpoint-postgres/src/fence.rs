@@ -76,6 +76,10 @@
 //! # What it costs and what it refuses
 //!
 //! Two fenced puts of one thread wait for each other for the length of one statement.
+//! The head is found by one backward probe of the primary key (`ORDER BY checkpoint_id
+//! DESC LIMIT 1`): written as `max(checkpoint_id)`, Postgres plans an aggregate over every
+//! checkpoint of the thread (its estimates give no reason for the min/max rewrite), a cost
+//! that grows with a conversation (0.25 ms at 48 checkpoints, against 0.02 ms).
 //! Deliberate branching would look like a lost race at this level, so the engine marks it:
 //! the first put of a replay from an older checkpoint ("time travel", metadata source
 //! `fork`) or of `update_state` on a checkpoint that is not the head carries
@@ -102,8 +106,9 @@ pub(crate) const COMMIT: &str = "COMMIT";
 /// put through, the head it saw, and the blobs it inserted as [`crate::write::PUT`] does.
 pub(crate) const FENCED_PUT: &str = concat!(
     "WITH head AS ( \
-    SELECT max(checkpoint_id) AS id FROM checkpoints \
-    WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+    SELECT (SELECT checkpoint_id FROM checkpoints \
+            WHERE thread_id = $1::text AND checkpoint_ns = $2::text \
+            ORDER BY checkpoint_id DESC LIMIT 1) AS id \
 ), fence AS ( \
     SELECT head.id AS head, \
            (head.id IS NOT DISTINCT FROM $4::text OR EXISTS ( \
