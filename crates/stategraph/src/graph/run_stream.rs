@@ -120,7 +120,9 @@ impl<S: State> CompiledGraph<S> {
         let this = self.clone();
         let state: Arc<OnceLock<StateSnapshot>> = Arc::default();
         let slot = state.clone();
-        let handle = tokio::spawn(async move {
+        // Boxed: the run's future is large, and tokio moves a spawned future by value
+        // several times (and its task cell holds it whole); a box moves as a pointer.
+        let handle = tokio::spawn(Box::pin(async move {
             let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
             if let (Some(head), Some(saver)) = (outcome.head, this.checkpointer()) {
                 match super::state_api::head_snapshot(&this.graph, saver, head).await {
@@ -132,7 +134,7 @@ impl<S: State> CompiledGraph<S> {
                 }
             }
             Ok::<_, Error>(())
-        });
+        }));
         let cancel = AbortOnDrop(handle.abort_handle());
         let events =
             futures::stream::unfold(
