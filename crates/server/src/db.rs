@@ -114,19 +114,33 @@ pub async fn create_thread(
     do_nothing: bool,
 ) -> Result<Json> {
     let client = pool.get().await?;
+    // A new row is the columns' defaults but for its id and metadata: only its time comes
+    // back (not the metadata through jsonb and a parse).
     let inserted = client
         .query_opt(
             &client
-                .prepare_cached(&format!(
+                .prepare_cached(
                     "INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
-                 ON CONFLICT (thread_id) DO NOTHING RETURNING {THREAD_COLS}"
-                ))
+                 ON CONFLICT (thread_id) DO NOTHING RETURNING to_json(created_at)#>>'{}'",
+                )
                 .await?,
             &[&id, metadata],
         )
         .await?;
     match inserted {
-        Some(row) => Ok(thread_json(&row)),
+        Some(row) => {
+            let created: &str = row.get(0);
+            Ok(json!({
+                "thread_id": id.to_string(),
+                "created_at": created,
+                "updated_at": created,
+                "metadata": metadata,
+                "status": "idle",
+                "config": {},
+                "values": Json::Null,
+                "interrupts": {},
+            }))
+        }
         None if do_nothing => get_thread(pool, id).await,
         None => Err(ServerError::Conflict(format!("thread {id} already exists"))),
     }
@@ -243,8 +257,12 @@ pub struct NewRun<'a> {
 
 /// What [`insert_run`] did.
 pub struct Inserted {
-    /// The run, as the SDK's `Run`.
-    pub run: Json,
+    /// The run's `created_at`, as the database set it.
+    pub created_at: String,
+    /// The run's `updated_at`, as the database set it.
+    pub updated_at: String,
+    /// The run's status: `pending`, or `running` when claimed at insert.
+    pub status: String,
     /// The runs its `interrupt` / `rollback` strategy stopped.
     pub stopped: Stopped,
     /// The run, claimed for [`NewRun::claim_for`]'s worker.
@@ -361,20 +379,30 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
         _ => None,
     };
     Inserted {
-        run: json!({
-            "run_id": run.run_id.to_string(),
-            "thread_id": run.thread_id.to_string(),
-            "assistant_id": run.assistant_id.to_string(),
-            "created_at": row.get::<_, &str>(0),
-            "updated_at": row.get::<_, &str>(1),
-            "status": status,
-            "metadata": run.metadata,
-            "kwargs": run.kwargs,
-            "multitask_strategy": run.multitask_strategy,
-        }),
+        created_at: row.get(0),
+        updated_at: row.get(1),
+        status: status.to_owned(),
         stopped,
         claimed,
         announced: row.get(3),
+    }
+}
+
+impl Inserted {
+    /// The run, as the SDK's `Run` (built when asked: `runs.wait` answers with the run's
+    /// result, not with the run).
+    pub fn run_json(&self, run: &NewRun<'_>) -> Json {
+        json!({
+            "run_id": run.run_id.to_string(),
+            "thread_id": run.thread_id.to_string(),
+            "assistant_id": run.assistant_id.to_string(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "status": self.status,
+            "metadata": run.metadata,
+            "kwargs": run.kwargs,
+            "multitask_strategy": run.multitask_strategy,
+        })
     }
 }
 
