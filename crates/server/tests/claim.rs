@@ -33,6 +33,8 @@ async fn queue_run(pool: &deadpool_postgres::Pool) -> uuid::Uuid {
             kwargs: &kwargs,
             multitask_strategy: "reject",
             stateless: false,
+            process: "test",
+            claim_for: None,
         },
     )
     .await
@@ -80,7 +82,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
     let graphs = ["seed".to_owned()];
     let lease = Duration::from_secs(30);
     let claim = || async {
-        db::claim(&pool, "w", lease, &graphs)
+        db::claim(&pool, "w", lease, &graphs, false)
             .await
             .expect("claim")
             .expect("a pending run")
