@@ -272,15 +272,17 @@ pub struct Inserted {
     pub announced: bool,
 }
 
-/// Locks the thread row and makes it remember its graph (existing keys win, as
-/// LangGraph's server does); no row when there is no such thread.
-const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
-     'assistant_id', $3::text) || metadata WHERE thread_id = $1 RETURNING 1";
+/// Locks the thread row (the lock an update takes, without writing it: [`INSERT_RUN`]
+/// writes the row once); no row when there is no such thread.
+const LOCK_THREAD: &str = "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE";
 
 /// The run insert, after [`LOCK_THREAD`] in the same transaction. Under read committed
 /// each statement has its own snapshot, taken after the lock was granted: it sees every
 /// run committed on the thread before, so the `reject` check and the claim decision are
-/// as strict as separate statements after the lock. Returns the run's `created_at`,
+/// as strict as separate statements after the lock. It writes the thread row once: it
+/// remembers the run's graph in the thread's metadata (existing keys win, as LangGraph's
+/// server does; also when the run is refused) and marks the thread busy when the run is
+/// claimed. Returns the run's `created_at`,
 /// `updated_at` and status (the rest of the run is the caller's already), whether it is
 /// announced, whether the thread has no checkpoint yet (`fresh`), and the `NOTIFY`.
 const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (SELECT 1 FROM runs
@@ -295,8 +297,12 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
          CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END
        FROM c WHERE NOT ($7::text = 'reject' AND active)
        RETURNING to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', status),
-     mark AS (UPDATE threads SET status = 'busy', updated_at = now() FROM ins
-       WHERE threads.thread_id = $2::uuid AND ins.status = 'running'),
+     claimed AS (SELECT EXISTS (SELECT 1 FROM ins WHERE status = 'running') AS yes),
+     mark AS (UPDATE threads SET metadata = jsonb_build_object('graph_id', $4::text,
+         'assistant_id', $3::uuid::text) || metadata,
+       status = CASE WHEN claimed.yes THEN 'busy' ELSE status END,
+       updated_at = CASE WHEN claimed.yes THEN now() ELSE updated_at END
+       FROM claimed WHERE threads.thread_id = $2::uuid),
      a AS (SELECT ins.status = 'pending' AND NOT c.active AND NOT c.busy AS announce
        FROM ins, c)
      SELECT ins.*, a.announce, NOT EXISTS (SELECT 1 FROM checkpoints
@@ -314,12 +320,8 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    let assistant = run.assistant_id.to_string();
     let thread = tx
-        .query_opt(
-            &tx.prepare_cached(LOCK_THREAD).await?,
-            &[&run.thread_id, &run.graph_id, &assistant],
-        )
+        .query_opt(&tx.prepare_cached(LOCK_THREAD).await?, &[&run.thread_id])
         .await?;
     if thread.is_none() {
         return Err(not_found(run.thread_id));
@@ -412,13 +414,12 @@ async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     let client = pool.get().await?;
     let lock = client.prepare_cached(LOCK_THREAD).await?;
     let insert = client.prepare_cached(INSERT_RUN).await?;
-    let assistant = run.assistant_id.to_string();
     let (worker, lease) = claim_params(run);
     // All four are sent when first polled, in order, before any reply. After a failed
     // statement Postgres turns the COMMIT into a rollback.
     let (_, thread, row, _) = futures::future::try_join4(
         client.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"),
-        client.query_opt(&lock, &[&run.thread_id, &run.graph_id, &assistant]),
+        client.query_opt(&lock, &[&run.thread_id]),
         client.query_opt(
             &insert,
             &[
@@ -845,6 +846,9 @@ pub async fn finish_run(
         Some((v, i)) => (true, v, i),
         None => (false, &Json::Null, &Json::Null),
     };
+    // Values equal to the output (a run that did not pause) are sent once: `$8` null
+    // stands for `$3`.
+    let values = (!set_values || values != output).then_some(values);
     let client = pool.get().await?;
     // Nothing comes back when another worker took the run over (or it was deleted): not
     // ours to record.
@@ -856,7 +860,7 @@ pub async fn finish_run(
                        lease_until = NULL, updated_at = clock_timestamp()
                        WHERE run_id = $1 AND worker = $5 RETURNING thread_id),
                      t AS (UPDATE threads SET status = $6, updated_at = now(),
-                       values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
+                       values = CASE WHEN $7 THEN coalesce($8::jsonb, $3::jsonb) ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
                      SELECT b.behind, pg_notify($11, $1::text || ' ' || $12),
@@ -874,7 +878,7 @@ pub async fn finish_run(
                 &run.worker,
                 &thread_status,
                 &set_values,
-                values,
+                &values,
                 interrupts,
                 &RUNS_CHANNEL,
                 &RUN_END_CHANNEL,

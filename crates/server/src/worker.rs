@@ -381,12 +381,14 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
                     )
                 })
                 .collect();
-            (
-                values_json(&s.values),
-                Json::Object(interrupts),
-                run_output_json(s),
-                !s.next.is_empty(),
-            )
+            let values = values_json(&s.values);
+            // Without interrupts the output is the values (built once).
+            let output = if s.interrupts.is_empty() {
+                values.clone()
+            } else {
+                run_output_json(s)
+            };
+            (values, Json::Object(interrupts), output, !s.next.is_empty())
         }
         Err(_) => (Json::Null, json!({}), Json::Null, false),
     };

@@ -351,3 +351,68 @@ async fn a_cancel_right_after_the_claim_stops_the_run() {
         s.await.expect("server task").expect("server stops cleanly");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_marks_its_thread_busy_and_remembers_its_graph() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (addr, serving) = serve(&db.url, 1, Duration::from_secs(10), &shutdown).await;
+    // A thread whose metadata names a graph already (existing keys win).
+    let (status, thread) = request(
+        addr,
+        "POST",
+        "/threads",
+        Some(&json!({ "metadata": { "graph_id": "mine", "owner": "o" } })),
+    )
+    .await;
+    assert_eq!(status, 200, "{thread}");
+    assert_eq!(thread["status"], json!("idle"));
+    assert_eq!(thread["values"], Value::Null);
+    assert_eq!(thread["interrupts"], json!({}));
+    assert_eq!(thread["created_at"], thread["updated_at"]);
+    let t = thread["thread_id"].as_str().expect("an id").to_owned();
+    let closed = gate_path();
+    // Mostly the worker is idle by now and the insert claims the run; else a claim does.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let run = create(addr, &t, &closed).await;
+    let running = async {
+        loop {
+            let (_, r) = request(addr, "GET", &format!("/threads/{t}/runs/{run}"), None).await;
+            if r["status"] == json!("running") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the run starts");
+
+    let (_, busy) = request(addr, "GET", &format!("/threads/{t}"), None).await;
+    assert_eq!(busy["status"], json!("busy"), "{busy}");
+    let assistant = stategraph_server::assistant_id("gate").to_string();
+    assert_eq!(
+        busy["metadata"],
+        json!({ "graph_id": "mine", "owner": "o", "assistant_id": assistant })
+    );
+    // Refused (the thread has a running run): still a conflict, and the row is unchanged.
+    let body = json!({ "assistant_id": "gate", "input": { "path": closed, "opened": false } });
+    let (status, _) = request(addr, "POST", &format!("/threads/{t}/runs"), Some(&body)).await;
+    assert_eq!(status, 409);
+
+    std::fs::write(&closed, "open").expect("open the gate");
+    assert_eq!(join(addr, &t, &run).await["opened"], json!(true));
+    let (_, idle) = request(addr, "GET", &format!("/threads/{t}"), None).await;
+    assert_eq!(idle["status"], json!("idle"), "{idle}");
+    assert_eq!(idle["values"]["opened"], json!(true));
+    assert_eq!(busy["metadata"], idle["metadata"]);
+
+    let _ = std::fs::remove_file(&closed);
+    stop.send(true).expect("stop");
+    serving
+        .await
+        .expect("server task")
+        .expect("server stops cleanly");
+}
