@@ -8,6 +8,16 @@
 //! insert claims the run for it at once when the thread is free (see [`NewRun::claim_for`]).
 //! The payload of a runs `NOTIFY` is the id of the process that sent it (its own listener
 //! ignores it: that process wakes its workers itself).
+//!
+//! A run's events and end are announced by `NOTIFY` ([`EVENTS_CHANNEL`],
+//! [`RUN_END_CHANNEL`]) while its `announce` is true: a reader in another process may be
+//! waiting. Only the insert that claims the run for a worker of its own process sets it
+//! false (the run's reader there is woken in-process); a claim from the queue sets it true
+//! (any process may have queued it), and so does a reader that joins the run
+//! ([`watch_run`]). It never goes back to false. The worker reads it under a row lock
+//! (`FOR SHARE` for an event, the end's update): a joiner's update either comes first
+//! (and the worker announces) or waits for the worker's statement (and the joiner's next
+//! read sees what it stored).
 
 use std::time::Duration;
 
@@ -64,8 +74,10 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 cancel text,
                 attempt integer NOT NULL DEFAULT 0,
                 worker text,
-                lease_until timestamptz
+                lease_until timestamptz,
+                announce boolean NOT NULL DEFAULT true
             );
+            ALTER TABLE runs ADD COLUMN IF NOT EXISTS announce boolean NOT NULL DEFAULT true;
             CREATE TABLE IF NOT EXISTS run_events (
                 run_id uuid NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
                 seq bigint NOT NULL,
@@ -290,11 +302,11 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
        FROM threads t WHERE t.thread_id = $2::uuid),
      c AS (SELECT active, busy, $9::text IS NOT NULL AND NOT active AND NOT busy AS claim FROM d),
      ins AS (INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
-         multitask_strategy, stateless, status, attempt, worker, lease_until)
+         multitask_strategy, stateless, status, attempt, worker, lease_until, announce)
        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb, $7::text,
          $8::boolean, CASE WHEN claim THEN 'running' ELSE 'pending' END,
          CASE WHEN claim THEN 1 ELSE 0 END, CASE WHEN claim THEN $9::text END,
-         CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END
+         CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END, NOT claim
        FROM c WHERE NOT ($7::text = 'reject' AND active)
        RETURNING to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', status),
      claimed AS (SELECT EXISTS (SELECT 1 FROM ins WHERE status = 'running') AS yes),
@@ -548,6 +560,23 @@ pub async fn cancel_requested(pool: &Pool, run_id: Uuid) -> Result<Option<String
     Ok(row.and_then(|r| r.get(0)))
 }
 
+/// Has a run's events and end announced by `NOTIFY` from now on (a reader that joins it
+/// may be in another process than its worker; see the module docs).
+pub async fn watch_run(pool: &Pool, run_id: Uuid) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute(
+            &client
+                .prepare_cached(
+                    "UPDATE runs SET announce = true WHERE run_id = $1 AND NOT announce",
+                )
+                .await?,
+            &[&run_id],
+        )
+        .await?;
+    Ok(())
+}
+
 const RUN_COLS: &str = "run_id, thread_id, assistant_id, to_json(created_at)#>>'{}', \
                         to_json(updated_at)#>>'{}', status, metadata, kwargs, multitask_strategy";
 
@@ -657,6 +686,7 @@ macro_rules! claim_sql {
             $pick,
             "),
              u AS (UPDATE runs SET status = 'running', attempt = runs.attempt + 1, worker = $1,
+                   announce = true,
                    lease_until = now() + make_interval(secs => $2),
                    updated_at = clock_timestamp()
                    FROM c WHERE runs.run_id = c.run_id
@@ -827,7 +857,8 @@ pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
 }
 
 /// Records a run's end, frees its thread (`thread_status`) and, when given, records the
-/// thread's `(values, interrupts)`, then wakes the run's readers and, when runs are queued
+/// thread's `(values, interrupts)`, then wakes the run's readers (by `NOTIFY` when its
+/// `announce` says so: see the module docs) and, when runs are queued
 /// behind it on its thread, the workers of other processes (`process` is this one; runs
 /// of other threads were announced when queued, and the finishing worker looks at the
 /// queue again itself); does nothing when `run.worker` no longer holds the run. One
@@ -858,12 +889,13 @@ pub async fn finish_run(
                 .prepare_cached(
                     "WITH r AS (UPDATE runs SET status = $2, output = $3, error = $4,
                        lease_until = NULL, updated_at = clock_timestamp()
-                       WHERE run_id = $1 AND worker = $5 RETURNING thread_id),
+                       WHERE run_id = $1 AND worker = $5 RETURNING thread_id, announce),
                      t AS (UPDATE threads SET status = $6, updated_at = now(),
                        values = CASE WHEN $7 THEN coalesce($8::jsonb, $3::jsonb) ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
-                     SELECT b.behind, pg_notify($11, $1::text || ' ' || $12),
+                     SELECT b.behind,
+                       CASE WHEN r.announce THEN pg_notify($11, $1::text || ' ' || $12) END,
                        CASE WHEN b.behind THEN pg_notify($10, $12) END
                      FROM r, LATERAL (SELECT EXISTS (SELECT 1 FROM runs q
                        WHERE q.thread_id = r.thread_id AND q.status = 'pending'
@@ -901,8 +933,8 @@ pub struct Finished {
     pub queued_behind: bool,
 }
 
-/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`]
-/// (`process` is the worker's process).
+/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`] when
+/// the run's `announce` says so (see the module docs; `process` is the worker's process).
 pub async fn append_event(
     pool: &Pool,
     process: &str,
@@ -917,7 +949,9 @@ pub async fn append_event(
             &client
                 .prepare_cached(
                     "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
-             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)",
+             VALUES ($1, $2, $3, $4)),
+             r AS (SELECT announce FROM runs WHERE run_id = $1 FOR SHARE)
+             SELECT CASE WHEN r.announce THEN pg_notify($5, $1::text || ' ' || $6) END FROM r",
                 )
                 .await?,
             &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],

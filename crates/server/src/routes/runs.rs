@@ -444,13 +444,20 @@ pub(super) async fn list(
     Ok(Json(Value::Array(runs)))
 }
 
+/// Checks that the run is the thread's, and has its end and events announced to this
+/// process (its worker may be another process's).
+async fn watch(state: &AppState, thread: Uuid, run: Uuid) -> Result<()> {
+    db::get_run(&state.pool, thread, run).await?;
+    db::watch_run(&state.pool, run).await
+}
+
 pub(super) async fn join(
     axum::extract::State(state): St,
     Path((thread, run)): Path<(String, String)>,
 ) -> Result<Json<Value>> {
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
     let events = state.hub.subscribe(r);
-    if let Err(e) = db::get_run(&state.pool, t, r).await {
+    if let Err(e) = watch(&state, t, r).await {
         drop(events);
         state.hub.release(r);
         return Err(e);
@@ -476,7 +483,7 @@ pub(super) async fn join_stream(
         },
     };
     let events = state.hub.subscribe(r);
-    if let Err(e) = db::get_run(&state.pool, t, r).await {
+    if let Err(e) = watch(&state, t, r).await {
         drop(events);
         state.hub.release(r);
         return Err(e);
@@ -527,6 +534,7 @@ pub(super) async fn cancel(
         state.hub.cancel(r);
     }
     if matches!(q.wait.as_deref(), Some("1" | "true")) {
+        db::watch_run(&state.pool, r).await?;
         result_of(&state, r, events, false).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
