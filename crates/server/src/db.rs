@@ -14,10 +14,10 @@
 //! waiting. Only the insert that claims the run for a worker of its own process sets it
 //! false (the run's reader there is woken in-process); a claim from the queue sets it true
 //! (any process may have queued it), and so does a reader that joins the run
-//! ([`watch_run`]). It never goes back to false. The worker reads it under a row lock
-//! (`FOR SHARE` for an event, the end's update): a joiner's update either comes first
-//! (and the worker announces) or waits for the worker's statement (and the joiner's next
-//! read sees what it stored).
+//! ([`watch_run`]). It never goes back to false. The worker of a run claimed at insert
+//! reads it under a row lock (`FOR SHARE` beside an event; any worker in the end's
+//! update): a joiner's update either comes first (and the worker announces) or waits for
+//! the worker's statement (and the joiner's next read sees what it stored).
 
 use std::time::Duration;
 
@@ -389,6 +389,7 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
             worker: worker.to_owned(),
             cancel: None,
             fresh: row.get(4),
+            announced: false,
         }),
         _ => None,
     };
@@ -724,6 +725,9 @@ pub struct Claimed {
     /// The thread had no checkpoint in the root namespace when the run was claimed (a
     /// first run may start without reading it: `RunConfig::assume_new_thread`).
     pub fresh: bool,
+    /// The run's `announce` was set by its claim (a claim from the queue): its events need
+    /// no look at it (see the module docs).
+    pub announced: bool,
 }
 
 /// Claims the oldest run that is pending on a thread without a running run and, with
@@ -763,6 +767,7 @@ pub async fn claim(
                 worker: worker.to_owned(),
                 cancel: row.get(6),
                 fresh: row.get(7),
+                announced: true,
             }));
         }
     }
@@ -938,23 +943,26 @@ pub struct Finished {
 pub async fn append_event(
     pool: &Pool,
     process: &str,
-    run_id: Uuid,
+    run: &Claimed,
     seq: i64,
     event: &str,
     data: &str,
 ) -> Result<()> {
     let client = pool.get().await?;
+    // `announce` never goes back to false: what the claim set needs no lock.
+    let sql = if run.announced {
+        "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+         VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)"
+    } else {
+        "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+         VALUES ($1, $2, $3, $4)),
+         r AS (SELECT announce FROM runs WHERE run_id = $1 FOR SHARE)
+         SELECT CASE WHEN r.announce THEN pg_notify($5, $1::text || ' ' || $6) END FROM r"
+    };
     client
         .execute(
-            &client
-                .prepare_cached(
-                    "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
-             VALUES ($1, $2, $3, $4)),
-             r AS (SELECT announce FROM runs WHERE run_id = $1 FOR SHARE)
-             SELECT CASE WHEN r.announce THEN pg_notify($5, $1::text || ' ' || $6) END FROM r",
-                )
-                .await?,
-            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
+            &client.prepare_cached(sql).await?,
+            &[&run.run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
         )
         .await?;
     Ok(())

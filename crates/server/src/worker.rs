@@ -457,8 +457,7 @@ fn error_kind(e: &stategraph::Error) -> &'static str {
 
 /// Appends an event to the run's log and wakes this process's readers of the run.
 async fn publish(state: &AppState, run: &Claimed, seq: i64, name: &str, data: &str) {
-    if let Err(e) = db::append_event(&state.pool, &state.process, run.run_id, seq, name, data).await
-    {
+    if let Err(e) = db::append_event(&state.pool, &state.process, run, seq, name, data).await {
         warn!(error = %e, "storing a run event failed");
     }
     state.hub.publish(run.run_id, HubEvent::Events);

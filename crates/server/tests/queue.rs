@@ -546,12 +546,15 @@ async fn a_run_claimed_at_insert_is_announced_only_once_another_process_joins_it
         let out = there.await.expect("the join");
         assert_eq!(out["opened"], json!(true));
         let notices = heard_until_probe(&pg, &mut heard).await;
-        assert!(
-            notices
-                .iter()
-                .any(|n| n.starts_with("stategraph_run_end") && n.contains(&run)),
-            "{notices:?}"
-        );
+        // The gate's values came after the join: announced too.
+        for channel in ["stategraph_events", "stategraph_run_end"] {
+            assert!(
+                notices
+                    .iter()
+                    .any(|n| n.starts_with(channel) && n.contains(&run)),
+                "{channel}: {notices:?}"
+            );
+        }
         let _ = std::fs::remove_file(&closed);
         joined = true;
         break;
