@@ -8,6 +8,16 @@
 //! insert claims the run for it at once when the thread is free (see [`NewRun::claim_for`]).
 //! The payload of a runs `NOTIFY` is the id of the process that sent it (its own listener
 //! ignores it: that process wakes its workers itself).
+//!
+//! A run's events and end are announced by `NOTIFY` ([`EVENTS_CHANNEL`],
+//! [`RUN_END_CHANNEL`]) while its `announce` is true: a reader in another process may be
+//! waiting. Only the insert that claims the run for a worker of its own process sets it
+//! false (the run's reader there is woken in-process); a claim from the queue sets it true
+//! (any process may have queued it), and so does a reader that joins the run
+//! ([`watch_run`]). It never goes back to false. The worker of a run claimed at insert
+//! reads it under a row lock (`FOR SHARE` beside an event; any worker in the end's
+//! update): a joiner's update either comes first (and the worker announces) or waits for
+//! the worker's statement (and the joiner's next read sees what it stored).
 
 use std::time::Duration;
 
@@ -64,8 +74,10 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 cancel text,
                 attempt integer NOT NULL DEFAULT 0,
                 worker text,
-                lease_until timestamptz
+                lease_until timestamptz,
+                announce boolean NOT NULL DEFAULT true
             );
+            ALTER TABLE runs ADD COLUMN IF NOT EXISTS announce boolean NOT NULL DEFAULT true;
             CREATE TABLE IF NOT EXISTS run_events (
                 run_id uuid NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
                 seq bigint NOT NULL,
@@ -75,7 +87,11 @@ pub async fn setup(pool: &Pool) -> Result<()> {
             );
             CREATE INDEX IF NOT EXISTS runs_pending ON runs (created_at) WHERE status = 'pending';
             CREATE INDEX IF NOT EXISTS runs_leased ON runs (lease_until) WHERE status = 'running';
-            CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);",
+            CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);
+            -- A thread's pending or running run (the `reject` check of every insert): a
+            -- probe, not a walk over every run the thread ever had.
+            CREATE INDEX IF NOT EXISTS runs_active ON runs (thread_id)
+              WHERE status IN ('pending', 'running');",
         )
         .await?;
     Ok(())
@@ -114,19 +130,33 @@ pub async fn create_thread(
     do_nothing: bool,
 ) -> Result<Json> {
     let client = pool.get().await?;
+    // A new row is the columns' defaults but for its id and metadata: only its time comes
+    // back (not the metadata through jsonb and a parse).
     let inserted = client
         .query_opt(
             &client
-                .prepare_cached(&format!(
+                .prepare_cached(
                     "INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
-                 ON CONFLICT (thread_id) DO NOTHING RETURNING {THREAD_COLS}"
-                ))
+                 ON CONFLICT (thread_id) DO NOTHING RETURNING to_json(created_at)#>>'{}'",
+                )
                 .await?,
             &[&id, metadata],
         )
         .await?;
     match inserted {
-        Some(row) => Ok(thread_json(&row)),
+        Some(row) => {
+            let created: &str = row.get(0);
+            Ok(json!({
+                "thread_id": id.to_string(),
+                "created_at": created,
+                "updated_at": created,
+                "metadata": metadata,
+                "status": "idle",
+                "config": {},
+                "values": Json::Null,
+                "interrupts": {},
+            }))
+        }
         None if do_nothing => get_thread(pool, id).await,
         None => Err(ServerError::Conflict(format!("thread {id} already exists"))),
     }
@@ -243,8 +273,12 @@ pub struct NewRun<'a> {
 
 /// What [`insert_run`] did.
 pub struct Inserted {
-    /// The run, as the SDK's `Run`.
-    pub run: Json,
+    /// The run's `created_at`, as the database set it.
+    pub created_at: String,
+    /// The run's `updated_at`, as the database set it.
+    pub updated_at: String,
+    /// The run's status: `pending`, or `running` when claimed at insert.
+    pub status: String,
     /// The runs its `interrupt` / `rollback` strategy stopped.
     pub stopped: Stopped,
     /// The run, claimed for [`NewRun::claim_for`]'s worker.
@@ -254,15 +288,17 @@ pub struct Inserted {
     pub announced: bool,
 }
 
-/// Locks the thread row and makes it remember its graph (existing keys win, as
-/// LangGraph's server does); no row when there is no such thread.
-const LOCK_THREAD: &str = "UPDATE threads SET metadata = jsonb_build_object('graph_id', $2::text,
-     'assistant_id', $3::text) || metadata WHERE thread_id = $1 RETURNING 1";
+/// Locks the thread row (the lock an update takes, without writing it: [`INSERT_RUN`]
+/// writes the row once); no row when there is no such thread.
+const LOCK_THREAD: &str = "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE";
 
 /// The run insert, after [`LOCK_THREAD`] in the same transaction. Under read committed
 /// each statement has its own snapshot, taken after the lock was granted: it sees every
 /// run committed on the thread before, so the `reject` check and the claim decision are
-/// as strict as separate statements after the lock. Returns the run's `created_at`,
+/// as strict as separate statements after the lock. It writes the thread row once: it
+/// remembers the run's graph in the thread's metadata (existing keys win, as LangGraph's
+/// server does; also when the run is refused) and marks the thread busy when the run is
+/// claimed. Returns the run's `created_at`,
 /// `updated_at` and status (the rest of the run is the caller's already), whether it is
 /// announced, the thread's head (the greatest checkpoint id of the root namespace, one
 /// backward index probe: `max()` here is planned as a scan of all the thread's
@@ -273,15 +309,19 @@ const INSERT_RUN: &str = "WITH d AS (SELECT t.status = 'busy' AS busy, EXISTS (S
        FROM threads t WHERE t.thread_id = $2::uuid),
      c AS (SELECT active, busy, $9::text IS NOT NULL AND NOT active AND NOT busy AS claim FROM d),
      ins AS (INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, metadata, kwargs,
-         multitask_strategy, stateless, status, attempt, worker, lease_until)
+         multitask_strategy, stateless, status, attempt, worker, lease_until, announce)
        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb, $7::text,
          $8::boolean, CASE WHEN claim THEN 'running' ELSE 'pending' END,
          CASE WHEN claim THEN 1 ELSE 0 END, CASE WHEN claim THEN $9::text END,
-         CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END
+         CASE WHEN claim THEN now() + make_interval(secs => $10::float8) END, NOT claim
        FROM c WHERE NOT ($7::text = 'reject' AND active)
        RETURNING to_json(created_at)#>>'{}', to_json(updated_at)#>>'{}', status),
-     mark AS (UPDATE threads SET status = 'busy', updated_at = now() FROM ins
-       WHERE threads.thread_id = $2::uuid AND ins.status = 'running'),
+     claimed AS (SELECT EXISTS (SELECT 1 FROM ins WHERE status = 'running') AS yes),
+     mark AS (UPDATE threads SET metadata = jsonb_build_object('graph_id', $4::text,
+         'assistant_id', $3::uuid::text) || metadata,
+       status = CASE WHEN claimed.yes THEN 'busy' ELSE status END,
+       updated_at = CASE WHEN claimed.yes THEN now() ELSE updated_at END
+       FROM claimed WHERE threads.thread_id = $2::uuid),
      a AS (SELECT ins.status = 'pending' AND NOT c.active AND NOT c.busy AS announce
        FROM ins, c)
      SELECT ins.*, a.announce, h.id, (SELECT count(*) FROM checkpoint_writes
@@ -301,12 +341,8 @@ pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    let assistant = run.assistant_id.to_string();
     let thread = tx
-        .query_opt(
-            &tx.prepare_cached(LOCK_THREAD).await?,
-            &[&run.thread_id, &run.graph_id, &assistant],
-        )
+        .query_opt(&tx.prepare_cached(LOCK_THREAD).await?, &[&run.thread_id])
         .await?;
     if thread.is_none() {
         return Err(not_found(run.thread_id));
@@ -363,24 +399,35 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
             cancel: None,
             fresh: row.get::<_, Option<String>>(4).is_none(),
             head: stored_head(row, 4),
+            announced: false,
         }),
         _ => None,
     };
     Inserted {
-        run: json!({
-            "run_id": run.run_id.to_string(),
-            "thread_id": run.thread_id.to_string(),
-            "assistant_id": run.assistant_id.to_string(),
-            "created_at": row.get::<_, &str>(0),
-            "updated_at": row.get::<_, &str>(1),
-            "status": status,
-            "metadata": run.metadata,
-            "kwargs": run.kwargs,
-            "multitask_strategy": run.multitask_strategy,
-        }),
+        created_at: row.get(0),
+        updated_at: row.get(1),
+        status: status.to_owned(),
         stopped,
         claimed,
         announced: row.get(3),
+    }
+}
+
+impl Inserted {
+    /// The run, as the SDK's `Run` (built when asked: `runs.wait` answers with the run's
+    /// result, not with the run).
+    pub fn run_json(&self, run: &NewRun<'_>) -> Json {
+        json!({
+            "run_id": run.run_id.to_string(),
+            "thread_id": run.thread_id.to_string(),
+            "assistant_id": run.assistant_id.to_string(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "status": self.status,
+            "metadata": run.metadata,
+            "kwargs": run.kwargs,
+            "multitask_strategy": run.multitask_strategy,
+        })
     }
 }
 
@@ -390,13 +437,12 @@ async fn insert_run_at_once(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     let client = pool.get().await?;
     let lock = client.prepare_cached(LOCK_THREAD).await?;
     let insert = client.prepare_cached(INSERT_RUN).await?;
-    let assistant = run.assistant_id.to_string();
     let (worker, lease) = claim_params(run);
     // All four are sent when first polled, in order, before any reply. After a failed
     // statement Postgres turns the COMMIT into a rollback.
     let (_, thread, row, _) = futures::future::try_join4(
         client.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"),
-        client.query_opt(&lock, &[&run.thread_id, &run.graph_id, &assistant]),
+        client.query_opt(&lock, &[&run.thread_id]),
         client.query_opt(
             &insert,
             &[
@@ -525,6 +571,23 @@ pub async fn cancel_requested(pool: &Pool, run_id: Uuid) -> Result<Option<String
     Ok(row.and_then(|r| r.get(0)))
 }
 
+/// Has a run's events and end announced by `NOTIFY` from now on (a reader that joins it
+/// may be in another process than its worker; see the module docs).
+pub async fn watch_run(pool: &Pool, run_id: Uuid) -> Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute(
+            &client
+                .prepare_cached(
+                    "UPDATE runs SET announce = true WHERE run_id = $1 AND NOT announce",
+                )
+                .await?,
+            &[&run_id],
+        )
+        .await?;
+    Ok(())
+}
+
 const RUN_COLS: &str = "run_id, thread_id, assistant_id, to_json(created_at)#>>'{}', \
                         to_json(updated_at)#>>'{}', status, metadata, kwargs, multitask_strategy";
 
@@ -634,6 +697,7 @@ macro_rules! claim_sql {
             $pick,
             "),
              u AS (UPDATE runs SET status = 'running', attempt = runs.attempt + 1, worker = $1,
+                   announce = true,
                    lease_until = now() + make_interval(secs => $2),
                    updated_at = clock_timestamp()
                    FROM c WHERE runs.run_id = c.run_id
@@ -678,6 +742,9 @@ pub struct Claimed {
     /// The thread's head when the run was claimed (`None`: no checkpoint), to tell
     /// whether this process's cached head is still it ([`crate::head_cache`]).
     pub head: Option<StoredHead>,
+    /// The run's `announce` was set by its claim (a claim from the queue): its events need
+    /// no look at it (see the module docs).
+    pub announced: bool,
 }
 
 /// A thread's head as the claim saw it: the greatest checkpoint id of its root namespace
@@ -738,6 +805,7 @@ pub async fn claim(
                 cancel: row.get(6),
                 fresh: row.get::<_, Option<String>>(7).is_none(),
                 head: stored_head(&row, 7),
+                announced: true,
             }));
         }
     }
@@ -832,7 +900,8 @@ pub async fn last_event(pool: &Pool, run_id: Uuid) -> Result<i64> {
 }
 
 /// Records a run's end, frees its thread (`thread_status`) and, when given, records the
-/// thread's `(values, interrupts)`, then wakes the run's readers and, when runs are queued
+/// thread's `(values, interrupts)`, then wakes the run's readers (by `NOTIFY` when its
+/// `announce` says so: see the module docs) and, when runs are queued
 /// behind it on its thread, the workers of other processes (`process` is this one; runs
 /// of other threads were announced when queued, and the finishing worker looks at the
 /// queue again itself); does nothing when `run.worker` no longer holds the run. One
@@ -851,6 +920,9 @@ pub async fn finish_run(
         Some((v, i)) => (true, v, i),
         None => (false, &Json::Null, &Json::Null),
     };
+    // Values equal to the output (a run that did not pause) are sent once: `$8` null
+    // stands for `$3`.
+    let values = (!set_values || values != output).then_some(values);
     let client = pool.get().await?;
     // Nothing comes back when another worker took the run over (or it was deleted): not
     // ours to record.
@@ -860,12 +932,13 @@ pub async fn finish_run(
                 .prepare_cached(
                     "WITH r AS (UPDATE runs SET status = $2, output = $3, error = $4,
                        lease_until = NULL, updated_at = clock_timestamp()
-                       WHERE run_id = $1 AND worker = $5 RETURNING thread_id),
+                       WHERE run_id = $1 AND worker = $5 RETURNING thread_id, announce),
                      t AS (UPDATE threads SET status = $6, updated_at = now(),
-                       values = CASE WHEN $7 THEN $8::jsonb ELSE values END,
+                       values = CASE WHEN $7 THEN coalesce($8::jsonb, $3::jsonb) ELSE values END,
                        interrupts = CASE WHEN $7 THEN $9::jsonb ELSE interrupts END
                        WHERE thread_id IN (SELECT thread_id FROM r))
-                     SELECT b.behind, pg_notify($11, $1::text || ' ' || $12),
+                     SELECT b.behind,
+                       CASE WHEN r.announce THEN pg_notify($11, $1::text || ' ' || $12) END,
                        CASE WHEN b.behind THEN pg_notify($10, $12) END
                      FROM r, LATERAL (SELECT EXISTS (SELECT 1 FROM runs q
                        WHERE q.thread_id = r.thread_id AND q.status = 'pending'
@@ -880,7 +953,7 @@ pub async fn finish_run(
                 &run.worker,
                 &thread_status,
                 &set_values,
-                values,
+                &values,
                 interrupts,
                 &RUNS_CHANNEL,
                 &RUN_END_CHANNEL,
@@ -903,26 +976,31 @@ pub struct Finished {
     pub queued_behind: bool,
 }
 
-/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`]
-/// (`process` is the worker's process).
+/// Appends event `seq` of a run to its log and announces it on [`EVENTS_CHANNEL`] when
+/// the run's `announce` says so (see the module docs; `process` is the worker's process).
 pub async fn append_event(
     pool: &Pool,
     process: &str,
-    run_id: Uuid,
+    run: &Claimed,
     seq: i64,
     event: &str,
     data: &str,
 ) -> Result<()> {
     let client = pool.get().await?;
+    // `announce` never goes back to false: what the claim set needs no lock.
+    let sql = if run.announced {
+        "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+         VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)"
+    } else {
+        "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
+         VALUES ($1, $2, $3, $4)),
+         r AS (SELECT announce FROM runs WHERE run_id = $1 FOR SHARE)
+         SELECT CASE WHEN r.announce THEN pg_notify($5, $1::text || ' ' || $6) END FROM r"
+    };
     client
         .execute(
-            &client
-                .prepare_cached(
-                    "WITH ins AS (INSERT INTO run_events (run_id, seq, event, data)
-             VALUES ($1, $2, $3, $4)) SELECT pg_notify($5, $1::text || ' ' || $6)",
-                )
-                .await?,
-            &[&run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
+            &client.prepare_cached(sql).await?,
+            &[&run.run_id, &seq, &event, &data, &EVENTS_CHANNEL, &process],
         )
         .await?;
     Ok(())

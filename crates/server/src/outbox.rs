@@ -250,7 +250,7 @@ impl<'a> Outbox<'a> {
         if let Err(e) = db::append_event(
             &self.state.pool,
             &self.state.process,
-            self.run.run_id,
+            self.run,
             self.seq,
             name,
             data,

@@ -390,12 +390,14 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
                     )
                 })
                 .collect();
-            (
-                values_json(&s.values),
-                Json::Object(interrupts),
-                run_output_json(s),
-                !s.next.is_empty(),
-            )
+            let values = values_json(&s.values);
+            // Without interrupts the output is the values (built once).
+            let output = if s.interrupts.is_empty() {
+                values.clone()
+            } else {
+                run_output_json(s)
+            };
+            (values, Json::Object(interrupts), output, !s.next.is_empty())
         }
         Err(_) => (Json::Null, json!({}), Json::Null, false),
     };
@@ -464,8 +466,7 @@ fn error_kind(e: &stategraph::Error) -> &'static str {
 
 /// Appends an event to the run's log and wakes this process's readers of the run.
 async fn publish(state: &AppState, run: &Claimed, seq: i64, name: &str, data: &str) {
-    if let Err(e) = db::append_event(&state.pool, &state.process, run.run_id, seq, name, data).await
-    {
+    if let Err(e) = db::append_event(&state.pool, &state.process, run, seq, name, data).await {
         warn!(error = %e, "storing a run event failed");
     }
     state.hub.publish(run.run_id, HubEvent::Events);

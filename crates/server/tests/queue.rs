@@ -322,3 +322,219 @@ async fn a_cancel_right_after_the_claim_stops_the_run() {
         s.await.expect("server task").expect("server stops cleanly");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_marks_its_thread_busy_and_remembers_its_graph() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (addr, serving) = serve(&db.url, 1, Duration::from_secs(10), &shutdown).await;
+    // A thread whose metadata names a graph already (existing keys win).
+    let (status, thread) = request(
+        addr,
+        "POST",
+        "/threads",
+        Some(&json!({ "metadata": { "graph_id": "mine", "owner": "o" } })),
+    )
+    .await;
+    assert_eq!(status, 200, "{thread}");
+    assert_eq!(thread["status"], json!("idle"));
+    assert_eq!(thread["values"], Value::Null);
+    assert_eq!(thread["interrupts"], json!({}));
+    assert_eq!(thread["created_at"], thread["updated_at"]);
+    let t = thread["thread_id"].as_str().expect("an id").to_owned();
+    let closed = gate_path();
+    // Mostly the worker is idle by now and the insert claims the run; else a claim does.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let run = create(addr, &t, &closed).await;
+    let running = async {
+        loop {
+            let (_, r) = request(addr, "GET", &format!("/threads/{t}/runs/{run}"), None).await;
+            if r["status"] == json!("running") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the run starts");
+
+    let (_, busy) = request(addr, "GET", &format!("/threads/{t}"), None).await;
+    assert_eq!(busy["status"], json!("busy"), "{busy}");
+    let assistant = stategraph_server::assistant_id("gate").to_string();
+    assert_eq!(
+        busy["metadata"],
+        json!({ "graph_id": "mine", "owner": "o", "assistant_id": assistant })
+    );
+    // Refused (the thread has a running run): still a conflict, and the row is unchanged.
+    let body = json!({ "assistant_id": "gate", "input": { "path": closed, "opened": false } });
+    let (status, _) = request(addr, "POST", &format!("/threads/{t}/runs"), Some(&body)).await;
+    assert_eq!(status, 409);
+
+    std::fs::write(&closed, "open").expect("open the gate");
+    assert_eq!(join(addr, &t, &run).await["opened"], json!(true));
+    let (_, idle) = request(addr, "GET", &format!("/threads/{t}"), None).await;
+    assert_eq!(idle["status"], json!("idle"), "{idle}");
+    assert_eq!(idle["values"]["opened"], json!(true));
+    assert_eq!(busy["metadata"], idle["metadata"]);
+
+    let _ = std::fs::remove_file(&closed);
+    stop.send(true).expect("stop");
+    serving
+        .await
+        .expect("server task")
+        .expect("server stops cleanly");
+}
+
+/// Listens on the events and run-end channels; each notification's payload, in commit
+/// order.
+async fn listen_runs(
+    url: &str,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let (pg, mut conn) = connect(url).await;
+    let (tx, heard) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
+        while let Some(Ok(m)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = m {
+                let _ = tx.send(format!("{} {}", n.channel(), n.payload()));
+            }
+        }
+    });
+    pg.batch_execute("LISTEN stategraph_events; LISTEN stategraph_run_end")
+        .await
+        .expect("listen");
+    (pg, heard)
+}
+
+/// The notifications heard before a probe sent now (notifications arrive in commit order).
+async fn heard_until_probe(
+    pg: &tokio_postgres::Client,
+    heard: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+) -> Vec<String> {
+    let probe = uuid::Uuid::new_v4().to_string();
+    pg.execute("SELECT pg_notify('stategraph_events', $1)", &[&probe])
+        .await
+        .expect("notify");
+    let mut before = Vec::new();
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(30), heard.recv())
+            .await
+            .expect("the probe arrives")
+            .expect("a notification");
+        if n.ends_with(&probe) {
+            return before;
+        }
+        before.push(n);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_claimed_at_insert_is_announced_only_once_another_process_joins_it() {
+    let Some(db) = support::TestDatabase::create().await else {
+        return;
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let (worker, w) = serve(&db.url, 1, Duration::from_secs(10), &shutdown).await;
+    let (api, a) = serve(&db.url, 0, Duration::from_secs(10), &shutdown).await;
+    let (pg, mut heard) = listen_runs(&db.url).await;
+    let open = gate_path();
+    std::fs::write(&open, "open").expect("open the gate");
+    let announce = |run: String| {
+        let pg = &pg;
+        async move {
+            let id: uuid::Uuid = run.parse().expect("a run id");
+            pg.query_one("SELECT announce FROM runs WHERE run_id = $1", &[&id])
+                .await
+                .expect("the run")
+                .get::<_, bool>(0)
+        }
+    };
+
+    // A run that its process's idle worker took at insert, with its reader there
+    // (`runs.wait`): no NOTIFY. (A run that came before the worker was idle was queued,
+    // and is announced: try a few.)
+    let mut quiet = 0;
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t = new_thread(worker).await;
+        let body = json!({ "assistant_id": "gate", "input": { "path": open, "opened": false } });
+        let (status, out) = request(
+            worker,
+            "POST",
+            &format!("/threads/{t}/runs/wait"),
+            Some(&body),
+        )
+        .await;
+        assert_eq!((status, &out["opened"]), (200, &json!(true)), "{out}");
+        let id: uuid::Uuid = t.parse().expect("a thread id");
+        let run: uuid::Uuid = pg
+            .query_one("SELECT run_id FROM runs WHERE thread_id = $1", &[&id])
+            .await
+            .expect("the run")
+            .get(0);
+        let notices = heard_until_probe(&pg, &mut heard).await;
+        if !announce(run.to_string()).await {
+            let run = run.to_string();
+            assert!(!notices.iter().any(|n| n.contains(&run)), "{notices:?}");
+            quiet += 1;
+        }
+    }
+    assert!(quiet > 0, "no run was claimed at insert");
+
+    // The same, joined through another process: its end is announced, and the join
+    // returns the run's output.
+    let mut joined = false;
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t = new_thread(worker).await;
+        let closed = gate_path();
+        let run = create(worker, &t, &closed).await;
+        if announce(run.clone()).await {
+            std::fs::write(&closed, "open").expect("open the gate");
+            join(worker, &t, &run).await;
+            let _ = std::fs::remove_file(&closed);
+            continue;
+        }
+        let there = tokio::spawn({
+            let (t, run) = (t.clone(), run.clone());
+            async move { join(api, &t, &run).await }
+        });
+        let watched = async {
+            while !announce(run.clone()).await {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), watched)
+            .await
+            .expect("the join asks for announcements");
+        std::fs::write(&closed, "open").expect("open the gate");
+        let out = there.await.expect("the join");
+        assert_eq!(out["opened"], json!(true));
+        let notices = heard_until_probe(&pg, &mut heard).await;
+        // The gate's values came after the join: announced too.
+        for channel in ["stategraph_events", "stategraph_run_end"] {
+            assert!(
+                notices
+                    .iter()
+                    .any(|n| n.starts_with(channel) && n.contains(&run)),
+                "{channel}: {notices:?}"
+            );
+        }
+        let _ = std::fs::remove_file(&closed);
+        joined = true;
+        break;
+    }
+    assert!(joined, "no run was claimed at insert");
+
+    let _ = std::fs::remove_file(&open);
+    stop.send(true).expect("stop");
+    for s in [w, a] {
+        s.await.expect("server task").expect("server stops cleanly");
+    }
+}

@@ -25,15 +25,25 @@ use crate::server::AppState;
 
 /// A queued run and the receiver of its events (subscribed before it was queued).
 struct Created {
+    /// The run as the SDK's `Run` when the caller asked for it, else null.
     run: Value,
+    /// The body asked for a resumable stream (`stream_resumable`).
+    resumable: bool,
     run_id: Uuid,
     thread_id: Uuid,
     events: broadcast::Receiver<Arc<HubEvent>>,
 }
 
-/// Checks a run body, then queues the run on `thread` (a new thread when `None`).
-async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) -> Result<Created> {
+/// Checks a run body, then queues the run on `thread` (a new thread when `None`); with
+/// `answer`, builds the run's JSON (the caller answers with it).
+async fn create_run(
+    state: &Arc<AppState>,
+    thread: Option<&str>,
+    body: Bytes,
+    answer: bool,
+) -> Result<Created> {
     let body = body_json(&body)?;
+    let resumable = body.get("stream_resumable") == Some(&Value::Bool(true));
     let assistant = body
         .get("assistant_id")
         .and_then(Value::as_str)
@@ -99,9 +109,16 @@ async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) ->
                 process: &state.process,
                 claim_for: reserved.as_ref().map(|r| (r.worker(), state.lease)),
             };
-            let mut inserted = db::insert_run(&state.pool, &new).await;
+            let mut inserted = db::insert_run(&state.pool, &new).await.map(|ins| {
+                let run = if answer {
+                    ins.run_json(&new)
+                } else {
+                    Value::Null
+                };
+                (ins, run)
+            });
             // The reserved worker gets its run, or goes back to waiting (on drop).
-            if let (Some(reserved), Ok(ins)) = (reserved, inserted.as_mut()) {
+            if let (Some(reserved), Ok((ins, _))) = (reserved, inserted.as_mut()) {
                 if let Some(claimed) = ins.claimed.take() {
                     reserved.hand(claimed);
                 }
@@ -119,7 +136,7 @@ async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) ->
         insert.await
     };
     let run = match inserted {
-        Ok(ins) => {
+        Ok((ins, run)) => {
             for id in ins.stopped.pending {
                 state.hub.finish(id, None);
             }
@@ -131,7 +148,7 @@ async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) ->
                 // NOTIFY).
                 state.idle.announce();
             }
-            ins.run
+            run
         }
         Err(e) => {
             drop(events);
@@ -144,6 +161,7 @@ async fn create_run(state: &Arc<AppState>, thread: Option<&str>, body: Bytes) ->
     };
     Ok(Created {
         run,
+        resumable,
         run_id,
         thread_id,
         events,
@@ -346,7 +364,7 @@ pub(super) async fn create(
     Path(thread): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>> {
-    let created = create_run(&state, Some(&thread), body).await?;
+    let created = create_run(&state, Some(&thread), body, true).await?;
     Ok(Json(created.run))
 }
 
@@ -354,7 +372,7 @@ pub(super) async fn create_stateless(
     axum::extract::State(state): St,
     body: Bytes,
 ) -> Result<Json<Value>> {
-    let created = create_run(&state, None, body).await?;
+    let created = create_run(&state, None, body, true).await?;
     Ok(Json(created.run))
 }
 
@@ -363,7 +381,7 @@ pub(super) async fn wait(
     Path(thread): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>> {
-    let created = create_run(&state, Some(&thread), body).await?;
+    let created = create_run(&state, Some(&thread), body, false).await?;
     Ok(Json(
         result_of(&state, created.run_id, created.events, true).await?,
     ))
@@ -373,7 +391,7 @@ pub(super) async fn wait_stateless(
     axum::extract::State(state): St,
     body: Bytes,
 ) -> Result<Json<Value>> {
-    let created = create_run(&state, None, body).await?;
+    let created = create_run(&state, None, body, false).await?;
     Ok(Json(
         result_of(&state, created.run_id, created.events, true).await?,
     ))
@@ -384,8 +402,8 @@ pub(super) async fn stream(
     Path(thread): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    let created = create_run(&state, Some(&thread), body).await?;
-    let resumable = created.run["kwargs"]["stream_resumable"] == json!(true);
+    let created = create_run(&state, Some(&thread), body, false).await?;
+    let resumable = created.resumable;
     Ok(sse(state, created, From::Start, resumable))
 }
 
@@ -393,7 +411,7 @@ pub(super) async fn stream_stateless(
     axum::extract::State(state): St,
     body: Bytes,
 ) -> Result<Response> {
-    let created = create_run(&state, None, body).await?;
+    let created = create_run(&state, None, body, false).await?;
     // A stateless run's thread is deleted at its end: nothing to reconnect to.
     Ok(sse(state, created, From::Start, false))
 }
@@ -426,13 +444,20 @@ pub(super) async fn list(
     Ok(Json(Value::Array(runs)))
 }
 
+/// Checks that the run is the thread's, and has its end and events announced to this
+/// process (its worker may be another process's).
+async fn watch(state: &AppState, thread: Uuid, run: Uuid) -> Result<()> {
+    db::get_run(&state.pool, thread, run).await?;
+    db::watch_run(&state.pool, run).await
+}
+
 pub(super) async fn join(
     axum::extract::State(state): St,
     Path((thread, run)): Path<(String, String)>,
 ) -> Result<Json<Value>> {
     let (t, r) = (uuid_of("thread", &thread)?, uuid_of("run", &run)?);
     let events = state.hub.subscribe(r);
-    if let Err(e) = db::get_run(&state.pool, t, r).await {
+    if let Err(e) = watch(&state, t, r).await {
         drop(events);
         state.hub.release(r);
         return Err(e);
@@ -458,7 +483,7 @@ pub(super) async fn join_stream(
         },
     };
     let events = state.hub.subscribe(r);
-    if let Err(e) = db::get_run(&state.pool, t, r).await {
+    if let Err(e) = watch(&state, t, r).await {
         drop(events);
         state.hub.release(r);
         return Err(e);
@@ -467,6 +492,7 @@ pub(super) async fn join_stream(
     // ends.
     let created = Created {
         run: Value::Null,
+        resumable: true,
         run_id: r,
         thread_id: t,
         events,
@@ -508,6 +534,7 @@ pub(super) async fn cancel(
         state.hub.cancel(r);
     }
     if matches!(q.wait.as_deref(), Some("1" | "true")) {
+        db::watch_run(&state.pool, r).await?;
         result_of(&state, r, events, false).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
     }

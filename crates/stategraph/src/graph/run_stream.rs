@@ -135,7 +135,9 @@ impl<S: State> CompiledGraph<S> {
         let slot = state.clone();
         let head: Arc<OnceLock<ThreadHead>> = Arc::default();
         let head_slot = head.clone();
-        let handle = tokio::spawn(async move {
+        // Boxed: the run's future is large, and tokio moves a spawned future by value
+        // several times (and its task cell holds it whole); a box moves as a pointer.
+        let handle = tokio::spawn(Box::pin(async move {
             let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
             if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
                 let tuple = Arc::new(tuple);
@@ -150,7 +152,7 @@ impl<S: State> CompiledGraph<S> {
                 }
             }
             Ok::<_, Error>(())
-        });
+        }));
         let cancel = AbortOnDrop(handle.abort_handle());
         let events =
             futures::stream::unfold(
