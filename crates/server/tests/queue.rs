@@ -77,6 +77,17 @@ async fn serve(
     (addr, tokio::spawn(server.serve(listener, stop.clone())))
 }
 
+/// Stops the servers serving until `stop` and waits until each has stopped cleanly.
+async fn stop_all(
+    stop: &tokio::sync::watch::Sender<bool>,
+    servers: impl IntoIterator<Item = tokio::task::JoinHandle<stategraph_server::Result<()>>>,
+) {
+    stop.send(true).expect("stop");
+    for s in servers {
+        s.await.expect("server task").expect("server stops cleanly");
+    }
+}
+
 async fn new_thread(addr: SocketAddr) -> String {
     let (status, thread) = request(addr, "POST", "/threads", Some(&json!({}))).await;
     assert_eq!(status, 200, "{thread}");
@@ -149,10 +160,7 @@ async fn runs_queued_while_the_worker_is_busy_start_when_it_frees() {
 
     let _ = std::fs::remove_file(&first_gate);
     let _ = std::fs::remove_file(&open_gate);
-    stop.send(true).expect("stop");
-    for s in [w, a] {
-        s.await.expect("server task").expect("server stops cleanly");
-    }
+    stop_all(&stop, [w, a]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,11 +236,7 @@ async fn a_run_on_a_process_with_an_idle_worker_is_claimed_by_its_insert() {
     assert!(claimed_at_insert > 0, "every run was announced by NOTIFY");
 
     let _ = std::fs::remove_file(&open);
-    stop.send(true).expect("stop");
-    serving
-        .await
-        .expect("server task")
-        .expect("server stops cleanly");
+    stop_all(&stop, [serving]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -273,11 +277,7 @@ async fn a_cancel_without_its_notify_stops_the_run_at_the_next_heartbeat() {
         .expect("the run");
     assert_eq!(row.get::<_, String>(0), "interrupted");
 
-    stop.send(true).expect("stop");
-    serving
-        .await
-        .expect("server task")
-        .expect("server stops cleanly");
+    stop_all(&stop, [serving]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -317,10 +317,7 @@ async fn a_cancel_right_after_the_claim_stops_the_run() {
         assert_eq!(row.get::<_, String>(0), "interrupted");
     }
 
-    stop.send(true).expect("stop");
-    for s in [serving, api_serving] {
-        s.await.expect("server task").expect("server stops cleanly");
-    }
+    stop_all(&stop, [serving, api_serving]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -381,11 +378,7 @@ async fn a_queued_run_marks_its_thread_busy_and_remembers_its_graph() {
     assert_eq!(busy["metadata"], idle["metadata"]);
 
     let _ = std::fs::remove_file(&closed);
-    stop.send(true).expect("stop");
-    serving
-        .await
-        .expect("server task")
-        .expect("server stops cleanly");
+    stop_all(&stop, [serving]).await;
 }
 
 /// Listens on the events and run-end channels; each notification's payload, in commit
@@ -533,8 +526,5 @@ async fn a_run_claimed_at_insert_is_announced_only_once_another_process_joins_it
     assert!(joined, "no run was claimed at insert");
 
     let _ = std::fs::remove_file(&open);
-    stop.send(true).expect("stop");
-    for s in [w, a] {
-        s.await.expect("server task").expect("server stops cleanly");
-    }
+    stop_all(&stop, [w, a]).await;
 }
