@@ -397,7 +397,6 @@ fn inserted(run: &NewRun<'_>, row: &tokio_postgres::Row, stopped: Stopped) -> In
             attempt: 1,
             worker: worker.to_owned(),
             cancel: None,
-            fresh: row.get::<_, Option<String>>(4).is_none(),
             head: stored_head(row, 4),
             announced: false,
         }),
@@ -736,15 +735,20 @@ pub struct Claimed {
     /// How the run was asked to stop before this claim (`interrupt` or `rollback`), if it
     /// was (a run taken over after a cancel).
     pub cancel: Option<String>,
-    /// The thread had no checkpoint in the root namespace when the run was claimed (a
-    /// first run may start without reading it: `RunConfig::assume_new_thread`).
-    pub fresh: bool,
     /// The thread's head when the run was claimed (`None`: no checkpoint), to tell
     /// whether this process's cached head is still it ([`crate::head_cache`]).
     pub head: Option<StoredHead>,
     /// The run's `announce` was set by its claim (a claim from the queue): its events need
     /// no look at it (see the module docs).
     pub announced: bool,
+}
+
+impl Claimed {
+    /// The thread had no checkpoint in the root namespace when the run was claimed (a
+    /// first run may start without reading it: `RunConfig::assume_new_thread`).
+    pub fn fresh(&self) -> bool {
+        self.head.is_none()
+    }
 }
 
 /// A thread's head as the claim saw it: the greatest checkpoint id of its root namespace
@@ -803,7 +807,6 @@ pub async fn claim(
                 attempt: row.get(5),
                 worker: worker.to_owned(),
                 cancel: row.get(6),
-                fresh: row.get::<_, Option<String>>(7).is_none(),
                 head: stored_head(&row, 7),
                 announced: true,
             }));

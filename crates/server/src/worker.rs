@@ -279,7 +279,7 @@ async fn execute(state: &AppState, run: Claimed, shutdown: &mut watch::Receiver<
             Err(e) => warn!(error = %e, "reading the run's published events failed"),
         }
         info!(attempt = run.attempt, "run taken over");
-    } else if run.fresh && config.checkpoint_id.is_none() {
+    } else if run.fresh() && config.checkpoint_id.is_none() {
         // The claim saw no checkpoint on the thread: no read at the start (a wrong
         // assumption is refused by the saver's fence with a conflict).
         config = config.assume_new_thread();

@@ -102,7 +102,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
 
     let empty = queue_run(&pool).await;
     let run = claim().await;
-    assert_eq!((run.thread_id, run.fresh, run.attempt), (empty, true, 1));
+    assert_eq!((run.thread_id, run.fresh(), run.attempt), (empty, true, 1));
 
     let only_sub = queue_run(&pool).await;
     put_checkpoint(
@@ -114,7 +114,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
     .await;
     let run = claim().await;
     assert_eq!(
-        (run.thread_id, run.fresh),
+        (run.thread_id, run.fresh()),
         (only_sub, true),
         "a subgraph's checkpoint"
     );
@@ -130,7 +130,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
     put_writes(&saver, stored, HEAD, 2).await;
     let run = claim().await;
     assert_eq!(
-        (run.thread_id, run.fresh, run.head),
+        (run.thread_id, run.fresh(), run.head),
         (
             stored,
             false,
@@ -151,7 +151,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
         .await
         .claimed
         .expect("claimed at insert");
-    assert_eq!((claimed.thread_id, claimed.fresh), (new, true));
+    assert_eq!((claimed.thread_id, claimed.fresh()), (new, true));
     let later = uuid::Uuid::new_v4();
     db::create_thread(&pool, later, &json!({}), false)
         .await
@@ -161,7 +161,7 @@ async fn a_claim_says_whether_the_thread_has_a_root_checkpoint() {
         .await
         .claimed
         .expect("claimed at insert");
-    assert_eq!((claimed.thread_id, claimed.fresh), (later, false));
+    assert_eq!((claimed.thread_id, claimed.fresh()), (later, false));
     assert_eq!(
         claimed.head,
         Some(db::StoredHead {
