@@ -441,72 +441,20 @@ impl Db {
 
     /// Calls `f` on every encoded value of every table, one row at a time (memory stays
     /// bounded whatever the database's size). `total` is called first with the row count.
+    ///
+    /// A SQLite file whose pages are damaged does not stop the pass: each table that
+    /// cannot be read to its end, and each problem SQLite's `PRAGMA quick_check` finds
+    /// (indexes, free pages), is returned as a [`Damage`], and the rows read before it
+    /// are still checked.
     pub async fn for_each_raw_value(
         &self,
         total: impl FnOnce(u64),
-        mut f: impl FnMut(RawValue),
-    ) -> Result<()> {
+        f: impl FnMut(RawValue),
+    ) -> Result<Vec<Damage>> {
         match &self.raw {
-            Raw::Sqlite(conn) => {
-                let conn = conn.lock();
-                let n: i64 = conn
-                    .query_row(
-                        "SELECT (SELECT count(*) FROM checkpoints) * 2 + (SELECT count(*) FROM writes)",
-                        [],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql)?;
-                total(u64::try_from(n).unwrap_or(0));
-                let mut stmt = conn
-                    .prepare(
-                        "SELECT thread_id, checkpoint_ns, checkpoint_id, coalesce(type, ''), \
-                         coalesce(checkpoint, x''), coalesce(metadata, x'') FROM checkpoints",
-                    )
-                    .map_err(sql)?;
-                let mut rows = stmt.query([]).map_err(sql)?;
-                while let Some(r) = rows.next().map_err(sql)? {
-                    let key = format!(
-                        "checkpoints[thread={:?}, ns={:?}, id={}]",
-                        r.get::<_, String>(0).map_err(sql)?,
-                        r.get::<_, String>(1).map_err(sql)?,
-                        r.get::<_, String>(2).map_err(sql)?
-                    );
-                    f(RawValue {
-                        location: format!("{key}.checkpoint"),
-                        tag: r.get(3).map_err(sql)?,
-                        bytes: r.get(4).map_err(sql)?,
-                    });
-                    f(RawValue {
-                        location: format!("{key}.metadata"),
-                        tag: "json".into(),
-                        bytes: r.get(5).map_err(sql)?,
-                    });
-                }
-                let mut stmt = conn
-                    .prepare(
-                        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
-                         coalesce(type, ''), coalesce(value, x'') FROM writes",
-                    )
-                    .map_err(sql)?;
-                let mut rows = stmt.query([]).map_err(sql)?;
-                while let Some(r) = rows.next().map_err(sql)? {
-                    f(RawValue {
-                        location: format!(
-                            "writes[thread={:?}, ns={:?}, id={}, task={}, idx={}, channel={:?}]",
-                            r.get::<_, String>(0).map_err(sql)?,
-                            r.get::<_, String>(1).map_err(sql)?,
-                            r.get::<_, String>(2).map_err(sql)?,
-                            r.get::<_, String>(3).map_err(sql)?,
-                            r.get::<_, i64>(4).map_err(sql)?,
-                            r.get::<_, String>(5).map_err(sql)?,
-                        ),
-                        tag: r.get(6).map_err(sql)?,
-                        bytes: r.get(7).map_err(sql)?,
-                    });
-                }
-                Ok(())
-            }
+            Raw::Sqlite(conn) => sqlite_raw_values(&conn.lock(), total, f),
             Raw::Postgres(pool) => {
+                let mut f = f;
                 let client = pool.get().await.map_err(pg_pool_err)?;
                 let n: i64 = client
                     .query_one(
@@ -569,10 +517,189 @@ impl Db {
                         }
                     }
                 }
-                Ok(())
+                // The server keeps its own pages; a damaged one fails the query above.
+                Ok(Vec::new())
             }
         }
     }
+}
+
+/// A part of a SQLite file that cannot be read: which table (or index) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The table or index (`the file` when SQLite does not say).
+    pub table: String,
+    /// SQLite's words.
+    pub reason: String,
+}
+
+/// At most this many `quick_check` messages are kept.
+const QUICK_CHECK_MESSAGES: usize = 20;
+
+/// [`Db::for_each_raw_value`] on a SQLite connection.
+fn sqlite_raw_values(
+    conn: &Connection,
+    total: impl FnOnce(u64),
+    mut f: impl FnMut(RawValue),
+) -> Result<Vec<Damage>> {
+    let mut damage = Vec::new();
+    let n: i64 = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM checkpoints) * 2 + (SELECT count(*) FROM writes)",
+            [],
+            |r| r.get(0),
+        )
+        .or_else(|e| corrupt(e).map(|_| 0))?;
+    total(u64::try_from(n).unwrap_or(0));
+    let checkpoints = scan_sqlite_checkpoints(conn, &mut f);
+    if let Some(d) = damaged("checkpoints", checkpoints)? {
+        damage.push(d);
+    }
+    let writes = scan_sqlite_writes(conn, &mut f);
+    if let Some(d) = damaged("writes", writes)? {
+        damage.push(d);
+    }
+    for d in quick_check(conn)? {
+        if !damage.iter().any(|x| x.table == d.table) {
+            damage.push(d);
+        }
+    }
+    Ok(damage)
+}
+
+fn scan_sqlite_checkpoints(
+    conn: &Connection,
+    f: &mut impl FnMut(RawValue),
+) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, coalesce(type, ''), \
+         coalesce(checkpoint, x''), coalesce(metadata, x'') FROM checkpoints",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let key = format!(
+            "checkpoints[thread={:?}, ns={:?}, id={}]",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?
+        );
+        f(RawValue {
+            location: format!("{key}.checkpoint"),
+            tag: r.get(3)?,
+            bytes: r.get(4)?,
+        });
+        f(RawValue {
+            location: format!("{key}.metadata"),
+            tag: "json".into(),
+            bytes: r.get(5)?,
+        });
+    }
+    Ok(())
+}
+
+fn scan_sqlite_writes(conn: &Connection, f: &mut impl FnMut(RawValue)) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
+         coalesce(type, ''), coalesce(value, x'') FROM writes",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        f(RawValue {
+            location: format!(
+                "writes[thread={:?}, ns={:?}, id={}, task={}, idx={}, channel={:?}]",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, String>(5)?,
+            ),
+            tag: r.get(6)?,
+            bytes: r.get(7)?,
+        });
+    }
+    Ok(())
+}
+
+/// Whether a SQLite error says the file is damaged (rather than, say, busy).
+fn is_corrupt(e: &rusqlite::Error) -> bool {
+    use stategraph_checkpoint_sqlite::rusqlite::ErrorCode;
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+/// `Ok(e)` for a damaged file's error (to be reported), `Err` for any other.
+fn corrupt(e: rusqlite::Error) -> Result<rusqlite::Error> {
+    if is_corrupt(&e) {
+        Ok(e)
+    } else {
+        Err(sql(e))
+    }
+}
+
+/// The damage a scan of `table` met, if any; other errors are returned.
+fn damaged(table: &str, scan: rusqlite::Result<()>) -> Result<Option<Damage>> {
+    match scan {
+        Ok(()) => Ok(None),
+        Err(e) => corrupt(e).map(|e| {
+            Some(Damage {
+                table: table.to_owned(),
+                reason: e.to_string(),
+            })
+        }),
+    }
+}
+
+/// What `PRAGMA quick_check` finds, each message under the table or index it names
+/// (`Tree N` is the b-tree whose root is page N in `sqlite_master`).
+fn quick_check(conn: &Connection) -> Result<Vec<Damage>> {
+    let messages: Vec<String> = match conn.prepare("PRAGMA quick_check(20)").and_then(|mut stmt| {
+        stmt.query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+    }) {
+        Ok(m) => m,
+        Err(e) => vec![corrupt(e)?.to_string()],
+    };
+    if messages == ["ok"] {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Damage> = Vec::new();
+    for message in messages.into_iter().take(QUICK_CHECK_MESSAGES) {
+        let table = tree_name(conn, &message).unwrap_or_else(|| "the file".to_owned());
+        match out.iter_mut().find(|d| d.table == table) {
+            Some(d) => {
+                d.reason.push_str("; ");
+                d.reason.push_str(&message);
+            }
+            None => out.push(Damage {
+                table,
+                reason: message,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// The table or index a `quick_check` message is about: `Tree N ...` (root page N) or
+/// `... in index NAME`.
+fn tree_name(conn: &Connection, message: &str) -> Option<String> {
+    if let Some(index) = message.split(" index ").nth(1) {
+        return index.split_whitespace().next().map(str::to_owned);
+    }
+    let page: i64 = message
+        .strip_prefix("Tree ")?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    conn.query_row(
+        "SELECT name FROM sqlite_master WHERE rootpage = ?1",
+        [page],
+        |r| r.get(0),
+    )
+    .ok()
 }
 
 /// A pool on `url`; `read_only` makes every transaction of every connection read-only.

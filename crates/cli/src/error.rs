@@ -11,6 +11,9 @@ pub enum CliError {
     /// A thread or checkpoint that the command names does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// A checkpoint reference (an id prefix, `step:N`) matches several checkpoints.
+    #[error("{0}")]
+    Ambiguous(String),
     /// The command was asked something it refuses to do (e.g. overwrite a thread).
     #[error("{0}")]
     Refused(String),

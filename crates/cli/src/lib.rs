@@ -5,6 +5,7 @@
 //!
 //! Layout (as sqlx-cli's): [`opt`] holds the clap types, one module per command under
 //! [`commands`], [`db`] opens databases (read-only unless the command writes),
+//! [`checkpoint_ref`] resolves checkpoints named by id prefix or `step:N`,
 //! [`snapshot`] derives what LangGraph's `StateSnapshot` shows from a checkpoint alone,
 //! [`render`] turns values into JSON or readable text, [`style`] handles colours, tables
 //! and progress bars. Data goes to stdout, messages and progress to stderr.
@@ -15,6 +16,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+pub mod checkpoint_ref;
 pub mod commands;
 pub mod db;
 pub mod error;
@@ -24,6 +26,7 @@ pub mod replay;
 pub mod sizes;
 pub mod snapshot;
 pub mod style;
+pub mod task_names;
 
 pub use error::{CliError, Result};
 
@@ -109,7 +112,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> Result<ExitCode> {
         Command::Diff(a) => diff::run(ctx, &a).await,
         Command::Dump(a) => dump::run(ctx, &a.db, &a.thread).await,
         Command::Stats(a) => stats::run(ctx, &a).await,
-        Command::Verify(a) => verify::run(ctx, &a.db).await,
+        Command::Verify(a) => verify::run(ctx, &a).await,
         Command::Copy(a) => copy::run(ctx, &a).await,
         Command::Prune(a) => maintain::prune(ctx, &a).await,
         Command::DeleteThread(a) => maintain::delete(ctx, &a).await,

@@ -2,6 +2,8 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::checkpoint_ref::CheckpointRef;
+
 /// Read, check, move and tidy checkpoint databases written by stategraph or by Python
 /// LangGraph (SQLite files and Postgres databases). Reading never changes a database.
 /// `serve` runs an Agent Server (LangGraph's HTTP API) on a Postgres database.
@@ -25,7 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Every thread: namespaces, checkpoints, latest step, last update, bytes, interrupts.
     Threads(DbArg),
-    /// The checkpoint tree of a thread, forks as branches.
+    /// The checkpoint tree of a thread: the line to the latest checkpoint (the head) is the
+    /// trunk, other branches are drawn as forks; each checkpoint's writes by task name.
     History(HistoryArgs),
     /// The state at a checkpoint (the latest by default).
     Show(ShowArgs),
@@ -35,8 +38,9 @@ pub enum Command {
     Dump(ThreadArgs),
     /// Bytes per channel and per checkpoint, and how storage grows along a thread.
     Stats(StatsArgs),
-    /// Decodes every row; reports rows that do not decode or hold unsafe objects.
-    Verify(DbArg),
+    /// Decodes every row: rows that do not decode and damaged files are errors (exit 1);
+    /// objects outside LangGraph's safe types are warnings unless `--strict`.
+    Verify(VerifyArgs),
     /// Copies threads from one database to another (SQLite and Postgres, either way).
     Copy(CopyArgs),
     /// Thins threads: keeps only the latest checkpoint, or deletes them.
@@ -164,6 +168,34 @@ pub struct StoreSearchArgs {
     pub offset: usize,
 }
 
+/// `verify` arguments.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A SQLite file path or a `postgresql://` URL.
+    pub db: String,
+    /// Count objects outside LangGraph's safe types (and the `--allow` list) as errors:
+    /// exit 1 on them, as Python's `LANGGRAPH_STRICT_MSGPACK=true` refuses to build them.
+    #[arg(long)]
+    pub strict: bool,
+    /// Accept objects of this class (`module.Class`, e.g. `__main__.Point`; repeatable),
+    /// as Python's `allowed_msgpack_modules=[("module", "Class")]` does.
+    #[arg(long = "allow", value_name = "MODULE.CLASS", value_parser = parse_class)]
+    pub allow: Vec<(String, String)>,
+}
+
+/// `module.Class` → `("module", "Class")` (split at the last dot, as Python stores the
+/// class's `__module__` and `__name__`).
+fn parse_class(s: &str) -> Result<(String, String), String> {
+    match s.rsplit_once('.') {
+        Some((module, class)) if !module.is_empty() && !class.is_empty() => {
+            Ok((module.to_owned(), class.to_owned()))
+        }
+        _ => Err(format!(
+            "{s:?}: write the class with its module, as `module.Class` (e.g. `__main__.Point`)"
+        )),
+    }
+}
+
 /// A database: a SQLite file path or a `postgresql://` URL.
 #[derive(Debug, Args)]
 pub struct DbArg {
@@ -193,9 +225,9 @@ pub struct HistoryArgs {
     /// At most this many checkpoints (the newest).
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Only checkpoints older than this checkpoint id.
+    /// Only checkpoints older than this one (an id, a unique id prefix, or `step:N`).
     #[arg(long)]
-    pub before: Option<String>,
+    pub before: Option<CheckpointRef>,
 }
 
 /// `show` arguments.
@@ -205,8 +237,11 @@ pub struct ShowArgs {
     pub db: String,
     /// The thread id.
     pub thread: String,
-    /// The checkpoint id (default: the latest).
-    pub checkpoint: Option<String>,
+    /// The checkpoint (default: the latest): its id, a unique prefix of the id (as git
+    /// takes commits), or `step:N` for the checkpoint of step N (`step:-1` is the input;
+    /// in a forked thread, the one on the line to the latest checkpoint). A bare number is
+    /// an id prefix, never a step.
+    pub checkpoint: Option<CheckpointRef>,
     /// The checkpoint namespace (default: the root, `""`).
     #[arg(long, default_value = "")]
     pub ns: String,
@@ -222,10 +257,10 @@ pub struct DiffArgs {
     pub db: String,
     /// The thread id.
     pub thread: String,
-    /// The older checkpoint id.
-    pub a: String,
-    /// The newer checkpoint id.
-    pub b: String,
+    /// The older checkpoint: an id, a unique id prefix, or `step:N` (as in `show`).
+    pub a: CheckpointRef,
+    /// The newer checkpoint: an id, a unique id prefix, or `step:N` (as in `show`).
+    pub b: CheckpointRef,
     /// The checkpoint namespace (default: the root, `""`).
     #[arg(long, default_value = "")]
     pub ns: String,

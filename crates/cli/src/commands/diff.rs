@@ -1,11 +1,12 @@
-//! `diff DB THREAD A B`: what changed from checkpoint A to checkpoint B, channel by
-//! channel; for lists, the elements appended or removed after their common beginning.
+//! `diff DB THREAD A B`: what changed from checkpoint A to checkpoint B (each named by id,
+//! id prefix or `step:N`, see [`crate::checkpoint_ref`]), channel by channel; for lists, the elements appended or removed after their common beginning.
 
 use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
 use stategraph_checkpoint::Value;
 
+use crate::checkpoint_ref::resolve;
 use crate::commands::show::load;
 use crate::db::Db;
 use crate::opt::DiffArgs;
@@ -57,8 +58,10 @@ pub fn change<'a>(a: Option<&'a Value>, b: Option<&'a Value>) -> Option<Change<'
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &DiffArgs) -> Result<ExitCode> {
     let db = Db::open_read(&args.db).await?;
-    let a = load(&db, &args.thread, &args.ns, Some(&args.a)).await?;
-    let b = load(&db, &args.thread, &args.ns, Some(&args.b)).await?;
+    let id_a = resolve(&db, &args.thread, &args.ns, &args.a).await?;
+    let id_b = resolve(&db, &args.thread, &args.ns, &args.b).await?;
+    let a = load(&db, &args.thread, &args.ns, Some(&id_a)).await?;
+    let b = load(&db, &args.thread, &args.ns, Some(&id_b)).await?;
     let (va, vb) = (&a.checkpoint.channel_values, &b.checkpoint.channel_values);
     let mut names: Vec<&String> = va.keys().filter(|k| is_state_channel(k)).collect();
     for k in vb.keys().filter(|k| is_state_channel(k)) {
@@ -95,14 +98,14 @@ pub async fn run(ctx: &mut Ctx, args: &DiffArgs) -> Result<ExitCode> {
                 }),
             })
             .collect();
-        ctx.print_json(&json!({"a": args.a, "b": args.b, "channels": items}))?;
+        ctx.print_json(&json!({"a": id_a, "b": id_b, "channels": items}))?;
         return Ok(ExitCode::SUCCESS);
     }
     let s = ctx.style;
     let mut out = format!(
         "{} → {}  (step {} → {})\n",
-        s.cyan(&args.a),
-        s.cyan(&args.b),
+        s.cyan(&id_a),
+        s.cyan(&id_b),
         a.metadata.step.map(|x| x.to_string()).unwrap_or("?".into()),
         b.metadata.step.map(|x| x.to_string()).unwrap_or("?".into()),
     );

@@ -1,6 +1,7 @@
 //! `history DB THREAD`: the checkpoints of one namespace of a thread, newest first in
-//! JSON (as LangGraph's `get_state_history`), as a tree for people (oldest first, forks
-//! as branches).
+//! JSON (as LangGraph's `get_state_history`), as a tree for people (oldest first; the line
+//! to the latest checkpoint, marked `← head`, is the trunk and other branches are forks;
+//! each checkpoint's writes named by task, see [`crate::task_names`]).
 //!
 //! Checkpoints are read a page at a time, so memory stays bounded by the page and, for
 //! the tree, by one short line per checkpoint.
@@ -12,10 +13,12 @@ use std::process::ExitCode;
 use futures::TryStreamExt;
 use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 
+use crate::checkpoint_ref::resolve_opt;
 use crate::db::Db;
 use crate::opt::HistoryArgs;
 use crate::snapshot::{interrupts, next, SnapshotJson};
 use crate::style::{progress, Style};
+use crate::task_names::{send_targets, task_name};
 use crate::{Ctx, Result};
 
 /// Calls `f` on every checkpoint of `(thread, ns)` older than `before`, newest first, at
@@ -50,11 +53,16 @@ struct Node {
     id: String,
     parent: Option<String>,
     line: String,
+    /// Writes per task, in the saver's order: `(task id, count)`.
+    writes: Vec<(String, usize)>,
+    /// The checkpoint's pending `Send` targets (what push tasks are named by).
+    sends: Vec<Option<String>>,
 }
 
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
     let db = Db::open_read(&args.db).await?;
+    let before = resolve_opt(&db, &args.thread, &args.ns, args.before.as_ref()).await?;
     let total = db
         .count_checkpoints(&args.thread, &args.ns)
         .await?
@@ -64,21 +72,13 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         let out = ctx.out();
         out.write_all(b"[")?;
         let mut first = true;
-        for_each_page(
-            &db,
-            &args.thread,
-            &args.ns,
-            args.limit,
-            args.before.clone(),
-            |t| {
-                bar.inc(1);
-                out.write_all(if first { b"\n" } else { b",\n" })?;
-                first = false;
-                serde_json::to_writer(&mut *out, &SnapshotJson(&t))
-                    .map_err(std::io::Error::from)?;
-                Ok(())
-            },
-        )
+        for_each_page(&db, &args.thread, &args.ns, args.limit, before, |t| {
+            bar.inc(1);
+            out.write_all(if first { b"\n" } else { b",\n" })?;
+            first = false;
+            serde_json::to_writer(&mut *out, &SnapshotJson(&t)).map_err(std::io::Error::from)?;
+            Ok(())
+        })
         .await?;
         out.write_all(b"\n]\n")?;
         bar.finish_and_clear();
@@ -86,25 +86,21 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
     }
     let style = ctx.style;
     let mut nodes = Vec::new();
-    for_each_page(
-        &db,
-        &args.thread,
-        &args.ns,
-        args.limit,
-        args.before.clone(),
-        |t| {
-            bar.inc(1);
-            nodes.push(Node {
-                id: t.config.checkpoint_id.clone().unwrap_or_default(),
-                parent: t
-                    .parent_config
-                    .as_ref()
-                    .and_then(|p| p.checkpoint_id.clone()),
-                line: describe(&t, &style),
-            });
-            Ok(())
-        },
-    )
+    let latest_shown = before.is_none();
+    for_each_page(&db, &args.thread, &args.ns, args.limit, before, |t| {
+        bar.inc(1);
+        nodes.push(Node {
+            id: t.config.checkpoint_id.clone().unwrap_or_default(),
+            parent: t
+                .parent_config
+                .as_ref()
+                .and_then(|p| p.checkpoint_id.clone()),
+            line: describe(&t, &style),
+            writes: writes_per_task(&t),
+            sends: send_targets(&t.checkpoint),
+        });
+        Ok(())
+    })
     .await?;
     bar.finish_and_clear();
     if nodes.is_empty() {
@@ -114,12 +110,20 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
+    for node in &mut nodes {
+        name_writes(&db, &args.thread, &args.ns, node, &style).await?;
+    }
+    if latest_shown {
+        // `list_stream` yields the newest first: the thread's latest checkpoint.
+        nodes[0].line.push_str(&style.bold("  ← head"));
+    }
     nodes.reverse();
     ctx.print(&tree(&nodes, &style))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// One checkpoint's line: id, step, source, next, interrupts, writes per task.
+/// One checkpoint's line: id, step, source, next, interrupts (its writes are added by
+/// [`name_writes`]).
 fn describe(t: &CheckpointTuple, style: &Style) -> String {
     let id = t.config.checkpoint_id.clone().unwrap_or_default();
     let mut line = format!(
@@ -140,26 +144,56 @@ fn describe(t: &CheckpointTuple, style: &Style) -> String {
     if !interrupts.is_empty() {
         line.push_str(&style.yellow(&format!("  interrupts: {}", interrupts.len())));
     }
-    let mut per_task: Vec<(&str, usize)> = Vec::new();
-    for w in &t.pending_writes {
-        match per_task.iter_mut().find(|(task, _)| *task == w.task_id) {
-            Some((_, n)) => *n += 1,
-            None => per_task.push((&w.task_id, 1)),
-        }
-    }
-    if !per_task.is_empty() {
-        let tasks: Vec<String> = per_task
-            .iter()
-            .map(|(task, n)| format!("{}…={n}", task.chars().take(8).collect::<String>()))
-            .collect();
-        line.push_str(&style.dim(&format!("  writes: {}", tasks.join(" "))));
-    }
     line
 }
 
-/// The tree, oldest first: each checkpoint under its parent; where a checkpoint has
-/// several children, the one starting the longest line continues the line and the others
-/// are drawn as indented branches (forks).
+/// How many writes each task stored against the checkpoint, in the saver's order.
+fn writes_per_task(t: &CheckpointTuple) -> Vec<(String, usize)> {
+    let mut per_task: Vec<(String, usize)> = Vec::new();
+    for w in &t.pending_writes {
+        match per_task.iter_mut().find(|(task, _)| *task == w.task_id) {
+            Some((_, n)) => *n += 1,
+            None => per_task.push((w.task_id.clone(), 1)),
+        }
+    }
+    per_task
+}
+
+/// Appends `writes: NAME (COUNT), …` to the node's line, each task named by the task path
+/// stored with its writes ([`task_name`]).
+async fn name_writes(
+    db: &Db,
+    thread: &str,
+    ns: &str,
+    node: &mut Node,
+    style: &Style,
+) -> Result<()> {
+    if node.writes.is_empty() {
+        return Ok(());
+    }
+    let paths: HashMap<String, String> = db
+        .raw_writes(thread, ns, &node.id)
+        .await?
+        .into_iter()
+        .map(|w| (w.task_id, w.task_path))
+        .collect();
+    let tasks: Vec<String> = node
+        .writes
+        .iter()
+        .map(|(task, n)| {
+            let path = paths.get(task).map_or("", String::as_str);
+            format!("{} ({n})", task_name(task, path, &node.sends))
+        })
+        .collect();
+    node.line
+        .push_str(&style.dim(&format!("  writes: {}", tasks.join(", "))));
+    Ok(())
+}
+
+/// The tree, oldest first: each checkpoint under its parent. Where a checkpoint has
+/// several children, the one on the line to the newest checkpoint shown (the head, what
+/// the user follows now) continues the trunk, and the others are drawn as indented
+/// branches (forks); among those, the longest line is drawn last.
 fn tree(nodes: &[Node], style: &Style) -> String {
     let index: HashMap<&str, usize> = nodes
         .iter()
@@ -183,9 +217,22 @@ fn tree(nodes: &[Node], style: &Style) -> String {
             .max()
             .unwrap_or(0);
     }
+    // The head's line: the newest node (the last) and its ancestors.
+    let mut on_head = vec![false; nodes.len()];
+    let mut current = nodes.len().checked_sub(1);
+    while let Some(i) = current {
+        if on_head[i] {
+            break;
+        }
+        on_head[i] = true;
+        current = nodes[i]
+            .parent
+            .as_deref()
+            .and_then(|p| index.get(p).copied());
+    }
     for kids in &mut children {
-        // The longest line last (it continues the line); ties: the oldest.
-        kids.sort_by_key(|&k| (height[k], std::cmp::Reverse(k)));
+        // The head's line last (it continues the trunk), then the longest; ties: the oldest.
+        kids.sort_by_key(|&k| (on_head[k], height[k], std::cmp::Reverse(k)));
     }
     let mut out = String::new();
     for (r, &root) in roots.iter().enumerate() {

@@ -1,4 +1,5 @@
-//! `show DB THREAD [CHECKPOINT]`: the state at a checkpoint (the latest by default):
+//! `show DB THREAD [CHECKPOINT]`: the state at a checkpoint (the latest by default; named
+//! by id, id prefix or `step:N`, see [`crate::checkpoint_ref`]):
 //! values decoded and shown readably, what runs next, interrupts, pending writes and
 //! metadata; `--channel NAME` shows one channel's value.
 
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, Value};
 
+use crate::checkpoint_ref::resolve_opt;
 use crate::db::Db;
 use crate::error::CliError;
 use crate::opt::ShowArgs;
@@ -33,7 +35,8 @@ pub async fn load(db: &Db, thread: &str, ns: &str, id: Option<&str>) -> Result<C
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &ShowArgs) -> Result<ExitCode> {
     let db = Db::open_read(&args.db).await?;
-    let t = load(&db, &args.thread, &args.ns, args.checkpoint.as_deref()).await?;
+    let id = resolve_opt(&db, &args.thread, &args.ns, args.checkpoint.as_ref()).await?;
+    let t = load(&db, &args.thread, &args.ns, id.as_deref()).await?;
     if let Some(channel) = &args.channel {
         let value = t.checkpoint.channel_values.get(channel).ok_or_else(|| {
             CliError::NotFound(format!(
