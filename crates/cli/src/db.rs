@@ -527,8 +527,10 @@ impl Db {
 /// A part of a SQLite file that cannot be read: which table (or index) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
-    /// The table or index (`the file` when SQLite does not say).
-    pub table: String,
+    /// The table (`None` when SQLite does not say).
+    pub table: Option<String>,
+    /// The index of the table, when the damage is in one.
+    pub index: Option<String>,
     /// SQLite's words.
     pub reason: String,
 }
@@ -559,8 +561,11 @@ fn sqlite_raw_values(
     if let Some(d) = damaged("writes", writes)? {
         damage.push(d);
     }
+    // What the scans did not read (indexes, free pages); a check that stops on damage
+    // already reported adds nothing.
     for d in quick_check(conn)? {
-        if !damage.iter().any(|x| x.table == d.table) {
+        let known = damage.iter().any(|x| x.table == d.table);
+        if !known && !(d.table.is_none() && !damage.is_empty()) {
             damage.push(d);
         }
     }
@@ -645,7 +650,8 @@ fn damaged(table: &str, scan: rusqlite::Result<()>) -> Result<Option<Damage>> {
         Ok(()) => Ok(None),
         Err(e) => corrupt(e).map(|e| {
             Some(Damage {
-                table: table.to_owned(),
+                table: Some(table.to_owned()),
+                index: None,
                 reason: e.to_string(),
             })
         }),
@@ -655,51 +661,71 @@ fn damaged(table: &str, scan: rusqlite::Result<()>) -> Result<Option<Damage>> {
 /// What `PRAGMA quick_check` finds, each message under the table or index it names
 /// (`Tree N` is the b-tree whose root is page N in `sqlite_master`).
 fn quick_check(conn: &Connection) -> Result<Vec<Damage>> {
-    let messages: Vec<String> = match conn.prepare("PRAGMA quick_check(20)").and_then(|mut stmt| {
+    let rows: Vec<String> = match conn.prepare("PRAGMA quick_check(20)").and_then(|mut stmt| {
         stmt.query_map([], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()
     }) {
         Ok(m) => m,
         Err(e) => vec![corrupt(e)?.to_string()],
     };
-    if messages == ["ok"] {
+    if rows == ["ok"] {
         return Ok(Vec::new());
     }
     let mut out: Vec<Damage> = Vec::new();
-    for message in messages.into_iter().take(QUICK_CHECK_MESSAGES) {
-        let table = tree_name(conn, &message).unwrap_or_else(|| "the file".to_owned());
-        match out.iter_mut().find(|d| d.table == table) {
+    let messages = rows
+        .iter()
+        .flat_map(|r| r.lines())
+        .filter(|m| !m.starts_with("*** in database"));
+    for message in messages.take(QUICK_CHECK_MESSAGES) {
+        let (table, index) = tree_name(conn, message).unwrap_or_default();
+        match out
+            .iter_mut()
+            .find(|d| d.table == table && d.index == index)
+        {
             Some(d) => {
                 d.reason.push_str("; ");
-                d.reason.push_str(&message);
+                d.reason.push_str(message);
             }
             None => out.push(Damage {
                 table,
-                reason: message,
+                index,
+                reason: message.to_owned(),
             }),
         }
     }
     Ok(out)
 }
 
-/// The table or index a `quick_check` message is about: `Tree N ...` (root page N) or
+/// The table (and index) a `quick_check` message is about: `Tree N ...` (root page N) or
 /// `... in index NAME`.
-fn tree_name(conn: &Connection, message: &str) -> Option<String> {
-    if let Some(index) = message.split(" index ").nth(1) {
-        return index.split_whitespace().next().map(str::to_owned);
-    }
-    let page: i64 = message
-        .strip_prefix("Tree ")?
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()?;
-    conn.query_row(
-        "SELECT name FROM sqlite_master WHERE rootpage = ?1",
-        [page],
-        |r| r.get(0),
-    )
-    .ok()
+fn tree_name(conn: &Connection, message: &str) -> Option<(Option<String>, Option<String>)> {
+    let by_page = |page: i64| -> rusqlite::Result<(String, String, String)> {
+        conn.query_row(
+            "SELECT type, name, tbl_name FROM sqlite_master WHERE rootpage = ?1",
+            [page],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    };
+    let by_name = |name: &str| -> rusqlite::Result<(String, String, String)> {
+        conn.query_row(
+            "SELECT type, name, tbl_name FROM sqlite_master WHERE name = ?1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    };
+    let found = if let Some(index) = message.split(" index ").nth(1) {
+        by_name(index.split_whitespace().next()?).ok()?
+    } else {
+        let page: i64 = message
+            .strip_prefix("Tree ")?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        by_page(page).ok()?
+    };
+    let (kind, name, table) = found;
+    Some((Some(table), (kind == "index").then_some(name)))
 }
 
 /// A pool on `url`; `read_only` makes every transaction of every connection read-only.

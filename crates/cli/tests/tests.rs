@@ -10,9 +10,12 @@
 
 mod support;
 
+mod checkpoint_refs;
 mod errors;
+mod history;
 mod python;
 #[cfg(feature = "serve")]
 mod serve;
 mod stategraph_db;
 mod store;
+mod verify;

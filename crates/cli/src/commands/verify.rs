@@ -161,15 +161,20 @@ fn outside(found: UnsafeObject, location: &str, level: Level) -> Problem {
     }
 }
 
-/// How to get the readable rows out of a damaged SQLite file.
+/// How to get the readable rows out of a damaged SQLite file. `.recover` (sqlite3 3.29+)
+/// reads past damaged pages; some builds lack it (Debian's 3.40 answers "SQL logic
+/// error"), and `.dump` then gets the rows it can read but ends in a `ROLLBACK`, which the
+/// `sed` turns into a `COMMIT`.
 fn remedy(db: &str, damage: &[Damage]) -> Option<String> {
     if damage.is_empty() || kind_of(db) != Kind::Sqlite {
         return None;
     }
+    let db = shell_quote(db);
     Some(format!(
-        "copy what is readable into a new file with `sqlite3 {} .recover | sqlite3 recovered.db` \
-         (keep the damaged file), then verify the new file",
-        shell_quote(db)
+        "keep the damaged file and copy what is readable into a new one: \
+         `sqlite3 {db} .recover | sqlite3 recovered.db` (where that sqlite3's `.recover` fails: \
+         `sqlite3 {db} .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 recovered.db`), \
+         then `stategraph verify recovered.db`"
     ))
 }
 
@@ -190,7 +195,7 @@ fn print_json(ctx: &mut Ctx, report: &Report, remedy: Option<&str>) -> Result<()
         .iter()
         .map(|d| {
             json!({
-                "level": "error", "row": format!("table {}", d.table), "path": "",
+                "level": "error", "row": damaged_part(d), "path": "",
                 "problem": format!("the file is damaged: {}", d.reason),
             })
         })
@@ -206,10 +211,29 @@ fn print_json(ctx: &mut Ctx, report: &Report, remedy: Option<&str>) -> Result<()
         "ok": errors == 0,
         "errors": errors,
         "warnings": report.count(Level::Warning),
-        "damaged_tables": report.damage.iter().map(|d| &d.table).collect::<Vec<_>>(),
+        "damaged_tables": report.damage.iter().filter_map(|d| d.table.as_ref()).collect::<Vec<_>>(),
         "remedy": remedy,
         "problems": problems,
     }))
+}
+
+/// `1 row`, `2 rows`.
+fn counted(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// ``table `writes` ``, ``index `i` of table `writes` ``, or `the file` when SQLite does
+/// not say which part.
+fn damaged_part(d: &Damage) -> String {
+    match (&d.table, &d.index) {
+        (Some(t), Some(i)) => format!("index `{i}` of table `{t}`"),
+        (Some(t), None) => format!("table `{t}`"),
+        _ => "the file".to_owned(),
+    }
 }
 
 /// The report for people: errors in a table, warnings one line per class, a summary.
@@ -230,9 +254,9 @@ fn human(report: &Report, db: &str, remedy: Option<&str>, s: &Style) -> String {
     out.push_str(&warnings(report, s));
     for d in &report.damage {
         out.push_str(&format!(
-            "{} {db}: table `{}` is damaged: {}\n",
+            "{} {db}: {} is damaged: {}\n",
             s.red("error:"),
-            d.table,
+            damaged_part(d),
             d.reason
         ));
     }
@@ -243,8 +267,9 @@ fn human(report: &Report, db: &str, remedy: Option<&str>, s: &Style) -> String {
     let rows = report.rows;
     if n_errors > 0 {
         out.push_str(&format!(
-            "{} {n_errors} problems in {rows} stored values{}\n",
+            "{} {} in {rows} stored values{}\n",
             s.red("error:"),
+            counted(n_errors, "problem"),
             if n_warnings > 0 {
                 format!(" (and {n_warnings} warnings)")
             } else {
@@ -253,9 +278,9 @@ fn human(report: &Report, db: &str, remedy: Option<&str>, s: &Style) -> String {
         ));
     } else if n_warnings > 0 {
         out.push_str(&format!(
-            "{} {rows} stored values decode; {n_warnings} objects are outside LangGraph's safe \
-             types (warnings)\n",
-            s.green("ok:")
+            "{} {rows} stored values decode; {} outside LangGraph's safe types (warnings)\n",
+            s.green("ok:"),
+            counted(n_warnings, "object")
         ));
     } else {
         out.push_str(&format!(
@@ -282,10 +307,10 @@ fn warnings(report: &Report, s: &Style) -> String {
     let mut out = String::new();
     for (class, (objects, rows, first)) in &by_class {
         out.push_str(&format!(
-            "{} {class} is outside LangGraph's safe types: {objects} objects in {} rows \
-             (first: {} at {})\n",
+            "{} {class} is outside LangGraph's safe types: {} in {} (first: {} at {})\n",
             s.yellow("warning:"),
-            rows.len(),
+            counted(*objects, "object"),
+            counted(rows.len(), "row"),
             first.location,
             first.path
         ));
