@@ -250,4 +250,40 @@ mod tests {
         assert!("step:x".parse::<CheckpointRef>().is_err());
         assert!("".parse::<CheckpointRef>().is_err());
     }
+
+    fn entry(id: &str, parent: Option<&str>, step: i64) -> Entry {
+        Entry {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            step: Some(step),
+            source: "loop".into(),
+        }
+    }
+
+    #[test]
+    fn a_step_of_several_checkpoints_takes_the_heads_line_or_lists_them() {
+        // Newest first: the head `h` descends from `b`; `a` is a sibling branch.
+        let forked = [
+            entry("h", Some("b"), 2),
+            entry("b", Some("r"), 1),
+            entry("a", Some("r"), 1),
+            entry("r", None, 0),
+        ];
+        assert_eq!(by_step(&forked, 1, "t").ok(), Some("b".to_owned()));
+        assert_eq!(by_step(&forked, 0, "t").ok(), Some("r".to_owned()));
+        // The head skips step 1: neither step-1 checkpoint is on its line.
+        let skipped = [
+            entry("h", Some("r"), 2),
+            entry("b", Some("r"), 1),
+            entry("a", Some("r"), 1),
+            entry("r", None, 0),
+        ];
+        match by_step(&skipped, 1, "t") {
+            Err(CliError::Ambiguous(text)) => {
+                assert!(text.contains("2 checkpoints match"), "{text}");
+                assert!(text.contains("\n  a  step 1  loop"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -564,8 +564,11 @@ fn sqlite_raw_values(
     // What the scans did not read (indexes, free pages); a check that stops on damage
     // already reported adds nothing.
     for d in quick_check(conn)? {
-        let known = damage.iter().any(|x| x.table == d.table);
-        if !known && !(d.table.is_none() && !damage.is_empty()) {
+        let known = damage
+            .iter()
+            .any(|x| x.table == d.table && x.index == d.index);
+        let says_where = d.table.is_some() || damage.is_empty();
+        if !known && says_where {
             damage.push(d);
         }
     }

@@ -11,7 +11,9 @@
 //! and progress bars. Data goes to stdout, messages and progress to stderr.
 //!
 //! Exit codes: 0 on success, 1 when the command failed (the reason is printed on stderr)
-//! or when `verify` found bad rows, 2 for a command-line mistake (clap).
+//! or when `verify` found errors (rows that do not decode, a damaged file; with
+//! `--strict`, objects outside LangGraph's safe types), 2 for a command-line mistake
+//! (clap).
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -29,6 +29,14 @@ pub enum Command {
     Threads(DbArg),
     /// The checkpoint tree of a thread: the line to the latest checkpoint (the head) is the
     /// trunk, other branches are drawn as forks; each checkpoint's writes by task name.
+    ///
+    /// Each line shows a checkpoint's id, step, source (`input`, `loop`, `update`, `fork`),
+    /// what runs next, its interrupts and `writes: NAME (N)`: the writes stored against it,
+    /// N per task, the task named by the path stored with them -- a node (`__start__`
+    /// applies a run's input), the target of a `Send`, `input` for what the client wrote
+    /// with its input (the all-zero task id: a resume value, a `Command` update), or
+    /// `task c5e27a3e…` (the task id's start) when no path says. `← head` marks the
+    /// thread's latest checkpoint, the one `show` shows by default.
     History(HistoryArgs),
     /// The state at a checkpoint (the latest by default).
     Show(ShowArgs),
@@ -173,8 +181,8 @@ pub struct StoreSearchArgs {
 pub struct VerifyArgs {
     /// A SQLite file path or a `postgresql://` URL.
     pub db: String,
-    /// Count objects outside LangGraph's safe types (and the `--allow` list) as errors:
-    /// exit 1 on them, as Python's `LANGGRAPH_STRICT_MSGPACK=true` refuses to build them.
+    /// Count objects outside LangGraph's safe types and the `--allow` classes as errors
+    /// (exit 1), as Python's `LANGGRAPH_STRICT_MSGPACK=true` refuses to build them.
     #[arg(long)]
     pub strict: bool,
     /// Accept objects of this class (`module.Class`, e.g. `__main__.Point`; repeatable),

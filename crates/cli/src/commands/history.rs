@@ -4,7 +4,9 @@
 //! each checkpoint's writes named by task, see [`crate::task_names`]).
 //!
 //! Checkpoints are read a page at a time, so memory stays bounded by the page and, for
-//! the tree, by one short line per checkpoint.
+//! the tree, by one short line per checkpoint. The tree reads the write rows of each
+//! checkpoint that has writes once more, for their task paths (the saver's tuples carry
+//! task ids only).
 
 use std::collections::HashMap;
 use std::io::Write;
