@@ -629,6 +629,18 @@ fn scan_sqlite_writes(conn: &Connection, f: &mut impl FnMut(RawValue)) -> rusqli
     Ok(())
 }
 
+/// Whether a command's error is SQLite saying the file is damaged (a malformed page, not
+/// a file that is no database at all).
+pub fn is_damage(e: &CliError) -> bool {
+    let CliError::Checkpoint(Error::Backend(source)) = e else {
+        return false;
+    };
+    source.downcast_ref::<rusqlite::Error>().is_some_and(|e| {
+        e.sqlite_error_code()
+            == Some(stategraph_checkpoint_sqlite::rusqlite::ErrorCode::DatabaseCorrupt)
+    })
+}
+
 /// Whether a SQLite error says the file is damaged (rather than, say, busy).
 fn is_corrupt(e: &rusqlite::Error) -> bool {
     use stategraph_checkpoint_sqlite::rusqlite::ErrorCode;

@@ -11,6 +11,9 @@ pub enum CliError {
     /// A thread or checkpoint that the command names does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// A SQLite file is damaged; the message says where and what to do.
+    #[error("{0}")]
+    Damaged(String),
     /// A checkpoint reference (an id prefix, `step:N`) matches several checkpoints.
     #[error("{0}")]
     Ambiguous(String),

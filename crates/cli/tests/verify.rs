@@ -112,7 +112,8 @@ fn objects_outside_the_safe_types_warn_unless_strict() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Overwrites page `page` (1-based) of the SQLite file at `path` with garbage.
+/// Overwrites page `page` (1-based) of the SQLite file at `path` with garbage (page 1
+/// after the file header, so that the file is still a SQLite file).
 fn overwrite_page(path: &Path, page: i64) {
     let conn = Connection::open(path).expect("open");
     let size: i64 = conn
@@ -120,8 +121,9 @@ fn overwrite_page(path: &Path, page: i64) {
         .expect("page size");
     drop(conn);
     let mut bytes = std::fs::read(path).expect("read");
-    let start = usize::try_from((page - 1) * size).expect("offset");
-    let end = start + usize::try_from(size).expect("size");
+    let header = if page == 1 { 100 } else { 0 };
+    let start = usize::try_from((page - 1) * size).expect("offset") + header;
+    let end = start - header + usize::try_from(size).expect("size");
     assert!(end <= bytes.len(), "page {page} is in the file");
     bytes[start..end].fill(0xab);
     std::fs::write(path, bytes).expect("write");
@@ -188,5 +190,25 @@ fn a_damaged_file_names_the_path_the_table_and_the_remedy() {
         r.stdout
     );
     assert!(r.stdout.contains(".recover"), "{}", r.stdout);
+
+    // The schema's page: the database does not open; still a named part and the remedy.
+    let path = dir.join("schema.db");
+    write_db(&path);
+    overwrite_page(&path, 1);
+    let db = path.to_str().expect("utf-8");
+    let r = cli(&["verify", db]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .starts_with(&format!("error: {db}: the file is damaged")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("table `sqlite_master`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("sqlite3 {db} .recover")),
+        "{}",
+        r.stderr
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::db::{kind_of, Damage, Db, Kind};
+use crate::db::{is_damage, kind_of, Damage, Db, Kind};
+use crate::error::CliError;
 use crate::opt::VerifyArgs;
 use crate::style::{progress, Style, Table};
 use crate::{Ctx, Result};
@@ -72,7 +73,23 @@ impl Report {
 
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &VerifyArgs) -> Result<ExitCode> {
-    let db = Db::open_read(&args.db).await?;
+    let db = match Db::open_read(&args.db).await {
+        Ok(db) => db,
+        Err(e) if kind_of(&args.db) == Kind::Sqlite && is_damage(&e) => {
+            let damage = [Damage {
+                table: Some("sqlite_master".into()),
+                index: None,
+                reason: e.to_string(),
+            }];
+            return Err(CliError::Damaged(format!(
+                "{}: the file is damaged where SQLite keeps its schema (table `sqlite_master`): \
+                 {e}\nremedy: {}",
+                args.db,
+                remedy(&args.db, &damage).unwrap_or_default()
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     let allowlist: Allowlist = args.allow.iter().cloned().collect();
     let unsafe_level = if args.strict {
         Level::Error
