@@ -133,6 +133,39 @@ fn check_reads_like_python(db: &str, expected: &J) {
                 .as_str()
                 .is_some_and(|r| r.contains("channel=\"point\""))));
 
+    // `forked`: Python's latest checkpoint (its `get_state`) is the update on the step-1
+    // checkpoint. It is the head: the trunk ends there, the first run's steps 2-4 are the
+    // fork; `step:2` names it (the run's own step 2 is on the other branch); writes are
+    // named by the task path Python stored.
+    let latest = expected["forked"]["state"]["checkpoint_id"]
+        .as_str()
+        .expect("latest id");
+    let tree = cli(&["history", db, "forked"]);
+    assert_eq!(tree.code, 0, "{}", tree.stderr);
+    let last = tree.stdout.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        format!("● {latest}  step 2  update  ← head"),
+        "{}",
+        tree.stdout
+    );
+    assert!(
+        tree.stdout.contains("│ ● "),
+        "the first run is the fork: {}",
+        tree.stdout
+    );
+    assert!(
+        tree.stdout.contains("writes: __start__ (3)"),
+        "{}",
+        tree.stdout
+    );
+    assert!(tree.stdout.contains("writes: step (2)"), "{}", tree.stdout);
+    let step2 = cli(&["show", "--json", db, "forked", "step:2"]).json();
+    assert_eq!(step2["config"]["checkpoint_id"], latest);
+    let prefix: String = latest.chars().take(30).collect();
+    let by_prefix = cli(&["show", "--json", db, "forked", &prefix]).json();
+    assert_eq!(by_prefix["config"]["checkpoint_id"], latest);
+
     // dump prints LangGraph's notation.
     let dump = cli(&["dump", db, "paused"]);
     assert_eq!(dump.code, 0, "{}", dump.stderr);
