@@ -18,12 +18,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stategraph::channels::LastValue;
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, Error as SaverError, Value};
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, Value};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{
     update, CompileOptions, CompiledGraph, Durability, DynState, Error, NoInput, RunConfig,
     StateGraph, END, START,
 };
+
+#[path = "race/input.rs"]
+mod input;
+mod support;
 
 const ROUNDS: usize = 100;
 const RACER_DB: &str = "STATEGRAPH_RACE_DB";
@@ -71,7 +75,7 @@ async fn racer_process_entry() {
         let config = RunConfig::thread(thread).durability(Durability::Sync);
         match app.invoke(NoInput, &config).await {
             Ok(_) => say("WON"),
-            Err(Error::Checkpoint(SaverError::Conflict(_))) => say("CONFLICT"),
+            Err(Error::Conflict { .. }) => say("CONFLICT"),
             Err(e) => say(&format!("ERROR {e}")),
         }
     }
@@ -90,14 +94,14 @@ struct Racer {
 
 impl Racer {
     fn spawn(db: &std::path::Path, name: &str) -> Racer {
+        Racer::spawn_entry("racer_process_entry", (RACER_DB, db.as_os_str()), name)
+    }
+
+    /// This test binary run again as test `entry`, with `name` and the saver in `env`.
+    fn spawn_entry(entry: &str, env: (&str, &std::ffi::OsStr), name: &str) -> Racer {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "racer_process_entry",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(RACER_DB, db)
+            .args([entry, "--exact", "--nocapture", "--test-threads=1"])
+            .env(env.0, env.1)
             .env(RACER_NAME, name)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
