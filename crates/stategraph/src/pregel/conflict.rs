@@ -25,12 +25,14 @@ use stategraph_checkpoint::{CheckpointConfig, CheckpointSaver, CheckpointSource}
 
 use crate::error::{Error, InputFate, Result};
 
-/// The root checkpoints a run handed to its saver, in order, and which one was its input
-/// checkpoint (a run with new input stores that one first).
+/// The root checkpoints a run handed to its saver, in order, which one was its input
+/// checkpoint (a run with new input stores that one first), and the checkpoint a
+/// `Command` input's writes were stored against.
 #[derive(Debug, Default)]
 pub(crate) struct StoredByRun {
     ids: Vec<String>,
     input: Option<String>,
+    command_writes_on: Option<String>,
 }
 
 impl StoredByRun {
@@ -40,6 +42,12 @@ impl StoredByRun {
             self.input = Some(id.to_owned());
         }
         self.ids.push(id.to_owned());
+    }
+
+    /// Notes that the run's `Command` input was stored as writes against checkpoint `id`
+    /// (the loaded head): another run loading that checkpoint applies them.
+    pub(crate) fn note_command_writes(&mut self, id: &str) {
+        self.command_writes_on = Some(id.to_owned());
     }
 }
 
@@ -106,12 +114,22 @@ async fn walk(
 }
 
 /// The fate, from the walk (`chain`, head first): none of the run's checkpoints in it is
-/// [`InputFate::NotApplied`]; its newest one past its input is `Applied`; its input
-/// checkpoint, followed by another run's step (`loop`, a resume that ran this run's start)
-/// is `Applied`, by another run's input is `Dropped`, by anything else `Unknown`.
+/// [`InputFate::NotApplied`] (`Unknown` when a `Command` input's writes were stored: the
+/// winner may have loaded them with the head); its newest one past its input is
+/// `Applied`; its input checkpoint, followed by another run's step (`loop`, a resume that
+/// ran this run's start) is `Applied`, by another run's input is `Dropped`, by anything
+/// else `Unknown`.
 pub(crate) fn decide(chain: &[Visited], stored: &StoredByRun) -> InputFate {
     let Some(last) = chain.last().filter(|v| stored.ids.contains(&v.id)) else {
-        return InputFate::NotApplied;
+        return match &stored.command_writes_on {
+            None => InputFate::NotApplied,
+            Some(id) => InputFate::Unknown {
+                reason: format!(
+                    "the run's command input is stored as writes against checkpoint {id}, \
+                     which another run may have loaded and applied"
+                ),
+            },
+        };
     };
     let checkpoint_id = last.id.clone();
     if stored.input.as_ref() != Some(&last.id) {
@@ -161,6 +179,14 @@ mod tests {
         );
         assert_eq!(decide(&[], &stored), InputFate::NotApplied);
         assert_eq!(decide(&[], &StoredByRun::default()), InputFate::NotApplied);
+        // A command's writes on the loaded head: the winner may have applied them.
+        let mut command = run(&["5"], false);
+        command.note_command_writes("4");
+        assert_eq!(decide(&[at("6", Loop)], &command).applied(), None);
+        assert_eq!(
+            decide(&[at("6", Loop), at("5", Loop)], &command).applied(),
+            Some(true)
+        );
     }
 
     #[test]

@@ -376,6 +376,10 @@ impl Loop {
                     );
                 } else {
                     self.put_writes(NULL_TASK_ID, writes).await?;
+                    if !nested && self.p.saver.is_some() {
+                        let on = self.checkpoint.id.clone();
+                        self.stored.note_command_writes(&on);
+                    }
                 }
             }
         }
