@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stategraph::channels::LastValue;
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, Value};
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, CheckpointTuple, Value};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{
     update, CompileOptions, CompiledGraph, Durability, DynState, Error, NoInput, RunConfig,
@@ -182,17 +182,7 @@ async fn two_processes_resuming_one_thread_exactly_one_wins() {
             )
             .await
             .expect("list");
-        for pair in history.windows(2) {
-            let parent = pair[0]
-                .parent_config
-                .as_ref()
-                .and_then(|p| p.checkpoint_id.clone());
-            assert_eq!(
-                parent.as_deref(),
-                Some(pair[1].checkpoint.id.as_str()),
-                "round {round}: the history forked"
-            );
-        }
+        assert_linear(&history, round);
         let last = &history[0].checkpoint.channel_values;
         assert_eq!(
             last.get("who"),
@@ -220,4 +210,20 @@ async fn two_processes_resuming_one_thread_exactly_one_wins() {
     drop(racers);
     drop(app);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every checkpoint of `history` (newest first) has the next older one as its parent: the
+/// thread never forked.
+fn assert_linear(history: &[CheckpointTuple], round: usize) {
+    for pair in history.windows(2) {
+        let parent = pair[0]
+            .parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.clone());
+        assert_eq!(
+            parent.as_deref(),
+            Some(pair[1].checkpoint.id.as_str()),
+            "round {round}: the history forked"
+        );
+    }
 }
