@@ -10,7 +10,8 @@
 //! winner's write of `work` on `H`.
 //!
 //! The racers are this test binary run again (`racer_process_entry`, switched on by an
-//! environment variable), each driven over stdin/stdout for every round.
+//! environment variable), each driven over stdin/stdout for every round. `race/input.rs`
+//! races two processes giving one thread new input, with the same racers.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};

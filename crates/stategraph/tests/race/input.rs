@@ -17,8 +17,12 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use stategraph::channels::BinaryOperatorAggregate;
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, CheckpointTuple, Value};
+use stategraph::checkpoint::{
+    CheckpointConfig, CheckpointSaver, CheckpointSource, CheckpointTuple, Value,
+};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{
     list, reducers, update, CompileOptions, CompiledGraph, Durability, DynState, Error, InputFate,
@@ -219,6 +223,88 @@ async fn history(saver: &dyn CheckpointSaver, thread: &str) -> Vec<CheckpointTup
         .list(Some(&CheckpointConfig::thread(thread)), &Default::default())
         .await
         .expect("list")
+}
+
+/// The race's "built on the loser" case without timing: two saver instances on one file
+/// (the in-process lease is per instance, so they race as two processes would). B stops
+/// in its `work` node, after its input and step-0 checkpoints are stored; A gives its
+/// input meanwhile and finishes; B's writes are then refused, and its `Conflict` says
+/// its input was applied, at its step-0 checkpoint, the parent of A's input checkpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_winner_built_on_the_losers_step_makes_the_losers_conflict_say_applied() {
+    let dir = std::env::temp_dir().join(format!("stategraph-race-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let db = dir.join("threads.db");
+    let (one, two) = (
+        Arc::new(SqliteSaver::open(&db).expect("open")),
+        Arc::new(SqliteSaver::open(&db).expect("open again")),
+    );
+    let config = RunConfig::thread("t").durability(Durability::Sync);
+    let _ = graph("setup", one.clone())
+        .invoke(update([("log", list!["setup"])]), &config)
+        .await
+        .expect("the setup run");
+    let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let mut g = StateGraph::<DynState>::with_channels(vec![(
+        "log".into(),
+        Box::new(BinaryOperatorAggregate::new(reducers::add(), Some(list![]))) as _,
+    )]);
+    let (s, r) = (started.clone(), release.clone());
+    g.add_node("work", move |_s: DynState| {
+        let (s, r) = (s.clone(), r.clone());
+        async move {
+            s.notify_one();
+            r.notified().await;
+            update([("log", list!["b-work"])])
+        }
+    });
+    g.add_edge(START, "work").add_edge("work", END);
+    let b = g
+        .compile_with(CompileOptions::new().checkpointer(one.clone()))
+        .expect("compiles");
+    let b_config = config.clone();
+    let b_run =
+        tokio::spawn(async move { b.invoke(update([("log", list!["b"])]), &b_config).await });
+    started.notified().await;
+    let _ = graph("a", two.clone())
+        .invoke(update([("log", list!["a"])]), &config)
+        .await
+        .expect("A goes through");
+    release.notify_one();
+    let err = b_run.await.expect("B's task").expect_err("B loses");
+    let Error::Conflict {
+        fate: InputFate::Applied { checkpoint_id },
+        ..
+    } = &err
+    else {
+        panic!("not an applied conflict: {err:?}");
+    };
+    assert!(err.to_string().contains("do not give it again"), "{err}");
+    let history = history(two.as_ref(), "t").await;
+    let a_input = history
+        .iter()
+        .find(|t| t.metadata.source == Some(CheckpointSource::Input))
+        .expect("A's input checkpoint");
+    let parent = a_input
+        .parent_config
+        .as_ref()
+        .and_then(|p| p.checkpoint_id.as_ref());
+    assert_eq!(
+        parent,
+        Some(checkpoint_id),
+        "A started from B's step-0 checkpoint"
+    );
+    assert_eq!(
+        log_of(two.as_ref(), "t").await,
+        [
+            Value::from("setup"),
+            "setup-work".into(),
+            "b".into(),
+            "a".into(),
+            "a-work".into()
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
