@@ -49,8 +49,11 @@
 //! # What `Conflict` promises
 //!
 //! The refused call stored nothing. Whatever the losing run stored before its first
-//! refused call is either identical to what the winner stored (idempotent writes) or on
-//! checkpoints nobody descends from. The winner's rows are untouched.
+//! refused call is identical to what the winner stored (idempotent writes), on
+//! checkpoints nobody descends from, or in the thread's history (the winner loaded the
+//! thread after the loser had stored checkpoints, and started from its newest one); the
+//! rule is `stategraph_checkpoint::fence`'s, and the engine tells the loser which
+//! (`stategraph::InputFate`). The winner's rows are untouched.
 //!
 //! # How
 //!

@@ -38,10 +38,14 @@
 //! # What `Conflict` promises
 //!
 //! The refused call stored nothing. What the loser stored before its first refused call
-//! is either identical to the winner's (idempotent writes of the same task) or on
-//! checkpoints nobody descends from (task writes against a checkpoint the winner moved
-//! past before the loser's writes were refused are impossible: they would have been
-//! refused by (a)). The loser can reload the head and decide what to do.
+//! is identical to the winner's (idempotent writes of the same task), on checkpoints
+//! nobody descends from, or in the thread's history: a winner that loaded the thread after
+//! the loser had stored checkpoints starts from the loser's newest one (the fence cannot
+//! tell a run in flight elsewhere from one that crashed there, and a crashed run's
+//! checkpoint must stay resumable). Which one it is does not change after the refusal: a
+//! checkpoint is admitted only as a child of the head or as a branch, so a head that
+//! descends from none of the loser's checkpoints has no later descendant that does. The
+//! engine reads it from the history and reports it (`stategraph::InputFate`).
 
 use crate::error::Error;
 use crate::saver::starts_branch;

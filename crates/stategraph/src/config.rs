@@ -135,7 +135,7 @@ impl RunConfig {
     /// [`crate::Error::InvalidConfig`].
     ///
     /// **If the assumption is wrong**, the run's first checkpoint is refused by the fence
-    /// with [`stategraph_checkpoint::Error::Conflict`] (as `Error::Checkpoint`): nothing
+    /// ([`crate::Error::Conflict`] with [`crate::InputFate::NotApplied`]): nothing
     /// of the thread is overwritten. In durability `async` and `exit` the run's nodes may
     /// have run before the refusal reaches it; nothing they wrote is stored.
     pub fn assume_new_thread(mut self) -> Self {
@@ -157,8 +157,8 @@ impl RunConfig {
     /// read it makes: same values, checkpoints and writes.
     ///
     /// **If the head is stale** (the thread has a newer checkpoint), the run's first
-    /// checkpoint, a child of the held head, is refused by the fence with
-    /// [`stategraph_checkpoint::Error::Conflict`] (as `Error::Checkpoint`): nothing is
+    /// checkpoint, a child of the held head, is refused by the fence
+    /// ([`crate::Error::Conflict`] with [`crate::InputFate::NotApplied`]): nothing is
     /// stored, nothing overwritten; the caller reads and runs again. The fence does not
     /// see writes stored against the held checkpoint since it was held (a run that failed
     /// before its first checkpoint leaves some): a caller that cannot rule them out

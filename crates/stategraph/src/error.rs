@@ -29,9 +29,22 @@ pub enum Error {
     /// Converting between a Rust state type and stored values failed.
     #[error("state conversion: {0}")]
     State(String),
-    /// The checkpoint layer failed (saver, serde).
+    /// The checkpoint layer failed (saver, serde). A fence's refusal of a run's or
+    /// `update_state`'s save is [`Error::Conflict`] instead.
     #[error(transparent)]
     Checkpoint(#[from] checkpoint::Error),
+    /// Another writer moved the thread on while this run (or `update_state`) was saving:
+    /// the saver's fence refused a save ([`checkpoint::Error::Conflict`]) and the run
+    /// stopped there. The refused save stored nothing; `fate` says whether what the run
+    /// stored before it is in the thread's history, so that a caller knows whether to give
+    /// the input again (README, "Two processes on one thread").
+    #[error("conflict: {message}; {fate}")]
+    Conflict {
+        /// The fence's reason for the refusal.
+        message: String,
+        /// Whether the run's input is in the thread's history now.
+        fate: InputFate,
+    },
     /// A subgraph's node sent a command to its parent graph; the parent's task handles it.
     #[error("a command for the parent graph escaped to the root")]
     ParentCommand(Box<crate::types::Command>),
@@ -88,6 +101,78 @@ pub enum Error {
         /// The nodes that run when the thread is resumed.
         next: Vec<String>,
     },
+}
+
+/// What became of the input of a run that ended in [`Error::Conflict`], read from the
+/// thread's history when the conflict was met: the thread's head then descends from none,
+/// or from some, of the checkpoints the run stored, and that does not change afterwards
+/// (the fence admits a new checkpoint only as a child of the head, or as a deliberate
+/// branch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputFate {
+    /// No checkpoint the run stored is in the thread's history: its input was not applied
+    /// (what it stored is on checkpoints nobody descends from, or identical to another
+    /// run's writes). Giving the input again applies it once.
+    NotApplied,
+    /// The thread's history contains `checkpoint_id`, the newest checkpoint the run
+    /// stored, past its input: another run continued from there, so the input (and the
+    /// run's steps up to that checkpoint) are in the state. Do not give the input again.
+    Applied {
+        /// The run's newest checkpoint in the thread's history.
+        checkpoint_id: String,
+    },
+    /// The thread's history contains `checkpoint_id`, the run's input checkpoint, but the
+    /// run that continued from it gave new input of its own, which (as in LangGraph)
+    /// drops the tasks left pending there, this run's start among them: the input is not
+    /// in the state. Giving it again applies it once.
+    Dropped {
+        /// The run's input checkpoint.
+        checkpoint_id: String,
+    },
+    /// The history could not tell: it could not be read, or another writer changed the
+    /// run's input checkpoint with `update_state` (its input may still be applied by the
+    /// thread's next resume). Read the state before giving the input again.
+    Unknown {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl InputFate {
+    /// `Some(true)` when the input is in the thread's state, `Some(false)` when it is not
+    /// (giving it again applies it once), `None` when unknown.
+    pub fn applied(&self) -> Option<bool> {
+        match self {
+            InputFate::Applied { .. } => Some(true),
+            InputFate::NotApplied | InputFate::Dropped { .. } => Some(false),
+            InputFate::Unknown { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for InputFate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputFate::NotApplied => write!(
+                f,
+                "nothing this run stored is in the thread's history (its input was not applied)"
+            ),
+            InputFate::Applied { checkpoint_id } => write!(
+                f,
+                "another run continued from this run's checkpoint {checkpoint_id} (its input \
+                 was applied: do not give it again)"
+            ),
+            InputFate::Dropped { checkpoint_id } => write!(
+                f,
+                "another run gave new input on this run's input checkpoint {checkpoint_id}, \
+                 dropping this run's start (its input was not applied)"
+            ),
+            InputFate::Unknown { reason } => {
+                write!(f, "whether its input was applied is unknown: {reason}")
+            }
+        }
+    }
 }
 
 /// The result type of the engine.

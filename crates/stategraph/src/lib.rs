@@ -24,7 +24,7 @@ pub mod thread_head;
 pub mod types;
 
 pub use config::{AsRunConfig, Durability, RunConfig};
-pub use error::{Error, Result};
+pub use error::{Error, InputFate, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,

@@ -242,9 +242,7 @@ async fn run_cancelled(
                     failures.wrong_state.push(format!("round {round}: {got:?}"));
                 }
             }
-            Err(stategraph::Error::Checkpoint(stategraph::checkpoint::Error::Conflict(_))) => {
-                failures.conflicts += 1
-            }
+            Err(stategraph::Error::Conflict { .. }) => failures.conflicts += 1,
             // A conflict met by the subgraph reaches the run as the node's failure.
             Err(e) if e.to_string().contains("conflict") => failures.conflicts += 1,
             Err(e) => failures.other_errors.push(format!("round {round}: {e}")),

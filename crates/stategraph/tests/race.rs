@@ -10,7 +10,8 @@
 //! winner's write of `work` on `H`.
 //!
 //! The racers are this test binary run again (`racer_process_entry`, switched on by an
-//! environment variable), each driven over stdin/stdout for every round.
+//! environment variable), each driven over stdin/stdout for every round. `race/input.rs`
+//! races two processes giving one thread new input, with the same racers.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -18,12 +19,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stategraph::channels::LastValue;
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, Error as SaverError, Value};
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, CheckpointTuple, Value};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{
     update, CompileOptions, CompiledGraph, Durability, DynState, Error, NoInput, RunConfig,
     StateGraph, END, START,
 };
+
+#[path = "race/input.rs"]
+mod input;
+mod support;
 
 const ROUNDS: usize = 100;
 const RACER_DB: &str = "STATEGRAPH_RACE_DB";
@@ -71,7 +76,7 @@ async fn racer_process_entry() {
         let config = RunConfig::thread(thread).durability(Durability::Sync);
         match app.invoke(NoInput, &config).await {
             Ok(_) => say("WON"),
-            Err(Error::Checkpoint(SaverError::Conflict(_))) => say("CONFLICT"),
+            Err(Error::Conflict { .. }) => say("CONFLICT"),
             Err(e) => say(&format!("ERROR {e}")),
         }
     }
@@ -90,14 +95,14 @@ struct Racer {
 
 impl Racer {
     fn spawn(db: &std::path::Path, name: &str) -> Racer {
+        Racer::spawn_entry("racer_process_entry", (RACER_DB, db.as_os_str()), name)
+    }
+
+    /// This test binary run again as test `entry`, with `name` and the saver in `env`.
+    fn spawn_entry(entry: &str, env: (&str, &std::ffi::OsStr), name: &str) -> Racer {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "racer_process_entry",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(RACER_DB, db)
+            .args([entry, "--exact", "--nocapture", "--test-threads=1"])
+            .env(env.0, env.1)
             .env(RACER_NAME, name)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -178,17 +183,7 @@ async fn two_processes_resuming_one_thread_exactly_one_wins() {
             )
             .await
             .expect("list");
-        for pair in history.windows(2) {
-            let parent = pair[0]
-                .parent_config
-                .as_ref()
-                .and_then(|p| p.checkpoint_id.clone());
-            assert_eq!(
-                parent.as_deref(),
-                Some(pair[1].checkpoint.id.as_str()),
-                "round {round}: the history forked"
-            );
-        }
+        assert_linear(&history, round);
         let last = &history[0].checkpoint.channel_values;
         assert_eq!(
             last.get("who"),
@@ -216,4 +211,20 @@ async fn two_processes_resuming_one_thread_exactly_one_wins() {
     drop(racers);
     drop(app);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every checkpoint of `history` (newest first) has the next older one as its parent: the
+/// thread never forked.
+fn assert_linear(history: &[CheckpointTuple], round: usize) {
+    for pair in history.windows(2) {
+        let parent = pair[0]
+            .parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.clone());
+        assert_eq!(
+            parent.as_deref(),
+            Some(pair[1].checkpoint.id.as_str()),
+            "round {round}: the history forked"
+        );
+    }
 }

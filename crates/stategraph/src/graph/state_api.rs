@@ -583,7 +583,15 @@ impl<S: State> CompiledGraph<S> {
                 &metadata,
                 &new_versions,
             )
-            .await?;
+            .await
+            .map_err(|e| match e {
+                // The one checkpoint of the update was refused: nothing of it is stored.
+                stategraph_checkpoint::Error::Conflict(message) => Error::Conflict {
+                    message,
+                    fate: crate::error::InputFate::NotApplied,
+                },
+                other => Error::Checkpoint(other),
+            })?;
         stored
             .configurable
             .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);

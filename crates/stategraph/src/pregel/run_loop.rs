@@ -16,6 +16,7 @@ use super::algo::{
     apply_writes, create_checkpoint, prepare_next_tasks, should_interrupt, Channels, Task,
     TaskWrites,
 };
+use super::conflict::{self, StoredByRun};
 use super::events;
 use super::graph::PregelGraph;
 use super::head::Head;
@@ -112,6 +113,8 @@ pub(crate) struct Loop {
     resuming: bool,
     /// DeltaChannel bookkeeping (docs/format.md#deltachannel).
     delta: DeltaRun,
+    /// The root checkpoints this run handed to the saver (for a `Conflict`'s fate).
+    stored: StoredByRun,
 }
 
 /// What a run tracks for its DeltaChannels.
@@ -261,11 +264,14 @@ impl Loop {
             is_replaying: false,
             resuming: false,
             delta: DeltaRun::default(),
+            stored: StoredByRun::default(),
         };
         lp.delta.enabled = super::delta::has_delta_channels(&lp.p.graph);
-        lp.updated_channels = lp
-            .first(input, addressed, superseded, saved_updated)
-            .await?;
+        let first = lp.first(input, addressed, superseded, saved_updated).await;
+        match first {
+            Ok(updated) => lp.updated_channels = updated,
+            Err(e) => return Err(lp.with_fate(e).await),
+        }
         Ok(lp)
     }
 
@@ -370,6 +376,10 @@ impl Loop {
                     );
                 } else {
                     self.put_writes(NULL_TASK_ID, writes).await?;
+                    if !nested && self.p.saver.is_some() {
+                        let on = self.checkpoint.id.clone();
+                        self.stored.note_command_writes(&on);
+                    }
                 }
             }
         }
@@ -526,9 +536,24 @@ impl Loop {
         };
         let persist = self.p.resuming.is_none() || stopped_early;
         // A failed save is the root cause of a later failure, so it is reported first.
-        self.exit(persist).await?;
-        let interrupts = result?;
-        Ok(self.finish(interrupts))
+        match (self.exit(persist).await, result) {
+            (Err(e), _) | (Ok(()), Err(e)) => Err(self.with_fate(e).await),
+            (Ok(()), Ok(interrupts)) => Ok(self.finish(interrupts)),
+        }
+    }
+
+    /// `err`, a fence's refusal of a root run's save turned into [`Error::Conflict`] with
+    /// the fate of the run's input (read once the run's saves have ended).
+    async fn with_fate(&mut self, err: Error) -> Error {
+        match (&self.p.saver, &self.p.config.thread_id, self.p.resuming) {
+            (Some(saver), Some(thread_id), None) => {
+                // Owned, so that the future does not borrow the loop (which is not `Sync`).
+                let (saver, thread_id) = (saver.clone(), thread_id.clone());
+                let stored = std::mem::take(&mut self.stored);
+                conflict::with_fate(err, saver.as_ref(), &thread_id, &stored).await
+            }
+            _ => err,
+        }
     }
 
     /// The super-steps; `Ok` carries the interrupts that stopped the run (none when done).
@@ -957,6 +982,12 @@ impl Loop {
                 counters,
                 stores,
                 &BTreeSet::new(),
+            );
+        }
+        if self.p.resuming.is_none() && self.p.saver.is_some() {
+            self.stored.note(
+                &next.id,
+                self.metadata.source == Some(CheckpointSource::Input),
             );
         }
         let next = Arc::new(next);

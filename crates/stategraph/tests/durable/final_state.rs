@@ -291,9 +291,7 @@ for_each_saver! {
             match error {
                 Some(e) => {
                     assert!(
-                        matches!(e, stategraph::Error::Checkpoint(
-                            stategraph::checkpoint::Error::Conflict(_)
-                        )),
+                        matches!(e, stategraph::Error::Conflict { .. }),
                         "{mode:?}: {e:?}"
                     );
                     assert_eq!(fin, None, "{mode:?}");

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use stategraph::checkpoint::{CheckpointSaver, CheckpointTuple, Error as SaverError, MemorySaver};
+use stategraph::checkpoint::{CheckpointSaver, CheckpointTuple, MemorySaver};
 use stategraph::graph::IntoInput;
 use stategraph::{
-    list, Command, CompiledGraph, Durability, DynState, Error, NodeContext, NodeError, RunConfig,
-    StateGraph, StreamMode, ThreadHead, Value, END, START,
+    list, Command, CompiledGraph, Durability, DynState, Error, InputFate, NodeContext, NodeError,
+    RunConfig, StateGraph, StreamMode, ThreadHead, Value, END, START,
 };
 use stategraph_checkpoint_sqlite::SqliteSaver;
 
@@ -204,7 +204,13 @@ async fn a_stale_head_is_a_conflict_and_overwrites_nothing() {
                     .await
                     .unwrap_err();
                 assert!(
-                    matches!(err, Error::Checkpoint(SaverError::Conflict(_))),
+                    matches!(
+                        err,
+                        Error::Conflict {
+                            fate: InputFate::NotApplied,
+                            ..
+                        }
+                    ),
                     "{name} {mode:?} {moved_by}: {err:?}"
                 );
                 assert_eq!(

@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use stategraph::checkpoint::{CheckpointSaver, Error as SaverError, MemorySaver};
+use stategraph::checkpoint::{CheckpointSaver, MemorySaver};
 use stategraph::{
-    list, Command, Durability, DynState, Error, NoInput, NodeContext, NodeError, RunConfig,
-    StateGraph, END, START,
+    list, Command, Durability, DynState, Error, InputFate, NoInput, NodeContext, NodeError,
+    RunConfig, StateGraph, END, START,
 };
 use stategraph_checkpoint_sqlite::SqliteSaver;
 
@@ -119,7 +119,13 @@ async fn a_wrong_assumption_is_a_conflict_and_overwrites_nothing() {
                 .await
                 .unwrap_err();
             assert!(
-                matches!(err, Error::Checkpoint(SaverError::Conflict(_))),
+                matches!(
+                    err,
+                    Error::Conflict {
+                        fate: InputFate::NotApplied,
+                        ..
+                    }
+                ),
                 "{name} {mode:?}: {err:?}"
             );
             assert_eq!(
