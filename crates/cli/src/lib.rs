@@ -6,6 +6,7 @@
 //! Layout (as sqlx-cli's): [`opt`] holds the clap types, one module per command under
 //! [`commands`], [`db`] opens databases (read-only unless the command writes),
 //! [`snapshot`] derives what LangGraph's `StateSnapshot` shows from a checkpoint alone,
+//! [`state`] reads a checkpoint with its DeltaChannel values rebuilt,
 //! [`render`] turns values into JSON or readable text, [`style`] handles colours, tables
 //! and progress bars. Data goes to stdout, messages and progress to stderr.
 //!
@@ -23,6 +24,7 @@ pub mod render;
 pub mod replay;
 pub mod sizes;
 pub mod snapshot;
+pub mod state;
 pub mod style;
 
 pub use error::{CliError, Result};

@@ -10,6 +10,7 @@
 
 mod support;
 
+mod delta;
 mod errors;
 mod python;
 #[cfg(feature = "serve")]
