@@ -74,6 +74,27 @@ fn not_rebuilt(a: &State, b: &State) -> Vec<(String, String, String)> {
     out
 }
 
+/// One channel's change as JSON.
+fn change_json(name: &str, c: &Change<'_>) -> Json {
+    match c {
+        Change::Added(v) => json!({"channel": name, "change": "added", "value": to_json(v)}),
+        Change::Removed(v) => json!({"channel": name, "change": "removed", "value": to_json(v)}),
+        Change::List {
+            common,
+            removed,
+            appended,
+        } => json!({
+            "channel": name, "change": "list", "common": common,
+            "removed": removed.iter().map(to_json).collect::<Vec<_>>(),
+            "appended": appended.iter().map(to_json).collect::<Vec<_>>(),
+        }),
+        Change::Changed(x, y) => json!({
+            "channel": name, "change": "changed",
+            "before": to_json(x), "after": to_json(y),
+        }),
+    }
+}
+
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &DiffArgs) -> Result<ExitCode> {
     let db = Db::open_read(&args.db).await?;
@@ -96,30 +117,7 @@ pub async fn run(ctx: &mut Ctx, args: &DiffArgs) -> Result<ExitCode> {
         .filter_map(|n| change(va.get(n), vb.get(n)).map(|c| (n, c)))
         .collect();
     if ctx.json {
-        let items: Vec<Json> = changes
-            .iter()
-            .map(|(name, c)| match c {
-                Change::Added(v) => {
-                    json!({"channel": name, "change": "added", "value": to_json(v)})
-                }
-                Change::Removed(v) => {
-                    json!({"channel": name, "change": "removed", "value": to_json(v)})
-                }
-                Change::List {
-                    common,
-                    removed,
-                    appended,
-                } => json!({
-                    "channel": name, "change": "list", "common": common,
-                    "removed": removed.iter().map(to_json).collect::<Vec<_>>(),
-                    "appended": appended.iter().map(to_json).collect::<Vec<_>>(),
-                }),
-                Change::Changed(x, y) => json!({
-                    "channel": name, "change": "changed",
-                    "before": to_json(x), "after": to_json(y),
-                }),
-            })
-            .collect();
+        let items: Vec<Json> = changes.iter().map(|(n, c)| change_json(n, c)).collect();
         let not: Vec<Json> = unknown
             .iter()
             .map(|(c, at, reason)| json!({"channel": c, "checkpoint_id": at, "reason": reason}))

@@ -139,6 +139,32 @@ fn human(st: &State, style: &Style) -> String {
             out.push_str(&format!("  {id}: {}\n", short(value, 300)));
         }
     }
+    values_text(st, style, &mut out);
+    if !t.pending_writes.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("pending writes:")));
+        let mut table = Table::new(&["TASK", "CHANNEL", "VALUE"], &[]);
+        for w in &t.pending_writes {
+            table.row(vec![
+                w.task_id.clone(),
+                w.channel.clone(),
+                short(&w.value, 120),
+            ]);
+        }
+        for line in table.render(&Style::plain()).lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "\n{}\n  {}\n",
+        style.bold("metadata:"),
+        repr_full(&t.metadata.to_value())
+    ));
+    out
+}
+
+/// The `values:` section: each state value, DeltaChannels with how they were obtained.
+fn values_text(st: &State, style: &Style, out: &mut String) {
+    let cp = &st.tuple.checkpoint;
     out.push_str(&format!("\n{}\n", style.bold("values:")));
     let mut any = false;
     for (name, value) in &cp.channel_values {
@@ -182,24 +208,4 @@ fn human(st: &State, style: &Style) -> String {
     if !any {
         out.push_str("  (none)\n");
     }
-    if !t.pending_writes.is_empty() {
-        out.push_str(&format!("\n{}\n", style.bold("pending writes:")));
-        let mut table = Table::new(&["TASK", "CHANNEL", "VALUE"], &[]);
-        for w in &t.pending_writes {
-            table.row(vec![
-                w.task_id.clone(),
-                w.channel.clone(),
-                short(&w.value, 120),
-            ]);
-        }
-        for line in table.render(&Style::plain()).lines() {
-            out.push_str(&format!("  {line}\n"));
-        }
-    }
-    out.push_str(&format!(
-        "\n{}\n  {}\n",
-        style.bold("metadata:"),
-        repr_full(&t.metadata.to_value())
-    ));
-    out
 }
