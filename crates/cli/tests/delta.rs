@@ -52,7 +52,7 @@ fn python_states<'a>(expected: &'a J, thread: &str) -> Vec<(&'a str, &'a J)> {
 
 /// `show --json` and `history --json` at every checkpoint equal Python's `get_state`.
 fn check_rebuilt_like_python(db: &str, expected: &J) {
-    for thread in ["chat", "items"] {
+    for (thread, channel) in [("chat", "messages"), ("items", "items")] {
         let states = python_states(expected, thread);
         assert!(states.len() > 10, "{thread}: {} checkpoints", states.len());
         let history = cli(&["history", "--json", db, thread]).json();
@@ -66,6 +66,11 @@ fn check_rebuilt_like_python(db: &str, expected: &J) {
             let show = cli(&["show", "--json", db, thread, id]).json();
             let what = format!("show of {thread} at {id}");
             assert_json_eq(&values_of(&show["values"]), &values_of(want), &what);
+            let nonempty = |v: &&J| v.as_array().is_some_and(|a| !a.is_empty());
+            if let Some(want) = want.get(channel).filter(nonempty) {
+                let one = cli(&["show", "--json", "--channel", channel, db, thread, id]).json();
+                assert_json_eq(&one["value"], want, &format!("show --channel at {id}"));
+            }
             rebuilt += usize::from(show["delta_channels"].to_string().contains("\"history\""));
         }
         assert!(
@@ -102,6 +107,9 @@ fn check_unknown_reducer_is_named(db: &str, expected: &J) {
                     human.stdout
                 );
                 assert!(human.stderr.contains("not rebuilt"), "{}", human.stderr);
+                let one = cli(&["show", "--channel", "data", db, "merged", id]);
+                assert_eq!(one.code, 1, "no value to print: {}", one.stdout);
+                assert!(one.stdout.contains("NOT rebuilt"), "{}", one.stdout);
             }
             // Before the first write: no version, nothing to rebuild; Python shows `{}`.
             None if want["data"] == serde_json::json!({}) => {
