@@ -105,7 +105,8 @@ fn unwrap_snapshot(value: Value) -> (Value, bool) {
 ///
 /// DeltaChannels are the state keys whose value is stored as a snapshot, and those with
 /// a version but no stored value that the metadata's `counters_since_delta_snapshot`
-/// names or whose nearest stored value is a snapshot. A rebuilt value is inserted into
+/// names or (at a checkpoint with counters or a snapshot) whose nearest stored value is
+/// a snapshot. A checkpoint with neither reads no history. A rebuilt value is inserted into
 /// `channel_values`; an [`DeltaValue::Unknown`] one is left out. Other channels are
 /// untouched.
 pub async fn rebuild_delta_values<S: CheckpointSaver + ?Sized>(
@@ -124,13 +125,19 @@ pub async fn rebuild_delta_values<S: CheckpointSaver + ?Sized>(
             out.insert(name.clone(), DeltaValue::Stored);
         }
     }
-    let counted: HashSet<String> = match tuple.metadata.extra.get(COUNTERS_KEY) {
+    let counters = tuple.metadata.extra.get(COUNTERS_KEY);
+    let counted: HashSet<String> = match counters {
         Some(Value::Map(m)) => m
             .keys()
             .filter_map(|k| k.as_str().map(str::to_owned))
             .collect(),
         _ => HashSet::new(),
     };
+    // A checkpoint without any DeltaChannel mark (no counters, no snapshot) reads no
+    // history: a plain thread's emptied channel must not walk the whole chain.
+    if counters.is_none() && out.is_empty() {
+        return Ok(out);
+    }
     let missing: Vec<String> = cp
         .channel_versions
         .keys()
@@ -403,6 +410,86 @@ mod tests {
         let (value, fold) = fold(Some(list(vec![Value::from("s")])), writes).expect("ok");
         assert_eq!(fold, Fold::Concat);
         assert_eq!(value, list(vec![Value::from("z"), Value::from("b")]));
+    }
+
+    /// A thread of a `MemorySaver`: checkpoint 1 stores the snapshot `["a"]` and has the
+    /// write `["b"]`; checkpoint 2 stores nothing for `items` (counters name it).
+    async fn delta_thread() -> (crate::MemorySaver, crate::CheckpointConfig) {
+        use crate::{
+            ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
+        };
+        let saver = crate::MemorySaver::new();
+        let mut one = Checkpoint::empty("1ef00000-0000-6000-8000-000000000001", "t1");
+        one.channel_values.insert(
+            "items".into(),
+            Value::ext(Ext::DeltaSnapshot(list(vec![Value::from("a")]))),
+        );
+        one.channel_versions
+            .insert("items".into(), ChannelVersion::Int(1));
+        let meta = CheckpointMetadata::new(CheckpointSource::Input, -1);
+        let at_one = saver
+            .put(
+                &CheckpointConfig::thread("t"),
+                &one,
+                &meta,
+                &one.channel_versions.clone(),
+            )
+            .await
+            .expect("put");
+        saver
+            .put_writes(
+                &at_one,
+                &[("items".to_owned(), list(vec![Value::from("b")]))],
+                "task",
+                "",
+            )
+            .await
+            .expect("writes");
+        let mut two = Checkpoint::empty("1ef00000-0000-6000-8000-000000000002", "t2");
+        two.channel_versions
+            .insert("items".into(), ChannelVersion::Int(2));
+        let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
+        let mut counters = Map::new();
+        counters.insert("items", list(vec![Value::Int(1), Value::Int(1)]));
+        meta.extra
+            .insert(COUNTERS_KEY.to_owned(), Value::Map(counters));
+        let at_two = saver
+            .put(&at_one, &two, &meta, &two.channel_versions.clone())
+            .await
+            .expect("put");
+        (saver, at_two)
+    }
+
+    #[tokio::test]
+    async fn rebuilds_over_any_saver_and_unwraps_snapshots() {
+        let (saver, head) = delta_thread().await;
+        let mut t = saver.get_tuple(&head).await.expect("get").expect("head");
+        assert!(!t.checkpoint.channel_values.contains_key("items"));
+        let report = rebuild_delta_values(&saver, &mut t).await.expect("rebuild");
+        assert_eq!(
+            t.checkpoint.channel_values.get("items"),
+            Some(&list(vec![Value::from("a"), Value::from("b")]))
+        );
+        assert_eq!(
+            report["items"],
+            DeltaValue::Rebuilt {
+                fold: Fold::Concat,
+                seeded: true,
+                writes: 1
+            }
+        );
+        let parent = t.parent_config.clone().expect("a parent");
+        let mut p = saver
+            .get_tuple(&parent)
+            .await
+            .expect("get")
+            .expect("parent");
+        let report = rebuild_delta_values(&saver, &mut p).await.expect("rebuild");
+        assert_eq!(report["items"], DeltaValue::Stored);
+        assert_eq!(
+            p.checkpoint.channel_values.get("items"),
+            Some(&list(vec![Value::from("a")]))
+        );
     }
 
     #[test]
