@@ -119,6 +119,18 @@ fn check_unknown_reducer_is_named(db: &str, expected: &J) {
         }
     }
     assert!(unknown > 3, "{unknown} checkpoints not rebuilt");
+    // `diff` does not report a channel it cannot rebuild as a change: it names it.
+    let states = python_states(expected, "merged");
+    let (newest, oldest) = (states[0].0, states[states.len() - 2].0);
+    let diff = cli(&["diff", "--json", db, "merged", oldest, newest]).json();
+    assert_eq!(diff["not_rebuilt"][0]["channel"], "data", "{diff}");
+    assert!(!diff["channels"].to_string().contains("\"data\""), "{diff}");
+    let human = cli(&["diff", db, "merged", oldest, newest]);
+    assert!(
+        human.stdout.contains("? data: not compared"),
+        "{}",
+        human.stdout
+    );
 }
 
 /// `diff` between two checkpoints that store no `messages` value shows what Python's values
