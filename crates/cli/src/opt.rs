@@ -240,7 +240,8 @@ pub struct ShowArgs {
     /// The checkpoint namespace (default: the root, `""`).
     #[arg(long, default_value = "")]
     pub ns: String,
-    /// Show only this channel's value.
+    /// Show only this channel's value (for a DeltaChannel whose reducer is unknown: its
+    /// stored value and the writes since, and exit code 1).
     #[arg(long)]
     pub channel: Option<String>,
 }
