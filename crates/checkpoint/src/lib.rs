@@ -38,6 +38,7 @@ pub mod memory;
 pub mod metadata;
 pub mod python;
 pub mod raw;
+pub mod rebuild;
 pub mod saver;
 pub mod serde;
 pub mod source;
@@ -54,6 +55,7 @@ pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};
 pub use memory::MemorySaver;
 pub use metadata::{CheckpointMetadata, CheckpointSource};
+pub use rebuild::{rebuild_delta_values, DeltaValue, Fold};
 pub use saver::{
     starts_branch, Capabilities, CheckpointSaver, ListOptions, PruneStrategy, SaveOp,
     CONFIG_KEY_BRANCH,

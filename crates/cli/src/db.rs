@@ -249,6 +249,22 @@ impl Db {
         }
     }
 
+    /// The size of every thread, the one definition `threads` and `stats` share: the
+    /// bytes the database stores for it, in every namespace: its checkpoint rows
+    /// (checkpoint and metadata columns), its pending writes and, on Postgres, its channel
+    /// blobs. A byte count is the length of each stored value: `length()` on SQLite; on
+    /// Postgres `octet_length()` of byte columns, `pg_column_size()` of JSONB ones.
+    pub async fn thread_sizes(&self) -> Result<std::collections::HashMap<String, i64>> {
+        let mut out: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+        for row in self.thread_rows().await? {
+            *out.entry(row.thread_id).or_default() += row.bytes;
+        }
+        for (thread, bytes) in self.other_bytes().await? {
+            *out.entry(thread).or_default() += bytes;
+        }
+        Ok(out)
+    }
+
     /// Calls `f` on every checkpoint row of `(thread, ns)` of a SQLite database, oldest
     /// first, one row at a time: `(id, parent id, type, checkpoint bytes, row bytes)`.
     /// Returns `false` (and calls nothing) on Postgres, whose rows hold no values.

@@ -7,6 +7,7 @@
 //! [`commands`], [`db`] opens databases (read-only unless the command writes),
 //! [`checkpoint_ref`] resolves checkpoints named by id prefix or `step:N`,
 //! [`snapshot`] derives what LangGraph's `StateSnapshot` shows from a checkpoint alone,
+//! [`state`] reads a checkpoint with its DeltaChannel values rebuilt,
 //! [`render`] turns values into JSON or readable text, [`style`] handles colours, tables
 //! and progress bars. Data goes to stdout, messages and progress to stderr.
 //!
@@ -27,6 +28,7 @@ pub mod render;
 pub mod replay;
 pub mod sizes;
 pub mod snapshot;
+pub mod state;
 pub mod style;
 pub mod task_names;
 

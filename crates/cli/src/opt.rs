@@ -26,6 +26,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Every thread: namespaces, checkpoints, latest step, last update, bytes, interrupts.
+    ///
+    /// BYTES is a thread's size as `stats` reports it: the bytes the database stores for
+    /// the thread in every namespace, its checkpoint rows (checkpoint and metadata
+    /// columns), its pending writes and, on Postgres, its channel blobs (the length of
+    /// each stored value; `pg_column_size` for Postgres's JSONB columns).
     Threads(DbArg),
     /// The checkpoint tree of a thread: the line to the latest checkpoint (the head) is the
     /// trunk, other branches are drawn as forks; each checkpoint's writes by task name.
@@ -39,12 +44,37 @@ pub enum Command {
     /// thread's latest checkpoint, the one `show` shows by default.
     History(HistoryArgs),
     /// The state at a checkpoint (the latest by default).
+    ///
+    /// A DeltaChannel (which stores its value only at snapshots) is rebuilt from the
+    /// nearest stored value and the writes after it, as LangGraph's `get_state` does. The
+    /// reducer is recognised from what is stored: LangChain messages fold as
+    /// `add_messages`, other lists concatenate. A channel whose reducer is the graph's own
+    /// (a dict, a counter) is not guessed: it is shown as its stored value and the writes
+    /// since, with a warning; in `--json` it is left out of `values` and described under
+    /// `delta_channels` (which says how every DeltaChannel value was obtained).
     Show(ShowArgs),
     /// What changed between two checkpoints, channel by channel.
+    ///
+    /// DeltaChannel values are rebuilt at both checkpoints as `show` rebuilds them; one
+    /// that cannot be is listed as not compared (`not_rebuilt` in `--json`).
     Diff(DiffArgs),
     /// The thread's rows as `MemorySaver::dump()` prints them (storage, writes, blobs).
+    ///
+    /// Then `delta values`: per checkpoint, each DeltaChannel value that the rows do not
+    /// store, rebuilt as `show` rebuilds it (`delta_values` in `--json`).
     Dump(ThreadArgs),
     /// Bytes per channel and per checkpoint, and how storage grows along a thread.
+    ///
+    /// A thread's size is the one `threads` reports: the bytes the database stores for it
+    /// in every namespace, its checkpoint rows (checkpoint and metadata columns), its
+    /// pending writes and, on Postgres, its channel blobs. The channel table and the
+    /// per-checkpoint figures are those of the root namespace's checkpoints.
+    ///
+    /// When the per-checkpoint size grows steadily with the thread's length (its total
+    /// then grows with the square) and the thread stores more than 1 MiB, a warning names
+    /// the channel stored again at every checkpoint and the remedy for what it holds: a
+    /// DeltaChannel (a `delta` field in Rust, the DeltaChannel form of `MessagesState`
+    /// for messages, `DeltaChannel` in Python), or pruning old checkpoints.
     Stats(StatsArgs),
     /// Decodes every row: rows that do not decode and damaged files are errors (exit 1);
     /// objects outside LangGraph's safe types are warnings unless `--strict`.
@@ -253,7 +283,8 @@ pub struct ShowArgs {
     /// The checkpoint namespace (default: the root, `""`).
     #[arg(long, default_value = "")]
     pub ns: String,
-    /// Show only this channel's value.
+    /// Show only this channel's value (for a DeltaChannel whose reducer is unknown: its
+    /// stored value and the writes since, and exit code 1).
     #[arg(long)]
     pub channel: Option<String>,
 }

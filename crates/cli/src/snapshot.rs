@@ -12,10 +12,16 @@
 //!   (`branch:to:N`, or `__start__` for the start node) holds a value at a version the
 //!   node has not seen, in name order (Python orders them as the graph declares its nodes).
 //! * `interrupts` are the `Interrupt`s of the `__interrupt__` writes (every recorded one).
+//! * DeltaChannel values are rebuilt from their history before anything is shown
+//!   (`stategraph_checkpoint::rebuild`); `delta_channels` says how each was obtained, and
+//!   names those whose reducer the stored rows do not reveal (left out of `values`).
 
+use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
-use stategraph_checkpoint::{Checkpoint, CheckpointConfig, CheckpointTuple, PendingWrite, Value};
+use stategraph_checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointTuple, DeltaValue, PendingWrite, Value,
+};
 
 use crate::render::AsJson;
 
@@ -143,29 +149,93 @@ impl Serialize for WriteJson<'_> {
     }
 }
 
+/// A snapshot whose DeltaChannels were rebuilt ([`crate::state::load`]): the fields of
+/// [`SnapshotJson`], then `delta_channels` (see [`delta_json`]) when the checkpoint has
+/// DeltaChannels.
+pub struct StateJson<'a> {
+    /// The tuple, its DeltaChannel values rebuilt.
+    pub tuple: &'a CheckpointTuple,
+    /// How each DeltaChannel value was obtained.
+    pub delta: &'a IndexMap<String, DeltaValue>,
+}
+
 impl Serialize for SnapshotJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let t = self.0;
-        let metadata = t.metadata.to_value();
-        let interrupts: Vec<InterruptJson<'_>> = interrupts(&t.pending_writes)
-            .into_iter()
-            .map(|(v, id)| InterruptJson(v, id))
-            .collect();
-        let writes: Vec<WriteJson<'_>> = t.pending_writes.iter().map(WriteJson).collect();
-        let mut m = s.serialize_map(Some(8))?;
-        m.serialize_entry("config", &config_json(&t.config))?;
-        m.serialize_entry("parent_config", &t.parent_config.as_ref().map(config_json))?;
-        m.serialize_entry("created_at", &t.checkpoint.ts)?;
-        m.serialize_entry("metadata", &AsJson(&metadata))?;
-        m.serialize_entry("next", &next(&t.checkpoint))?;
-        m.serialize_entry("values", &ValuesJson(&t.checkpoint))?;
-        m.serialize_entry("interrupts", &interrupts)?;
-        m.serialize_entry("writes", &writes)?;
-        m.end()
+        serialize_snapshot(self.0, None, s)
     }
+}
+
+impl Serialize for StateJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_snapshot(self.tuple, Some(self.delta), s)
+    }
+}
+
+/// How each DeltaChannel value was obtained, as JSON: `{"from": "snapshot"}` (stored at
+/// the checkpoint), `{"from": "history", "reducer": "messages" | "concat", "seeded",
+/// "writes"}` (rebuilt), or `{"from": "unknown", "reason", "seed", "writes"}` (not
+/// rebuilt: the reducer is the graph's own; the stored value and the writes after it).
+pub fn delta_json(delta: &IndexMap<String, DeltaValue>) -> Json {
+    let mut out = serde_json::Map::new();
+    for (name, d) in delta {
+        let v = match d {
+            DeltaValue::Stored => json!({"from": "snapshot"}),
+            DeltaValue::Rebuilt {
+                fold,
+                seeded,
+                writes,
+            } => json!({
+                "from": "history", "reducer": fold.as_str(), "seeded": seeded,
+                "writes": writes,
+            }),
+            DeltaValue::Unknown {
+                seed,
+                writes,
+                reason,
+            } => json!({
+                "from": "unknown", "reason": reason,
+                "seed": seed.as_ref().map(crate::render::to_json),
+                "writes": writes.iter().map(crate::render::to_json).collect::<Vec<_>>(),
+            }),
+        };
+        out.insert(name.clone(), v);
+    }
+    Json::Object(out)
+}
+
+fn serialize_snapshot<S: Serializer>(
+    t: &CheckpointTuple,
+    delta: Option<&IndexMap<String, DeltaValue>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let metadata = t.metadata.to_value();
+    let interrupts: Vec<InterruptJson<'_>> = interrupts(&t.pending_writes)
+        .into_iter()
+        .map(|(v, id)| InterruptJson(v, id))
+        .collect();
+    let writes: Vec<WriteJson<'_>> = t.pending_writes.iter().map(WriteJson).collect();
+    let mut m = s.serialize_map(None)?;
+    m.serialize_entry("config", &config_json(&t.config))?;
+    m.serialize_entry("parent_config", &t.parent_config.as_ref().map(config_json))?;
+    m.serialize_entry("created_at", &t.checkpoint.ts)?;
+    m.serialize_entry("metadata", &AsJson(&metadata))?;
+    m.serialize_entry("next", &next(&t.checkpoint))?;
+    m.serialize_entry("values", &ValuesJson(&t.checkpoint))?;
+    m.serialize_entry("interrupts", &interrupts)?;
+    m.serialize_entry("writes", &writes)?;
+    if let Some(delta) = delta.filter(|d| !d.is_empty()) {
+        m.serialize_entry("delta_channels", &delta_json(delta))?;
+    }
+    m.end()
 }
 
 /// The whole snapshot as a `serde_json` value (see [`SnapshotJson`]).
 pub fn snapshot_json(t: &CheckpointTuple) -> Json {
     serde_json::to_value(SnapshotJson(t)).unwrap_or(Json::Null)
+}
+
+/// The whole snapshot with its DeltaChannel report as a `serde_json` value (see
+/// [`StateJson`]).
+pub fn state_json(tuple: &CheckpointTuple, delta: &IndexMap<String, DeltaValue>) -> Json {
+    serde_json::to_value(StateJson { tuple, delta }).unwrap_or(Json::Null)
 }

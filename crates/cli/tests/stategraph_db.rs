@@ -167,19 +167,109 @@ fn history_pages_before_and_limit_like_list() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Thread `thread` of `path`: `n` checkpoints in a line, each storing the whole list
+/// `items` again with one more item of about `len` bytes (LangChain messages when
+/// `messages`).
+fn write_growing(path: &Path, thread: &str, n: usize, len: usize, messages: bool) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let saver = SqliteSaver::open(path).expect("open");
+        let mut items: Vec<Value> = Vec::new();
+        let mut config = CheckpointConfig::thread(thread);
+        for i in 0..n {
+            let text = format!("item {i}: {}", "y".repeat(len));
+            items.push(if messages {
+                let mut f = stategraph_checkpoint::Map::new();
+                f.insert("content", text.as_str());
+                f.insert("id", format!("m{i}").as_str());
+                Value::message("HumanMessage", f).expect("a message class")
+            } else {
+                Value::from(text)
+            });
+            let mut cp = Checkpoint::empty(id(i), format!("2026-01-01T00:{:02}:00+00:00", i % 60));
+            cp.channel_values
+                .insert("items".into(), Value::from(items.clone()));
+            cp.channel_versions
+                .insert("items".into(), ChannelVersion::Int(i as i64 + 1));
+            let metadata = CheckpointMetadata::new(CheckpointSource::Loop, i as i64);
+            config = saver
+                .put(&config, &cp, &metadata, &cp.channel_versions.clone())
+                .await
+                .expect("put");
+        }
+    });
+}
+
 #[test]
-fn stats_warns_about_quadratic_growth() {
+fn stats_warns_about_quadratic_growth_only_past_a_size_that_matters() {
     let (dir, _, db) = db("stats");
+    // 13 checkpoints, 19 KiB: growing quadratically, but too small to matter.
     let stats = cli(&["stats", "--json", &db, "notes"]).json();
     let t = &stats[0];
     assert_eq!(t["growth"]["quadratic"], true);
-    let warning = t["warning"].as_str().expect("a warning");
-    assert!(warning.contains("`notes`"), "{warning}");
-    assert!(warning.contains("prune"), "{warning}");
+    assert!(t["bytes"].as_u64().is_some_and(|b| b < 64 * 1024), "{t}");
+    assert!(t["warning"].is_null(), "{}", t["warning"]);
     assert_eq!(t["channels"][0]["channel"], "notes");
     let other = cli(&["stats", "--json", &db, "other"]).json();
     assert_eq!(other[0]["growth"]["quadratic"], false);
     assert!(other[0]["warning"].is_null());
+
+    // Past 1 MiB the warning names the remedy for what the list holds.
+    let big = dir.join("big.db");
+    write_growing(&big, "chat", 40, 2000, true);
+    write_growing(&big, "log", 40, 2000, false);
+    let big = big.to_str().expect("utf-8");
+    let stats = cli(&["stats", "--json", big]).json();
+    let warning_of = |thread: &str| -> String {
+        let t = stats
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["thread_id"] == thread))
+            .unwrap_or_else(|| panic!("thread {thread}"));
+        assert!(t["bytes"].as_u64().is_some_and(|b| b > 1024 * 1024), "{t}");
+        t["warning"].as_str().expect("a warning").to_owned()
+    };
+    let chat = warning_of("chat");
+    for needle in [
+        "`items`",
+        "MessagesState",
+        "reducer = add_messages",
+        "DeltaChannel(_messages_delta_reducer",
+        "prune",
+    ] {
+        assert!(chat.contains(needle), "{needle}: {chat}");
+    }
+    let log = warning_of("log");
+    assert!(log.contains("reducer = add,"), "{log}");
+    assert!(!log.contains("MessagesState"), "{log}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn threads_and_stats_report_one_size() {
+    let (dir, _, db) = db("sizes");
+    let threads = cli(&["threads", "--json", &db]).json();
+    let stats = cli(&["stats", "--json", &db]).json();
+    let size = |v: &serde_json::Value, thread: &str| {
+        v.as_array()
+            .and_then(|a| a.iter().find(|t| t["thread_id"] == thread))
+            .map(|t| t["bytes"].clone())
+            .unwrap_or_else(|| panic!("thread {thread} in {v}"))
+    };
+    // `notes` has pending writes: both count them.
+    for thread in ["notes", "other"] {
+        assert_eq!(size(&threads, thread), size(&stats, thread), "{thread}");
+    }
+    for command in ["threads", "stats"] {
+        let help = cli(&[command, "--help"]);
+        assert!(
+            help.stdout.contains("every namespace") && help.stdout.contains("pending writes"),
+            "{command} --help states the size: {}",
+            help.stdout
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

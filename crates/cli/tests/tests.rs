@@ -11,6 +11,7 @@
 mod support;
 
 mod checkpoint_refs;
+mod delta;
 mod errors;
 mod history;
 mod python;

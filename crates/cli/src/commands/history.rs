@@ -18,7 +18,7 @@ use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 use crate::checkpoint_ref::resolve_opt;
 use crate::db::Db;
 use crate::opt::HistoryArgs;
-use crate::snapshot::{interrupts, next, SnapshotJson};
+use crate::snapshot::{interrupts, next, StateJson};
 use crate::style::{progress, Style};
 use crate::task_names::{send_targets, task_name};
 use crate::{Ctx, Result};
@@ -33,6 +33,24 @@ pub async fn for_each_page(
     before: Option<String>,
     mut f: impl FnMut(CheckpointTuple) -> Result<()>,
 ) -> Result<usize> {
+    let mut tuples = stream(db, thread, ns, limit, before);
+    let mut seen = 0usize;
+    while let Some(t) = tuples.try_next().await? {
+        f(t)?;
+        seen += 1;
+    }
+    Ok(seen)
+}
+
+/// The checkpoints of `(thread, ns)` older than `before`, newest first, at most `limit`,
+/// as the saver's `list_stream` pages them.
+fn stream<'a>(
+    db: &'a Db,
+    thread: &str,
+    ns: &str,
+    limit: Option<usize>,
+    before: Option<String>,
+) -> futures::stream::BoxStream<'a, stategraph_checkpoint::Result<CheckpointTuple>> {
     let config = CheckpointConfig::thread(thread).with_ns(ns);
     let mut options = ListOptions {
         limit,
@@ -41,13 +59,7 @@ pub async fn for_each_page(
     if let Some(id) = before {
         options = options.before(CheckpointConfig::for_checkpoint(thread, ns, id));
     }
-    let mut tuples = db.saver.list_stream(Some(config), options);
-    let mut seen = 0usize;
-    while let Some(t) = tuples.try_next().await? {
-        f(t)?;
-        seen += 1;
-    }
-    Ok(seen)
+    db.saver.list_stream(Some(config), options)
 }
 
 /// What the tree shows of one checkpoint.
@@ -74,14 +86,20 @@ pub async fn run(ctx: &mut Ctx, args: &HistoryArgs) -> Result<ExitCode> {
         let out = ctx.out();
         out.write_all(b"[")?;
         let mut first = true;
-        for_each_page(&db, &args.thread, &args.ns, args.limit, before, |t| {
+        let mut tuples = stream(&db, &args.thread, &args.ns, args.limit, before);
+        while let Some(t) = tuples.try_next().await? {
+            // DeltaChannel values rebuilt, as `show` does.
+            let st = crate::state::rebuild(&db, t).await?;
+            st.warn_unknown();
             bar.inc(1);
             out.write_all(if first { b"\n" } else { b",\n" })?;
             first = false;
-            serde_json::to_writer(&mut *out, &SnapshotJson(&t)).map_err(std::io::Error::from)?;
-            Ok(())
-        })
-        .await?;
+            let json = StateJson {
+                tuple: &st.tuple,
+                delta: &st.delta,
+            };
+            serde_json::to_writer(&mut *out, &json).map_err(std::io::Error::from)?;
+        }
         out.write_all(b"\n]\n")?;
         bar.finish_and_clear();
         return Ok(ExitCode::SUCCESS);

@@ -1,8 +1,10 @@
-//! `stats DB [THREAD]`: where the bytes are. Per thread: bytes per channel (as the
-//! database stores them: SQLite repeats every value in every checkpoint row, Postgres
-//! stores each `(channel, version)` once), bytes per checkpoint along the thread, and a
-//! warning with the remedy when the per-checkpoint size grows with the thread's length,
-//! which makes the total grow with its square.
+//! `stats DB [THREAD]`: where the bytes are. Per thread: its size (the definition
+//! `threads` uses, [`Db::thread_sizes`]), bytes per channel (as the database stores them:
+//! SQLite repeats every value in every checkpoint row, Postgres stores each `(channel,
+//! version)` once), bytes per checkpoint along the thread, and a warning with the remedy
+//! when the per-checkpoint size grows with the thread's length, which makes the total
+//! grow with its square, and the thread is past [`WARN_BYTES`] (below it the growth
+//! costs little).
 //!
 //! Checkpoints are read a page at a time; a value's encoded size is measured once per
 //! `(channel, version)`, so memory stays bounded by a page and a few numbers per
@@ -13,6 +15,7 @@ use std::process::ExitCode;
 
 use indexmap::IndexMap;
 use serde_json::json;
+use stategraph_checkpoint::CheckpointConfig;
 
 use crate::commands::history::for_each_page;
 use crate::db::{Db, Kind};
@@ -92,6 +95,22 @@ pub fn growth(sizes: &[u64]) -> Growth {
     }
 }
 
+/// The size (see [`Db::thread_sizes`]) from which a thread growing quadratically is warned
+/// about: 1 MiB. A short thread storing its whole history at every checkpoint costs a
+/// few kilobytes; the remedy (a DeltaChannel, a migration) pays off only past this.
+pub const WARN_BYTES: u64 = 1024 * 1024;
+
+/// What the channel a warning names holds, for its remedy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    /// LangChain messages (`MessagesState`, `add_messages`).
+    Messages,
+    /// Another list.
+    List,
+    /// Not a list, or no single channel stands out.
+    Other,
+}
+
 /// One channel value of one checkpoint: channel, version, encoded size.
 type Cell = (String, String, u64);
 
@@ -103,6 +122,8 @@ struct ThreadStats {
     per_checkpoint: Vec<(String, u64)>,
     channels: IndexMap<String, ChannelStats>,
     growth: Growth,
+    /// The channel a warning names and what it holds (set only for a warned thread).
+    culprit: Option<(String, Holds)>,
 }
 
 /// Runs the command.
@@ -130,9 +151,15 @@ pub async fn run(ctx: &mut Ctx, args: &StatsArgs) -> Result<ExitCode> {
         .map(|r| r.checkpoints)
         .sum();
     let bar = progress(u64::try_from(total).unwrap_or(0), "measuring");
+    let sizes = db.thread_sizes().await?;
     let mut all = Vec::new();
     for t in &threads {
-        all.push(thread_stats(&db, t, &bar).await?);
+        let mut stats = thread_stats(&db, t, &bar).await?;
+        stats.total = sizes.get(t).map_or(0, |b| u64::try_from(*b).unwrap_or(0));
+        if stats.growth.quadratic && stats.total >= WARN_BYTES {
+            stats.culprit = Some(culprit(&db, &stats).await?);
+        }
+        all.push(stats);
     }
     bar.finish_and_clear();
     if ctx.json {
@@ -246,15 +273,15 @@ async fn thread_stats(db: &Db, thread: &str, bar: &indicatif::ProgressBar) -> Re
         per_checkpoint.push((id.clone(), bytes_here));
     }
     channels.sort_by(|_, a, _, b| b.stored.cmp(&a.stored));
-    let total = per_checkpoint.iter().map(|(_, b)| *b).sum();
     let line = longest_line(&per_checkpoint, &parents);
     Ok(ThreadStats {
         thread: thread.to_owned(),
         checkpoints: per_checkpoint.len(),
-        total,
+        total: 0,
         growth: growth(&line),
         per_checkpoint,
         channels,
+        culprit: None,
     })
 }
 
@@ -309,15 +336,15 @@ fn sqlite_thread_stats(
         return Ok(None);
     }
     channels.sort_by(|_, a, _, b| b.stored.cmp(&a.stored));
-    let total = per_checkpoint.iter().map(|(_, b)| *b).sum();
     let line = longest_line(&per_checkpoint, &parents);
     Ok(Some(ThreadStats {
         thread: thread.to_owned(),
         checkpoints: per_checkpoint.len(),
-        total,
+        total: 0,
         growth: growth(&line),
         per_checkpoint,
         channels,
+        culprit: None,
     }))
 }
 
@@ -357,38 +384,80 @@ fn longest_line(per_checkpoint: &[(String, u64)], parents: &HashMap<String, Stri
     line
 }
 
-/// The warning for a quadratically growing thread, with the remedy, or `None`.
-fn warning(s: &ThreadStats, db: &str) -> Option<String> {
-    if !s.growth.quadratic {
-        return None;
-    }
-    let culprit = s
+/// The list channel whose latest value is the largest (the one stored again at every
+/// checkpoint), and whether it holds messages (read from the thread's latest checkpoint).
+async fn culprit(db: &Db, s: &ThreadStats) -> Result<(String, Holds)> {
+    let Some(name) = s
         .channels
         .iter()
         .filter(|(_, c)| c.is_list)
         .max_by_key(|(_, c)| c.latest)
-        .map(|(n, _)| n.clone());
-    let what = match &culprit {
-        Some(c) => format!("every checkpoint stores the whole `{c}` list again"),
-        None => "every checkpoint stores a growing value again".to_owned(),
+        .map(|(n, _)| n.clone())
+    else {
+        return Ok((String::new(), Holds::Other));
+    };
+    let latest = db
+        .saver
+        .get_tuple(&CheckpointConfig::thread(s.thread.as_str()).with_ns(""))
+        .await?;
+    let messages = latest
+        .as_ref()
+        .and_then(|t| t.checkpoint.channel_values.get(&name))
+        .and_then(|v| v.as_list())
+        .is_some_and(|items| items.iter().any(|v| v.as_message().is_some()));
+    Ok((
+        name,
+        if messages {
+            Holds::Messages
+        } else {
+            Holds::List
+        },
+    ))
+}
+
+/// The warning for a quadratically growing thread past [`WARN_BYTES`], with the remedy
+/// that fits what the growing channel holds, or `None`.
+fn warning(s: &ThreadStats, db: &str) -> Option<String> {
+    let (name, holds) = s.culprit.as_ref()?;
+    let what = match holds {
+        Holds::Other => "every checkpoint stores a growing value again".to_owned(),
+        _ => format!("every checkpoint stores the whole `{name}` list again"),
+    };
+    let remedy = match holds {
+        Holds::Messages => format!(
+            "keep `{name}` in a DeltaChannel, which stores each message once and the whole \
+             list only every N updates: in Rust a `delta` field \
+             (`#[state(delta(reducer = add_messages, snapshot_frequency = N))]`), or, for a \
+             graph on `MessagesState`, its DeltaChannel form in `stategraph::prebuilt`; in \
+             Python `Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer, \
+             snapshot_frequency=N)]`"
+        ),
+        Holds::List => format!(
+            "keep `{name}` in a DeltaChannel, which stores what each step appended and the \
+             whole list only every N updates: in Rust a `delta` field \
+             (`#[state(delta(reducer = add, snapshot_frequency = N))]`); in Python \
+             `Annotated[list, DeltaChannel(reducer, snapshot_frequency=N)]`"
+        ),
+        Holds::Other => "keep the growing value in a DeltaChannel (a `delta` field in Rust, \
+             `DeltaChannel` in Python)"
+            .to_owned(),
     };
     Some(format!(
-        "storage of thread {:?} grows quadratically: {what} ({} at the first checkpoint, \
-         {} at the latest, +{}/checkpoint). Remedy: keep {} in a delta channel (each \
-         checkpoint then stores only what its step appended), or prune old checkpoints: \
-         `stategraph prune {db} --keep-latest {}`",
+        "storage of thread {:?} ({}) grows quadratically: {what} ({} at the first \
+         checkpoint, {} at the latest, +{}/checkpoint). Remedy: {remedy}; new threads then \
+         grow linearly. Or prune old checkpoints: `stategraph prune {db} --keep-latest {}`",
         s.thread,
+        bytes(s.total),
         bytes(s.growth.first),
         bytes(s.growth.last),
         bytes(s.growth.slope.max(0.0) as u64),
-        culprit.map(|c| format!("`{c}`")).unwrap_or("it".into()),
         s.thread,
     ))
 }
 
 fn human(s: &ThreadStats, db: &str, style: &Style) -> String {
     let mut out = format!(
-        "{} {}  {} checkpoints, {} stored (root namespace)\n",
+        "{} {}  {} checkpoints (root namespace), {} stored (checkpoints, writes and blobs of every namespace)\n",
         style.bold("thread"),
         s.thread,
         s.checkpoints,
@@ -415,7 +484,10 @@ fn human(s: &ThreadStats, db: &str, style: &Style) -> String {
             .iter()
             .map(|&i| format!("#{i}: {}", bytes(s.per_checkpoint[i].1)))
             .collect();
-        out.push_str(&format!("per checkpoint: {}\n", marks.join("  ")));
+        out.push_str(&format!(
+            "per checkpoint (root namespace): {}\n",
+            marks.join("  ")
+        ));
     }
     if let Some(w) = warning(s, db) {
         out.push_str(&style.yellow(&format!("warning: {w}\n")));

@@ -1,5 +1,6 @@
 //! `threads DB`: every thread with its namespaces, checkpoint count, latest step, last
-//! update, bytes stored and whether it waits on an interrupt.
+//! update, bytes stored ([`Db::thread_sizes`], as `stats` counts them) and
+//! whether it waits on an interrupt.
 
 use std::process::ExitCode;
 
@@ -34,8 +35,7 @@ pub async fn run(ctx: &mut Ctx, name: &str) -> Result<ExitCode> {
             .or_default()
             .push(row);
     }
-    let other: std::collections::HashMap<String, i64> =
-        db.other_bytes().await?.into_iter().collect();
+    let sizes = db.thread_sizes().await?;
     let bar = progress(by_thread.len() as u64, "reading threads");
     let mut out = Vec::with_capacity(by_thread.len());
     for (thread, namespaces) in by_thread {
@@ -61,8 +61,7 @@ pub async fn run(ctx: &mut Ctx, name: &str) -> Result<ExitCode> {
         };
         out.push(Summary {
             checkpoints: namespaces.iter().map(|r| r.checkpoints).sum(),
-            bytes: namespaces.iter().map(|r| r.bytes).sum::<i64>()
-                + other.get(&thread).copied().unwrap_or(0),
+            bytes: sizes.get(&thread).copied().unwrap_or(0),
             thread,
             namespaces,
             step,
