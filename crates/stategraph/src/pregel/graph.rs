@@ -12,7 +12,7 @@ use super::node_error::NodeError;
 use crate::channels::Channel;
 
 /// What a node reads as its input.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Reads {
     /// One channel's value; the task is skipped while the channel is empty.
     Single(String),
