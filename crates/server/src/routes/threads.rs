@@ -152,10 +152,15 @@ async fn described(state: &AppState, graph_id: &str) -> Result<Arc<dyn ServedGra
              thread's state through a process that registers {graph_id}"
         ))
     };
-    let registered = registry::find(&state.pool, graph_id).await?;
-    let topology = registered
-        .and_then(|g| g.topology)
-        .ok_or_else(|| not_here("its registration has no description of it"))?;
+    let registered = registry::find(&state.pool, graph_id)
+        .await?
+        .ok_or_else(|| not_here("no process registered it"))?;
+    let topology = registered.topology.ok_or_else(|| {
+        not_here(
+            "its registration has no description of it (a graph with a reducer or channel \
+             type of its own, or registered by an older version)",
+        )
+    })?;
     let spec: GraphSpec = serde_json::from_value(topology)
         .map_err(|e| not_here(&format!("its registered description is unreadable ({e})")))?;
     let saver: Arc<dyn CheckpointSaver> = state.saver.clone();
