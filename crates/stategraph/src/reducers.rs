@@ -30,8 +30,11 @@ pub fn merge() -> Reducer {
     MERGE.get_or_init(|| Arc::new(merge_values)).clone()
 }
 
+/// A built-in reducer's name and its constructor.
+type Builtin = (&'static str, fn() -> Reducer);
+
 /// The built-in reducers by name: `add`, `merge`, `add_messages`.
-const BUILTIN: [(&str, fn() -> Reducer); 3] = [
+const BUILTIN: [Builtin; 3] = [
     ("add", add),
     ("merge", merge),
     ("add_messages", add_messages),
