@@ -44,8 +44,9 @@ fn said(text: &str, log: &str) -> Vec<(String, Value)> {
     ])
 }
 
-/// START fans out to `fast` (writes at once) and `ask` (interrupts for a name); `ask`
-/// goes on to `sub`, a subgraph whose `confirm` interrupts again.
+/// START fans out to `fast` (writes at once; a conditional edge, code, ends it) and
+/// `ask` (interrupts for a name); `ask` goes on to `sub`, a subgraph whose `confirm`
+/// interrupts again.
 fn chat(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<DynState>> {
     let mut sub = chat_state();
     sub.add_node("confirm", |_s: DynState, ctx: NodeContext| async move {
@@ -66,7 +67,7 @@ fn chat(saver: Arc<dyn CheckpointSaver>) -> stategraph::Result<CompiledGraph<Dyn
     g.add_subgraph("sub", &sub);
     g.add_edge(START, "fast")
         .add_edge(START, "ask")
-        .add_edge("fast", END)
+        .add_conditional_edges("fast", |_s: &DynState| END)
         .add_edge("ask", "sub")
         .add_edge("sub", END);
     g.compile_with(CompileOptions::new().checkpointer(saver))
@@ -186,14 +187,23 @@ async fn an_api_process_reads_a_thread_as_the_process_with_its_graph() {
         .collect();
     assert_eq!(said, ["hi", "hello Ann", "fast", "confirmed: yes"]);
 
-    // update_state runs the writers of a node, which are code: the API process says so.
+    // update_state as `ask` (an edge: its writers are data) works on the API process, and
+    // both read the new checkpoint alike.
     let path = format!("/threads/{thread}/state");
-    let update = json!({"values": {"log": ["x"]}, "as_node": "fast"});
+    let update = json!({"values": {"log": ["x"]}, "as_node": "ask"});
+    let (status, out) = request(api, "POST", &path, Some(&update)).await;
+    assert_eq!(status, 200, "{out}");
+    let state = same_reads(worker, api, &thread).await;
+    assert_eq!(state["values"]["log"][5], json!("x"), "{state}");
+    assert_eq!(state["next"], json!(["sub"]), "{state}");
+    assert_eq!(state["metadata"]["source"], json!("update"), "{state}");
+    // As `fast`, whose conditional edge is code, only the worker can.
+    let update = json!({"values": {"log": ["y"]}, "as_node": "fast"});
     let (status, err) = request(api, "POST", &path, Some(&update)).await;
     assert_eq!(status, 501, "{err}");
     let (status, out) = request(worker, "POST", &path, Some(&update)).await;
     assert_eq!(status, 200, "{out}");
     let state = same_reads(worker, api, &thread).await;
-    assert_eq!(state["values"]["log"][5], json!("x"), "{state}");
+    assert_eq!(state["values"]["log"][6], json!("y"), "{state}");
     let _ = stop_tx.send(true);
 }

@@ -237,14 +237,6 @@ pub(super) async fn update_state(
         has_code,
     } = graph
         .ok_or_else(|| ServerError::Invalid("the thread has no graph yet: run it first".into()))?;
-    if !has_code {
-        // The node's writers (its edges, conditional edges) are code.
-        return Err(ServerError::NotHere(format!(
-            "updating thread {id}'s state runs the writers of a node of its graph, whose \
-             code is not compiled into this process: update it through a process that \
-             registers the graph"
-        )));
-    }
     let values = match body.get("values") {
         None | Some(Value::Null) => Default::default(),
         Some(v) => to_writes(v).ok_or_else(|| {
@@ -256,6 +248,9 @@ pub(super) async fn update_state(
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(ServerError::Invalid("as_node must be a string".into())),
     };
+    if !has_code {
+        writers_are_data(graph.as_ref(), as_node.as_deref())?;
+    }
     let mut cfg = RunConfig::thread(id.to_string());
     let checkpoint_id = body
         .get("checkpoint_id")
@@ -290,6 +285,26 @@ pub(super) async fn update_state(
     )
     .await?;
     Ok(Json(json!({ "checkpoint": checkpoint_json(&saved) })))
+}
+
+/// For a graph rebuilt from its description: [`ServerError::NotHere`] when node `as_node`
+/// has conditional edges, whose code `update_state` would run. (Without `as_node` the
+/// engine infers the node; one with conditional edges then fails naming it.)
+fn writers_are_data(graph: &dyn ServedGraph, as_node: Option<&str>) -> Result<()> {
+    let Some(name) = as_node else {
+        return Ok(());
+    };
+    let spec = graph.spec();
+    let node = spec
+        .as_ref()
+        .and_then(|s| s.nodes.iter().find(|n| n.name == name));
+    match node {
+        Some(n) if n.writes.is_none() => Err(ServerError::NotHere(format!(
+            "update_state as {name} runs its conditional edges, code that is not compiled \
+             into this process: update the thread through a process that registers its graph"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 pub(super) async fn history(

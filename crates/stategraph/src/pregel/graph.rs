@@ -58,6 +58,9 @@ pub struct PregelNode {
     pub cache: Option<super::cache::CachePolicy>,
     /// Hidden nodes (START) are not streamed and not interrupted by `"*"`.
     pub hidden: bool,
+    /// Its writers as data, when they are (a node without conditional edges): what a
+    /// process without the node's code runs for `update_state` (see [`super::spec`]).
+    pub writes: Option<super::spec::WritesSpec>,
 }
 
 impl fmt::Debug for PregelNode {

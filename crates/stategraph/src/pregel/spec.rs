@@ -5,18 +5,27 @@
 //!
 //! A process that has a graph's code records [`PregelGraph::spec`]; a process that has
 //! not rebuilds the graph with [`PregelGraph::from_spec`] and reads threads with the
-//! engine's own state functions. The rebuilt nodes cannot run: running one, or
-//! `update_state` as one (its writers are code), is a [`NodeError`] saying so.
+//! engine's own state functions. The rebuilt nodes cannot run: running one is a
+//! [`NodeError`] saying so. A node's writers are data too when it has no conditional
+//! edges ([`WritesSpec`]), so `update_state` as such a node works on the rebuilt graph;
+//! as a node with conditional edges (code) it is a [`NodeError`] saying so.
 
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use stategraph_checkpoint::Value;
 
+use super::algo::TASKS;
 use super::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use super::node_error::NodeError;
+use super::node_output::NodeOutput;
 use crate::channels::{Channel, ChannelSpec};
 use crate::error::{Error, Result};
+use crate::types::Goto;
+
+/// The node name a goto to the end has (the graph builder's `END`).
+const END: &str = "__end__";
 
 /// A graph as data ([`PregelGraph::spec`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +62,45 @@ pub struct NodeSpec {
     pub hidden: bool,
     /// The graph it runs, for a subgraph node.
     pub subgraph: Option<Box<GraphSpec>>,
+    /// Its writers, when they are data (see [`PregelNode::writes`]).
+    pub writes: Option<WritesSpec>,
+}
+
+/// The writers of a node without conditional edges, as data: its output's writes to the
+/// channels it may write (others are dropped, as LangGraph does), its gotos, then its
+/// edges' writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WritesSpec {
+    /// The channels its output may write.
+    pub writable: Vec<String>,
+    /// What it writes after its output: the triggers of its edges' targets
+    /// (`branch:to:X`) and its names in joins.
+    pub static_writes: Vec<(String, Value)>,
+}
+
+impl WritesSpec {
+    /// The channel writes of a node's `output`.
+    pub fn writes(&self, output: NodeOutput) -> Vec<(String, Value)> {
+        let mut writes: Vec<(String, Value)> = output
+            .writes
+            .into_iter()
+            .filter(|(k, _)| self.writable.contains(k))
+            .collect();
+        for g in output.goto {
+            match g {
+                Goto::Node(n) if n == END => {}
+                Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
+                Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
+            }
+        }
+        writes.extend(self.static_writes.iter().cloned());
+        writes
+    }
+
+    /// These writers as a node's [`WriterFn`].
+    pub fn writer_fn(self) -> WriterFn {
+        Arc::new(move |output, _| Ok(self.writes(output)))
+    }
 }
 
 impl PregelGraph {
@@ -84,6 +132,7 @@ impl PregelGraph {
                     runs: n.run.is_some(),
                     hidden: n.hidden,
                     subgraph,
+                    writes: n.writes.clone(),
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -116,7 +165,11 @@ impl PregelGraph {
                 triggers: n.triggers.clone(),
                 reads: n.reads.clone(),
                 run: n.runs.then(|| no_code_runner(&n.name)),
-                writers: no_code_writers(&n.name),
+                writers: match &n.writes {
+                    Some(w) => w.clone().writer_fn(),
+                    None => no_code_writers(&n.name),
+                },
+                writes: n.writes.clone(),
                 subgraph,
                 retry: None,
                 timeout: None,
@@ -138,7 +191,8 @@ impl PregelGraph {
 
 fn no_code(node: &str) -> NodeError {
     NodeError::msg(format!(
-        "node {node} was rebuilt from its graph's description: its code is not in this process"
+        "node {node} was rebuilt from its graph's description: its code (its body, its \
+         conditional edges) is not in this process"
     ))
 }
 
