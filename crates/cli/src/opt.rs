@@ -59,8 +59,8 @@ pub enum Command {
     /// for the workers and streams their events to clients (the `langgraph-sdk` client,
     /// `RemoteGraph`), whichever worker runs them; run as many as you like on one
     /// database. It reads a thread's state (`/threads/{id}/state`, `history`) with the
-    /// graph rebuilt from its description; updating it (`update_state`) runs the graph's
-    /// code: ask a process that has it.
+    /// graph rebuilt from its description, and updates it as a node without conditional
+    /// edges; as a node with conditional edges (code), ask a process that has the graph.
     ///
     /// `--demo` serves the built-in demo graphs, with workers in this process, beside the
     /// registered ones: `seed` (the quickstart graph) and `agent` (a ReAct agent whose

@@ -33,7 +33,8 @@ pub enum ServerError {
     #[error("store: {0}")]
     Store(#[from] stategraph_store::StoreError),
     /// The request needs the code of a graph that this process does not have
-    /// (`update_state`, or the state of a graph registered without a description) (501).
+    /// (`update_state` as a node with conditional edges, or the state of a graph
+    /// registered without a description) (501).
     #[error("{0}")]
     NotHere(String),
     /// A task of the server itself failed (it panicked, or the runtime is stopping) (500).

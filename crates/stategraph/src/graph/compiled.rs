@@ -87,9 +87,10 @@ impl<S> Clone for CompiledGraph<S> {
 impl CompiledGraph<crate::state::DynState> {
     /// The graph a [`spec`](CompiledGraph::spec) describes, compiled with `options`
     /// (give it the checkpointer the threads are in): it reads threads (`get_state`,
-    /// `get_state_with`, `get_state_history`) as the graph with the code does, but its
-    /// nodes cannot run, so a run or an `update_state` is an error naming the node. An
-    /// unknown reducer name is [`Error::InvalidGraph`].
+    /// `get_state_with`, `get_state_history`) as the graph with the code does, and
+    /// `update_state` works as a node without conditional edges; but its nodes cannot
+    /// run, so a run, or an `update_state` as a node with conditional edges, is an error
+    /// naming the node. An unknown reducer name is [`Error::InvalidGraph`].
     pub fn from_spec(
         spec: &crate::pregel::spec::GraphSpec,
         options: CompileOptions,
