@@ -39,8 +39,11 @@ pub trait ServedGraph: Send + Sync + 'static {
     /// The graph's drawing.
     fn drawing(&self) -> DrawGraph;
     /// The graph as data, registered so that processes without its code read its
-    /// threads' state (see [`crate::registry`]); `None` when it cannot be described.
-    fn spec(&self) -> Option<GraphSpec>;
+    /// threads' state (see [`crate::registry`]); `None` (the default) when it cannot be
+    /// described.
+    fn spec(&self) -> Option<GraphSpec> {
+        None
+    }
     /// Waits until a cancelled run of the thread has stored what it was storing.
     async fn settle(&self, config: RunConfig);
 }
