@@ -292,7 +292,9 @@ ids = sorted(a["graph_id"] for a in client.assistants.search())
 thread = client.threads.create()
 out = client.runs.wait(thread["thread_id"], "seed", input={})
 parts = [p.event for p in client.runs.stream(thread["thread_id"], "seed", input={}, stream_mode="updates")]
-print(json.dumps({"ids": ids, "out": out, "events": parts}))
+state = client.threads.get_state(thread["thread_id"])
+history = client.threads.get_history(thread["thread_id"])
+print(json.dumps({"ids": ids, "out": out, "events": parts, "state": state, "history": len(history)}))
 "#;
         let run = Command::new(python)
             .args(["-c", script, &format!("http://{}", api.addr)])
@@ -308,6 +310,15 @@ print(json.dumps({"ids": ids, "out": out, "events": parts}))
             "{seen}"
         );
         assert_eq!(seen["events"], json!(["metadata", "updates"]), "{seen}");
+        // `threads.get_state`, the first call a LangGraph user makes, on the API process.
+        assert_eq!(
+            seen["state"]["values"]["address"],
+            json!("Hyderabad residency"),
+            "{seen}"
+        );
+        assert_eq!(seen["state"]["next"], json!([]), "{seen}");
+        // Two runs of three steps (input, START, get_address) each.
+        assert_eq!(seen["history"], json!(6), "{seen}");
     }
     drop(worker);
     drop(api);
