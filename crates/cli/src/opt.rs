@@ -96,18 +96,18 @@ pub enum Command {
     /// for the graphs that worker processes registered in the database. A worker process
     /// is a program of yours built with the `stategraph-server` crate
     /// (`Server::builder().database_url(..).workers(N).graph("name", ..)`); on start it
-    /// records its graphs (id and drawing) in the database. `stategraph serve` answers
-    /// the assistants endpoints from those records, creates threads, queues runs for the
-    /// workers and streams their events to clients (the `langgraph-sdk` client,
+    /// records its graphs (id, drawing, description) in the database. `stategraph serve`
+    /// answers the assistants endpoints from those records, creates threads, queues runs
+    /// for the workers and streams their events to clients (the `langgraph-sdk` client,
     /// `RemoteGraph`), whichever worker runs them; run as many as you like on one
-    /// database. Reading or updating a thread's state (`/threads/{id}/state`, `history`)
-    /// needs the graph's code: ask a process that has it; `GET /threads/{id}` has the
-    /// latest values.
+    /// database. It reads a thread's state (`/threads/{id}/state`, `history`) with the
+    /// graph rebuilt from its description, and updates it as a node without conditional
+    /// edges; as a node with conditional edges (code), ask a process that has the graph.
     ///
-    /// `--demo` serves the built-in demo graphs instead, with workers in this process:
-    /// `seed` (the quickstart graph) and `agent` (a ReAct agent whose scripted model adds
-    /// two numbers with a tool). It registers them too, so other `stategraph serve`
-    /// processes on the same database answer for them.
+    /// `--demo` serves the built-in demo graphs, with workers in this process, beside the
+    /// registered ones: `seed` (the quickstart graph) and `agent` (a ReAct agent whose
+    /// scripted model adds two numbers with a tool). It registers them too, so other
+    /// `stategraph serve` processes on the same database answer for them.
     ///
     /// Prints `listening on http://HOST:PORT` once it takes requests; stops on Ctrl-C or
     /// SIGTERM (its workers hand their running runs back to the queue).

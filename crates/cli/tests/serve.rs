@@ -171,9 +171,21 @@ fn the_api_process_runs_the_graphs_a_worker_registered() {
         &db.url,
         "INSERT INTO registered_graphs (graph_id, drawing) VALUES ('ghost', '{}')",
     );
+    // The worker process (`--demo`) answers for that graph too, beside its own, and
+    // queues its runs for the process that has it (issue 21, item 15).
+    let (status, one) = call(&worker.addr, "GET", "/assistants/ghost", None);
+    assert_eq!((status, &one["graph_id"]), (200, &json!("ghost")), "{one}");
+    let (_, all) = call(&worker.addr, "POST", "/assistants/search", Some(&json!({})));
+    let ids: Vec<&str> = all
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|a| a["graph_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["seed", "agent", "ghost"], "{all}");
     let ghost_thread = "6f1b2c3d-0000-4000-8000-000000000001";
     let (status, ghost) = call(
-        &api.addr,
+        &worker.addr,
         "POST",
         &format!("/threads/{ghost_thread}/runs"),
         Some(&json!({"assistant_id": "ghost", "input": {}, "if_not_exists": "create"})),
@@ -209,19 +221,31 @@ fn the_api_process_runs_the_graphs_a_worker_registered() {
         None,
     );
     assert_eq!(ghost["status"], json!("pending"), "{ghost}");
-    // The thread's row has the values; its state needs the graph's code, which only
-    // the worker has: the API process says so instead of answering an empty state.
+    // The thread's row has the values; its state, read by the API process with the
+    // graph rebuilt from the description the worker registered, is the worker's own
+    // answer (issue 21, item 16).
     let (_, row) = call(&api.addr, "GET", &format!("/threads/{tid}"), None);
     assert_eq!(
         row["values"]["address"],
         json!("Hyderabad residency"),
         "{row}"
     );
-    let (status, err) = call(&api.addr, "GET", &format!("/threads/{tid}/state"), None);
-    assert_eq!(status, 501, "{err}");
-    let (status, state) = call(&worker.addr, "GET", &format!("/threads/{tid}/state"), None);
-    assert_eq!(status, 200);
+    let (status, state) = call(&api.addr, "GET", &format!("/threads/{tid}/state"), None);
+    assert_eq!(status, 200, "{state}");
+    let (_, own) = call(&worker.addr, "GET", &format!("/threads/{tid}/state"), None);
+    assert_eq!(state, own);
     assert_eq!(state["values"]["name"], json!("pavaneeshwar"), "{state}");
+    // A graph registered without a description (by an older version) cannot be read
+    // here: the API process says so instead of answering an empty state.
+    let path = format!("/threads/{ghost_thread}/state");
+    let (status, err) = call(&api.addr, "GET", &path, None);
+    assert_eq!(status, 501, "{err}");
+    assert!(
+        err["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("description")),
+        "{err}"
+    );
 
     // The agent, stateless, and streamed through the API process.
     let question = json!({"messages": [{"role": "user", "content": "What is 2 + 40?"}]});
@@ -268,7 +292,9 @@ ids = sorted(a["graph_id"] for a in client.assistants.search())
 thread = client.threads.create()
 out = client.runs.wait(thread["thread_id"], "seed", input={})
 parts = [p.event for p in client.runs.stream(thread["thread_id"], "seed", input={}, stream_mode="updates")]
-print(json.dumps({"ids": ids, "out": out, "events": parts}))
+state = client.threads.get_state(thread["thread_id"])
+history = client.threads.get_history(thread["thread_id"])
+print(json.dumps({"ids": ids, "out": out, "events": parts, "state": state, "history": len(history)}))
 "#;
         let run = Command::new(python)
             .args(["-c", script, &format!("http://{}", api.addr)])
@@ -284,6 +310,15 @@ print(json.dumps({"ids": ids, "out": out, "events": parts}))
             "{seen}"
         );
         assert_eq!(seen["events"], json!(["metadata", "updates"]), "{seen}");
+        // `threads.get_state`, the first call a LangGraph user makes, on the API process.
+        assert_eq!(
+            seen["state"]["values"]["address"],
+            json!("Hyderabad residency"),
+            "{seen}"
+        );
+        assert_eq!(seen["state"]["next"], json!([]), "{seen}");
+        // Two runs of three steps (input, START, get_address) each.
+        assert_eq!(seen["history"], json!(6), "{seen}");
     }
     drop(worker);
     drop(api);

@@ -75,28 +75,6 @@ fn parse_args() -> Result<Option<Args>, String> {
     Ok(Some(args))
 }
 
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), ServerError> {
     // Logs on stderr: each run's lines carry its run_id and thread_id (tracing spans).
@@ -124,10 +102,7 @@ async fn main() -> Result<(), ServerError> {
         .local_addr()
         .map_err(|e| ServerError::Startup(e.to_string()))?;
     println!("listening on http://{addr}");
-    let (stop, shutdown) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        terminated().await;
-        let _ = stop.send(true);
-    });
-    server.serve(listener, shutdown).await
+    server
+        .serve(listener, stategraph_server::shutdown_signal())
+        .await
 }

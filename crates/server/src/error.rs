@@ -32,8 +32,9 @@ pub enum ServerError {
     /// The store failed, or refused the request (422 for a bad namespace or filter).
     #[error("store: {0}")]
     Store(#[from] stategraph_store::StoreError),
-    /// The request needs the code of a graph that this process does not have (an API
-    /// process without graphs answers thread state only for graphs compiled into it) (501).
+    /// The request needs the code of a graph that this process does not have
+    /// (`update_state` as a node with conditional edges, or the state of a graph
+    /// registered without a description) (501).
     #[error("{0}")]
     NotHere(String),
     /// A task of the server itself failed (it panicked, or the runtime is stopping) (500).

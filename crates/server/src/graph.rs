@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use stategraph::checkpoint::{CheckpointConfig, ListOptions};
 use stategraph::graph::draw::DrawGraph;
 use stategraph::pregel::snapshot::StateSnapshot;
+use stategraph::pregel::spec::GraphSpec;
 use stategraph::{Command, CompiledGraph, RunConfig, RunStream, State, StreamMode, Value};
 
 use crate::graph_input::GraphInput;
@@ -37,6 +38,12 @@ pub trait ServedGraph: Send + Sync + 'static {
     ) -> stategraph::Result<CheckpointConfig>;
     /// The graph's drawing.
     fn drawing(&self) -> DrawGraph;
+    /// The graph as data, registered so that processes without its code read its
+    /// threads' state (see [`crate::registry`]); `None` (the default) when it cannot be
+    /// described.
+    fn spec(&self) -> Option<GraphSpec> {
+        None
+    }
     /// Waits until a cancelled run of the thread has stored what it was storing.
     async fn settle(&self, config: RunConfig);
 }
@@ -76,6 +83,10 @@ impl<S: State> ServedGraph for CompiledGraph<S> {
 
     fn drawing(&self) -> DrawGraph {
         self.get_graph()
+    }
+
+    fn spec(&self) -> Option<GraphSpec> {
+        CompiledGraph::spec(self)
     }
 
     async fn settle(&self, config: RunConfig) {

@@ -1,7 +1,9 @@
 //! The graphs registry: every process with workers writes the metadata of the graphs it
-//! runs (graph id, drawing) to the `registered_graphs` table when it starts, so that a
-//! process without graphs of its own (`stategraph serve`, an API-only process) answers
-//! the assistants endpoints from the database and queues runs for those workers.
+//! runs (graph id, drawing, description) to the `registered_graphs` table when it
+//! starts, so that a process without a graph's code (`stategraph serve`, an API-only
+//! process, or one with other graphs) answers the assistants endpoints from the
+//! database, queues runs for those workers, and reads the threads' state with the
+//! graph rebuilt from its description (`topology`: [`stategraph::pregel::spec`]).
 
 use deadpool_postgres::Pool;
 use serde_json::{json, Value as Json};
@@ -20,8 +22,13 @@ pub struct RegisteredGraph {
     pub drawing: Json,
     /// When the graph was first registered (ISO 8601).
     pub registered_at: String,
-    /// When its drawing last changed (ISO 8601).
+    /// When its drawing or description last changed (ISO 8601).
     pub updated_at: String,
+    /// The graph as data ([`stategraph::pregel::spec::GraphSpec`] in JSON): its channels
+    /// and nodes, from which a process without its code reads its threads' state. `None`
+    /// for a graph registered by an older version, or one with a channel that cannot be
+    /// described (a reducer of one's own).
+    pub topology: Option<Json>,
 }
 
 /// Creates the `registered_graphs` table if it is missing.
@@ -39,28 +46,38 @@ pub async fn setup(pool: &Pool) -> Result<()> {
                 registered_at timestamptz NOT NULL DEFAULT now(),
                 updated_at timestamptz NOT NULL DEFAULT now()
             );
+            ALTER TABLE registered_graphs ADD COLUMN IF NOT EXISTS topology jsonb;
             COMMIT;",
         )
         .await?;
     Ok(())
 }
 
-/// Records that a process runs `graph_id`, drawn as `drawing`: a new row, or the new
-/// drawing of a graph whose code changed (`updated_at` moves only then).
-pub async fn register(pool: &Pool, graph_id: &str, drawing: &Json) -> Result<()> {
+/// Records that a process runs `graph_id`, drawn as `drawing` and described as
+/// `topology`: a new row, or the new drawing and description of a graph whose code
+/// changed (`updated_at` moves only then).
+pub async fn register(
+    pool: &Pool,
+    graph_id: &str,
+    drawing: &Json,
+    topology: Option<&Json>,
+) -> Result<()> {
     pool.get()
         .await?
         .execute(
-            "INSERT INTO registered_graphs (graph_id, drawing) VALUES ($1, $2)
-             ON CONFLICT (graph_id) DO UPDATE SET drawing = EXCLUDED.drawing, updated_at = now()
-             WHERE registered_graphs.drawing IS DISTINCT FROM EXCLUDED.drawing",
-            &[&graph_id, drawing],
+            "INSERT INTO registered_graphs (graph_id, drawing, topology) VALUES ($1, $2, $3)
+             ON CONFLICT (graph_id) DO UPDATE
+             SET drawing = EXCLUDED.drawing, topology = EXCLUDED.topology, updated_at = now()
+             WHERE (registered_graphs.drawing, registered_graphs.topology)
+                   IS DISTINCT FROM (EXCLUDED.drawing, EXCLUDED.topology)",
+            &[&graph_id, drawing, &topology],
         )
         .await?;
     Ok(())
 }
 
-const COLS: &str = "graph_id, drawing, to_json(registered_at)#>>'{}', to_json(updated_at)#>>'{}'";
+const COLS: &str =
+    "graph_id, drawing, to_json(registered_at)#>>'{}', to_json(updated_at)#>>'{}', topology";
 
 fn from_row(row: &tokio_postgres::Row) -> RegisteredGraph {
     RegisteredGraph {
@@ -68,6 +85,7 @@ fn from_row(row: &tokio_postgres::Row) -> RegisteredGraph {
         drawing: row.get(1),
         registered_at: row.get(2),
         updated_at: row.get(3),
+        topology: row.get(4),
     }
 }
 

@@ -86,12 +86,6 @@ pub(crate) struct Assistant {
 }
 
 impl AppState {
-    /// Whether this process has no graphs of its own (`stategraph serve`): it then
-    /// answers for the graphs registered in the database (see [`crate::registry`]).
-    pub(crate) fn uses_registry(&self) -> bool {
-        self.graphs.is_empty()
-    }
-
     fn local(&self, graph_id: &str) -> Assistant {
         Assistant {
             graph_id: graph_id.to_owned(),
@@ -110,44 +104,50 @@ impl AppState {
         }
     }
 
-    /// The assistant an assistant id (or a graph id) names (404 if none).
+    /// The assistant an assistant id (or a graph id) names (404 if none): a graph
+    /// compiled into this process, else one that a worker process registered.
     pub(crate) async fn assistant(&self, id: &str) -> Result<Assistant> {
-        let not_found = || ServerError::NotFound(format!("assistant {id} not found"));
-        if self.uses_registry() {
-            return registry::find(&self.pool, id)
-                .await?
-                .map(Self::registered)
-                .ok_or_else(not_found);
+        if let Some(graph_id) = self.local_graph(id) {
+            return Ok(self.local(graph_id));
         }
+        registry::find(&self.pool, id)
+            .await?
+            .map(Self::registered)
+            .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")))
+    }
+
+    /// The id of the graph compiled into this process that `id` (a graph id or an
+    /// assistant id) names.
+    fn local_graph(&self, id: &str) -> Option<&String> {
         self.graphs
             .keys()
             .find(|graph_id| graph_id.as_str() == id || assistant_id(graph_id).to_string() == id)
-            .map(|graph_id| self.local(graph_id))
-            .ok_or_else(not_found)
     }
 
-    /// Every assistant this process answers for.
+    /// Every assistant this process answers for: its own graphs (in the order they were
+    /// added), then the other graphs registered in the database (by graph id), whose
+    /// runs it queues for the processes that have them.
     pub(crate) async fn assistants(&self) -> Result<Vec<Assistant>> {
-        if self.uses_registry() {
-            return Ok(registry::list(&self.pool)
+        let mut all: Vec<Assistant> = self.graphs.keys().map(|g| self.local(g)).collect();
+        all.extend(
+            registry::list(&self.pool)
                 .await?
                 .into_iter()
-                .map(Self::registered)
-                .collect());
-        }
-        Ok(self.graphs.keys().map(|g| self.local(g)).collect())
+                .filter(|g| !self.graphs.contains_key(&g.graph_id))
+                .map(Self::registered),
+        );
+        Ok(all)
     }
 
     /// The drawing of the assistant `id` names, as `GET /assistants/{id}/graph` answers.
     pub(crate) async fn drawing(&self, id: &str) -> Result<serde_json::Value> {
-        if self.uses_registry() {
-            return registry::find(&self.pool, id)
-                .await?
-                .map(|g| g.drawing)
-                .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")));
+        if let Some(graph_id) = self.local_graph(id) {
+            return Ok(registry::drawing_json(&self.graphs[graph_id].drawing()));
         }
-        let a = self.assistant(id).await?;
-        Ok(registry::drawing_json(&self.graphs[&a.graph_id].drawing()))
+        registry::find(&self.pool, id)
+            .await?
+            .map(|g| g.drawing)
+            .ok_or_else(|| ServerError::NotFound(format!("assistant {id} not found")))
     }
 }
 
@@ -319,7 +319,14 @@ impl ServerBuilder {
         registry::setup(&pool).await?;
         if self.workers > 0 {
             for (id, g) in &graphs {
-                registry::register(&pool, id, &registry::drawing_json(&g.drawing())).await?;
+                let topology = match g.spec() {
+                    Some(spec) => Some(serde_json::to_value(&spec).map_err(|e| {
+                        ServerError::Startup(format!("describing graph {id}: {e}"))
+                    })?),
+                    None => None,
+                };
+                let drawing = registry::drawing_json(&g.drawing());
+                registry::register(&pool, id, &drawing, topology.as_ref()).await?;
             }
         }
         Ok(Server {

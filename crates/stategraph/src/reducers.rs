@@ -16,14 +16,46 @@ use stategraph_checkpoint::{List, Value};
 use crate::channels::{ChannelError, Reducer};
 use crate::messages::{Message, REMOVE_ALL_MESSAGES};
 
-/// Python's `operator.add` on values (see [`add_values`]).
+/// Python's `operator.add` on values (see [`add_values`]). Every call returns the same
+/// reducer, by which a channel can name it ([`name_of`]).
 pub fn add() -> Reducer {
-    Arc::new(add_values)
+    static ADD: std::sync::OnceLock<Reducer> = std::sync::OnceLock::new();
+    ADD.get_or_init(|| Arc::new(add_values)).clone()
 }
 
-/// Dict merge, the right side winning (see [`merge_values`]).
+/// Dict merge, the right side winning (see [`merge_values`]). Every call returns the
+/// same reducer, by which a channel can name it ([`name_of`]).
 pub fn merge() -> Reducer {
-    Arc::new(merge_values)
+    static MERGE: std::sync::OnceLock<Reducer> = std::sync::OnceLock::new();
+    MERGE.get_or_init(|| Arc::new(merge_values)).clone()
+}
+
+/// A built-in reducer's name and its constructor.
+type Builtin = (&'static str, fn() -> Reducer);
+
+/// The built-in reducers by name: `add`, `merge`, `add_messages`.
+const BUILTIN: [Builtin; 3] = [
+    ("add", add),
+    ("merge", merge),
+    ("add_messages", add_messages),
+];
+
+/// The name of a built-in reducer (`"add"`, `"merge"`, `"add_messages"`), `None` for
+/// any other function: what a graph's description ([`crate::channels::ChannelSpec`])
+/// records, so that a process without the graph's code can rebuild its channels.
+pub fn name_of(reducer: &Reducer) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .find(|(_, make)| Arc::ptr_eq(reducer, &make()))
+        .map(|(name, _)| *name)
+}
+
+/// The built-in reducer [`name_of`] names.
+pub fn by_name(name: &str) -> Option<Reducer> {
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, make)| make())
 }
 
 /// LangGraph's `add_messages` (see [`add_message_values`]). Every call returns the same

@@ -60,27 +60,8 @@ pub async fn run(ctx: &mut Ctx, args: &ServeArgs) -> Result<ExitCode> {
         .map_err(|e| ServerError::Startup(e.to_string()))?;
     ctx.print(&format!("listening on http://{addr}\n"))?;
     ctx.out().flush()?;
-    let (stop, shutdown) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        terminated().await;
-        let _ = stop.send(true);
-    });
-    server.serve(listener, shutdown).await?;
+    server
+        .serve(listener, stategraph_server::shutdown_signal())
+        .await?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Resolves on Ctrl-C, or on SIGTERM on Unix.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

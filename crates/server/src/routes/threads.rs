@@ -7,18 +7,19 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
-use stategraph::checkpoint::{CheckpointConfig, ListOptions};
-use stategraph::RunConfig;
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions};
+use stategraph::pregel::spec::GraphSpec;
+use stategraph::{CompileOptions, CompiledGraph, DynState, RunConfig};
 use uuid::Uuid;
 
 use super::{body_json, page, uuid_of, St};
-use crate::db;
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
 use crate::json::{
     checkpoint_json, interrupt_json, thread_state_json, to_value, to_writes, values_json,
 };
 use crate::server::AppState;
+use crate::{db, registry};
 
 pub(super) async fn create(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {
     let body = body_json(&body)?;
@@ -108,29 +109,69 @@ pub(super) async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The graph of a thread.
+struct ThreadGraph {
+    served: Arc<dyn ServedGraph>,
+    /// False for a graph rebuilt from its description (see [`described`]).
+    has_code: bool,
+}
+
 /// The thread (404 if unknown) and the graph that runs it: the one named in its metadata
-/// (`graph_id`, set by its first run), else the only registered graph, else none. In a
-/// process without graphs, a thread that names a graph is an error ([`ServerError::NotHere`]).
-async fn thread_graph(state: &AppState, id: &str) -> Result<(Uuid, Option<Arc<dyn ServedGraph>>)> {
+/// (`graph_id`, set by its first run), else the only graph of this process, else none.
+/// A named graph that this process does not have is rebuilt from the description its
+/// worker process registered (see [`described`]).
+async fn thread_graph(state: &AppState, id: &str) -> Result<(Uuid, Option<ThreadGraph>)> {
     let id = uuid_of("thread", id)?;
     let thread = db::get_thread(&state.pool, id).await?;
-    let graph_id = thread.pointer("/metadata/graph_id").and_then(Value::as_str);
-    let named = graph_id.and_then(|g| state.graphs.get(g));
-    if let (None, Some(g), true) = (named, graph_id, state.uses_registry()) {
-        // Reading or changing a thread's state needs its graph's code, which only the
-        // worker processes have; answering an empty state would be a lie.
-        return Err(ServerError::NotHere(format!(
-            "thread {id}'s graph {g} is not compiled into this process (an API process \
-             without graphs, such as `stategraph serve`): read its state through a process \
-             that registers {g}; GET /threads/{id} has its latest values"
-        )));
-    }
-    let graph = match named {
-        Some(g) => Some(g.clone()),
-        None if state.graphs.len() == 1 => state.graphs.values().next().cloned(),
+    let with_code = |g: &Arc<dyn ServedGraph>| ThreadGraph {
+        served: g.clone(),
+        has_code: true,
+    };
+    let graph = match thread.pointer("/metadata/graph_id").and_then(Value::as_str) {
+        Some(g) => match state.graphs.get(g) {
+            Some(local) => Some(with_code(local)),
+            None => Some(ThreadGraph {
+                served: described(state, g).await?,
+                has_code: false,
+            }),
+        },
+        None if state.graphs.len() == 1 => state.graphs.values().next().map(with_code),
         None => None,
     };
     Ok((id, graph))
+}
+
+/// Graph `graph_id` as its registered description rebuilds it: it reads the threads'
+/// state with the engine's own functions, as the process with the code does, but cannot
+/// run a node. A graph without a description (registered by an older version, or with a
+/// reducer of its own) is [`ServerError::NotHere`].
+async fn described(state: &AppState, graph_id: &str) -> Result<Arc<dyn ServedGraph>> {
+    let not_here = |why: &str| {
+        ServerError::NotHere(format!(
+            "graph {graph_id} is not compiled into this process and {why}: read this \
+             thread's state through a process that registers {graph_id}"
+        ))
+    };
+    let registered = registry::find(&state.pool, graph_id)
+        .await?
+        .ok_or_else(|| not_here("no process registered it"))?;
+    let topology = registered.topology.ok_or_else(|| {
+        not_here(
+            "its registration has no description of it (a graph with a reducer or channel \
+             type of its own, or registered by an older version)",
+        )
+    })?;
+    let spec: GraphSpec = serde_json::from_value(topology)
+        .map_err(|e| not_here(&format!("its registered description is unreadable ({e})")))?;
+    let saver: Arc<dyn CheckpointSaver> = state.saver.clone();
+    let graph =
+        CompiledGraph::<DynState>::from_spec(&spec, CompileOptions::new().checkpointer(saver))
+            .map_err(|e| {
+                not_here(&format!(
+                    "its registered description cannot be rebuilt ({e})"
+                ))
+            })?;
+    Ok(Arc::new(graph))
 }
 
 fn empty_state() -> Value {
@@ -146,7 +187,7 @@ async fn state_of(
     checkpoint_id: Option<&str>,
 ) -> Result<Json<Value>> {
     let (id, graph) = thread_graph(state, thread).await?;
-    let Some(graph) = graph else {
+    let Some(ThreadGraph { served: graph, .. }) = graph else {
         return Ok(Json(empty_state()));
     };
     let mut cfg = RunConfig::thread(id.to_string());
@@ -191,7 +232,10 @@ pub(super) async fn update_state(
 ) -> Result<Json<Value>> {
     let body = body_json(&body)?;
     let (id, graph) = thread_graph(&state, &thread).await?;
-    let graph = graph
+    let ThreadGraph {
+        served: graph,
+        has_code,
+    } = graph
         .ok_or_else(|| ServerError::Invalid("the thread has no graph yet: run it first".into()))?;
     let values = match body.get("values") {
         None | Some(Value::Null) => Default::default(),
@@ -204,6 +248,9 @@ pub(super) async fn update_state(
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(ServerError::Invalid("as_node must be a string".into())),
     };
+    if !has_code {
+        writers_are_data(graph.as_ref(), as_node.as_deref())?;
+    }
     let mut cfg = RunConfig::thread(id.to_string());
     let checkpoint_id = body
         .get("checkpoint_id")
@@ -240,6 +287,26 @@ pub(super) async fn update_state(
     Ok(Json(json!({ "checkpoint": checkpoint_json(&saved) })))
 }
 
+/// For a graph rebuilt from its description: [`ServerError::NotHere`] when node `as_node`
+/// has conditional edges, whose code `update_state` would run. (Without `as_node` the
+/// engine infers the node; one with conditional edges then fails naming it.)
+fn writers_are_data(graph: &dyn ServedGraph, as_node: Option<&str>) -> Result<()> {
+    let Some(name) = as_node else {
+        return Ok(());
+    };
+    let spec = graph.spec();
+    let node = spec
+        .as_ref()
+        .and_then(|s| s.nodes.iter().find(|n| n.name == name));
+    match node {
+        Some(n) if n.writes.is_none() => Err(ServerError::NotHere(format!(
+            "update_state as {name} runs its conditional edges, code that is not compiled \
+             into this process: update the thread through a process that registers its graph"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub(super) async fn history(
     axum::extract::State(state): St,
     Path(thread): Path<String>,
@@ -248,7 +315,7 @@ pub(super) async fn history(
     let body = body_json(&body)?;
     let (limit, _) = page(&body, 10)?;
     let (id, graph) = thread_graph(&state, &thread).await?;
-    let Some(graph) = graph else {
+    let Some(ThreadGraph { served: graph, .. }) = graph else {
         return Ok(Json(json!([])));
     };
     let mut options = ListOptions {

@@ -23,6 +23,10 @@ impl Channel for AnyValue {
         "AnyValue"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::AnyValue)
+    }
+
     fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
         match values.pop() {
             // The "new step" notification empties a set channel.

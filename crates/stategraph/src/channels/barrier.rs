@@ -128,6 +128,12 @@ impl Channel for NamedBarrierValue {
         "NamedBarrierValue"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::NamedBarrierValue {
+            names: self.barrier.names.clone(),
+        })
+    }
+
     fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
         self.barrier.update(values)
     }
@@ -196,6 +202,12 @@ impl NamedBarrierValueAfterFinish {
 impl Channel for NamedBarrierValueAfterFinish {
     fn kind(&self) -> &'static str {
         "NamedBarrierValueAfterFinish"
+    }
+
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::NamedBarrierValueAfterFinish {
+            names: self.barrier.names.clone(),
+        })
     }
 
     fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {

@@ -66,6 +66,13 @@ impl Channel for BinaryOperatorAggregate {
         "BinaryOperatorAggregate"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::BinaryOperatorAggregate {
+            reducer: crate::reducers::name_of(&self.reducer)?.to_owned(),
+            initial: self.initial.clone(),
+        })
+    }
+
     fn gives_message_ids(&self) -> bool {
         crate::reducers::is_add_messages(&self.reducer)
     }

@@ -48,6 +48,8 @@ pub struct DeltaChannel {
     value: Option<Value>,
     /// Built from `add_messages` (see [`Channel::gives_message_ids`]).
     message_ids: bool,
+    /// The built-in pairwise reducer it was built from (see [`Channel::spec`]).
+    reducer_name: Option<&'static str>,
 }
 
 impl DeltaChannel {
@@ -60,6 +62,7 @@ impl DeltaChannel {
             initial: Value::list(Vec::new()),
             value: None,
             message_ids: false,
+            reducer_name: None,
         }
     }
 
@@ -69,6 +72,7 @@ impl DeltaChannel {
         let message_ids = crate::reducers::is_add_messages(&reducer);
         DeltaChannel {
             message_ids,
+            reducer_name: crate::reducers::name_of(&reducer),
             ..DeltaChannel::new(batch(reducer), snapshot_frequency)
         }
     }
@@ -141,6 +145,14 @@ impl fmt::Debug for DeltaChannel {
 impl Channel for DeltaChannel {
     fn kind(&self) -> &'static str {
         "DeltaChannel"
+    }
+
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::DeltaChannel {
+            reducer: self.reducer_name?.to_owned(),
+            snapshot_frequency: self.snapshot_frequency,
+            initial: self.initial.clone(),
+        })
     }
 
     fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {

@@ -32,6 +32,10 @@ impl Channel for EphemeralValue {
         "EphemeralValue"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::EphemeralValue { guard: self.guard })
+    }
+
     fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
         if values.len() > 1 && self.guard {
             return Err(ChannelError::InvalidUpdate(

@@ -35,6 +35,10 @@ impl Channel for LastValue {
         "LastValue"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::LastValue)
+    }
+
     fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
         match values.len() {
             0 => Ok(false),
@@ -94,6 +98,10 @@ impl LastValueAfterFinish {
 impl Channel for LastValueAfterFinish {
     fn kind(&self) -> &'static str {
         "LastValueAfterFinish"
+    }
+
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::LastValueAfterFinish)
     }
 
     fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {

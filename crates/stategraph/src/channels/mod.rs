@@ -67,6 +67,13 @@ pub trait Channel: Send + Sync + fmt::Debug {
     /// A copy of this channel with its current state.
     fn clone_box(&self) -> Box<dyn Channel>;
 
+    /// The channel's type and parameters as data, from which [`ChannelSpec::build`] makes
+    /// an empty channel of the same spec; `None` (the default) for a channel that cannot
+    /// be described (a channel type of one's own, a reducer that is not built in).
+    fn spec(&self) -> Option<ChannelSpec> {
+        None
+    }
+
     /// True when the channel merges its writes with `add_messages`: a message written to
     /// it gets its id as it is written (before the write is stored), so the stored write
     /// holds the id the channel keeps, as in Python.
@@ -118,6 +125,7 @@ mod delta;
 mod ephemeral;
 mod last_value;
 mod python;
+mod spec;
 mod topic;
 mod untracked;
 
@@ -127,5 +135,6 @@ pub use binop::{is_overwrite, BinaryOperatorAggregate};
 pub use delta::{batch, max_supersteps_since_snapshot, BatchReducer, DeltaChannel};
 pub use ephemeral::EphemeralValue;
 pub use last_value::{LastValue, LastValueAfterFinish};
+pub use spec::ChannelSpec;
 pub use topic::Topic;
 pub use untracked::UntrackedValue;

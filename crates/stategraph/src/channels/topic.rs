@@ -38,6 +38,12 @@ impl Channel for Topic {
         "Topic"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::Topic {
+            accumulate: self.accumulate,
+        })
+    }
+
     fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
         let mut changed = false;
         if !self.accumulate {

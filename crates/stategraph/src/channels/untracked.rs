@@ -31,6 +31,10 @@ impl Channel for UntrackedValue {
         "UntrackedValue"
     }
 
+    fn spec(&self) -> Option<super::ChannelSpec> {
+        Some(super::ChannelSpec::UntrackedValue { guard: self.guard })
+    }
+
     fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
         if values.len() > 1 && self.guard {
             return Err(ChannelError::InvalidUpdate(

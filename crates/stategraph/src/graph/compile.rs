@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::pregel::algo::TASKS;
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
+use crate::pregel::spec::WritesSpec;
 use crate::state::State;
-use crate::types::Goto;
 
 /// Options of [`StateGraph::compile_with`].
 #[derive(Clone, Default)]
@@ -256,7 +256,7 @@ pub(crate) fn compile<S: State>(
     };
 
     let mut nodes = IndexMap::new();
-    let start_writers = node_writers::<S>(
+    let (start_writers, start_writes) = node_writers::<S>(
         state_keys.clone(),
         state_keys.clone(),
         static_writes(START),
@@ -270,6 +270,7 @@ pub(crate) fn compile<S: State>(
             reads: Reads::Single(START.into()),
             run: Some(start_runner(start_writers.clone())),
             writers: start_writers,
+            writes: start_writes,
             subgraph: None,
             retry: None,
             timeout: None,
@@ -282,7 +283,7 @@ pub(crate) fn compile<S: State>(
         if let Some(j) = join_triggers.get(name) {
             triggers.extend(j.iter().cloned());
         }
-        let writers = node_writers::<S>(
+        let (writers, writes) = node_writers::<S>(
             state_keys.clone(),
             writable.clone(),
             static_writes(name),
@@ -304,6 +305,7 @@ pub(crate) fn compile<S: State>(
                 reads: Reads::Many(reads.unwrap_or_else(|| state_keys.to_vec())),
                 run: Some(run),
                 writers,
+                writes,
                 subgraph,
                 retry: spec.options.retry.clone(),
                 timeout: spec.options.timeout,
@@ -338,31 +340,26 @@ fn map_pairs(input: Value) -> Vec<(String, Value)> {
 }
 
 /// The writers of a node: its writes to `writable` channels (others are dropped, as
-/// LangGraph does), its gotos, its edges and its conditional edges (which read the
-/// state's channels).
+/// LangGraph does), its gotos, its edges ([`WritesSpec`]) and its conditional edges
+/// (which read the state's channels); with the [`WritesSpec`] alone when it has no
+/// conditional edges (its writers are then data, see [`crate::pregel::spec`]).
 fn node_writers<S: State>(
     state_keys: Arc<Vec<String>>,
     writable: Arc<Vec<String>>,
     static_writes: Vec<(String, Value)>,
     branches: Vec<Arc<Branch<S>>>,
-) -> WriterFn {
-    Arc::new(move |output: NodeOutput, ctx: &NodeContext| {
-        let mut writes: Vec<(String, Value)> = output
-            .writes
-            .into_iter()
-            .filter(|(k, _)| writable.contains(k))
-            .collect();
-        for g in output.goto {
-            match g {
-                Goto::Node(n) if n == END => {}
-                Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
-                Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
-            }
-        }
-        writes.extend(static_writes.iter().cloned());
+) -> (WriterFn, Option<WritesSpec>) {
+    let spec = WritesSpec {
+        writable: writable.to_vec(),
+        static_writes,
+    };
+    let data = branches.is_empty().then(|| spec.clone());
+    let writers: WriterFn = Arc::new(move |output: NodeOutput, ctx: &NodeContext| {
+        let mut writes = spec.writes(output);
         run_branches(&branches, ctx, &state_keys, &mut writes)?;
         Ok(writes)
-    })
+    });
+    (writers, data)
 }
 
 fn start_runner(writers: WriterFn) -> NodeRunner {

@@ -84,6 +84,26 @@ impl<S> Clone for CompiledGraph<S> {
     }
 }
 
+impl CompiledGraph<crate::state::DynState> {
+    /// The graph a [`spec`](CompiledGraph::spec) describes, compiled with `options`
+    /// (give it the checkpointer the threads are in): it reads threads (`get_state`,
+    /// `get_state_with`, `get_state_history`) as the graph with the code does, and
+    /// `update_state` works as a node without conditional edges; but its nodes cannot
+    /// run, so a run, or an `update_state` as a node with conditional edges, is an error
+    /// naming the node. An unknown reducer name is [`Error::InvalidGraph`].
+    pub fn from_spec(
+        spec: &crate::pregel::spec::GraphSpec,
+        options: CompileOptions,
+    ) -> Result<Self> {
+        let graph = PregelGraph::from_spec(spec)?;
+        Ok(CompiledGraph::new(
+            Arc::new(graph),
+            options,
+            Default::default(),
+        ))
+    }
+}
+
 impl<S: State> CompiledGraph<S> {
     pub(crate) fn new(
         graph: Arc<PregelGraph>,
@@ -98,6 +118,13 @@ impl<S: State> CompiledGraph<S> {
             defaults: None,
             _state: PhantomData,
         }
+    }
+
+    /// The graph as data (see [`crate::pregel::spec`]): what a process without its code
+    /// needs to read its threads' state. `None` when a channel cannot be described (a
+    /// channel type or a reducer of one's own).
+    pub fn spec(&self) -> Option<crate::pregel::spec::GraphSpec> {
+        self.graph.spec()
     }
 
     /// Uses these id and clock sources (to reproduce a trace exactly).

@@ -55,6 +55,7 @@ fn node(name: &str, triggers: &[&str], reads: Reads) -> PregelNode {
         timeout: None,
         cache: None,
         hidden: false,
+        writes: None,
     }
 }
 

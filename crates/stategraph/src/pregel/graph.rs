@@ -12,7 +12,7 @@ use super::node_error::NodeError;
 use crate::channels::Channel;
 
 /// What a node reads as its input.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Reads {
     /// One channel's value; the task is skipped while the channel is empty.
     Single(String),
@@ -58,6 +58,9 @@ pub struct PregelNode {
     pub cache: Option<super::cache::CachePolicy>,
     /// Hidden nodes (START) are not streamed and not interrupted by `"*"`.
     pub hidden: bool,
+    /// Its writers as data, when they are (a node without conditional edges): what a
+    /// process without the node's code runs for `update_state` (see [`super::spec`]).
+    pub writes: Option<super::spec::WritesSpec>,
 }
 
 impl fmt::Debug for PregelNode {

@@ -16,6 +16,7 @@ pub mod run_loop;
 pub(crate) mod runner;
 pub mod snapshot;
 pub mod sources;
+pub mod spec;
 pub mod status;
 pub mod stream;
 pub(crate) mod stream_messages;
