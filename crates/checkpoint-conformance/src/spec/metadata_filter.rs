@@ -26,7 +26,10 @@ fn rows() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
         ("obj_a1f", vec![("nested", map! { "a" => 1.0 })]),
         ("obj_a1b2", vec![("nested", map! { "a" => 1, "b" => 2 })]),
         ("obj_b2a1", vec![("nested", map! { "b" => 2, "a" => 1 })]),
-        ("obj_deep", vec![("nested", map! { "a" => map! { "c" => 1 }, "b" => 2 })]),
+        (
+            "obj_deep",
+            vec![("nested", map! { "a" => map! { "c" => 1 }, "b" => 2 })],
+        ),
         ("nested_list", vec![("nested", list![])]),
         ("arr_empty", vec![("arr", list![])]),
         ("arr_1", vec![("arr", list![1])]),
@@ -47,9 +50,7 @@ async fn fixture(saver: &dyn CheckpointSaver) -> Result<String, Failure> {
     put_chain(saver, &thread, "", rows.len(), |i| {
         let (name, pairs) = &rows[i];
         let md: CheckpointMetadata = loop_step(i).with("row", *name);
-        pairs
-            .iter()
-            .fold(md, |md, (k, v)| md.with(*k, v.clone()))
+        pairs.iter().fold(md, |md, (k, v)| md.with(*k, v.clone()))
     })
     .await?;
     Ok(thread)
@@ -73,7 +74,11 @@ async fn expect_rows(
         })
         .collect();
     let want: BTreeSet<String> = want.iter().map(|s| (*s).to_owned()).collect();
-    ensure_eq!(got, want, "rows listed with the filter {{{key:?}: {value:?}}}");
+    ensure_eq!(
+        got,
+        want,
+        "rows listed with the filter {{{key:?}: {value:?}}}"
+    );
     Ok(())
 }
 
