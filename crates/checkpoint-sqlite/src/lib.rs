@@ -126,6 +126,7 @@ mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
 pub use cache::DEFAULT_READ_CACHE_BYTES;
+pub use error::SqliteError;
 pub use rusqlite;
 pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};
