@@ -57,6 +57,12 @@ echo "== clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== tests"
 cargo test --workspace --no-fail-fast
+echo "== sqlx-compat (sqlx 0.8 and stategraph's default features in one build, one SQLite file)"
+# tests/sqlx-compat is outside the workspace with its own lock (rusqlite 0.32 on the
+# libsqlite3-sys 0.30 sqlx 0.8 links); it builds into the workspace's target directory, so
+# the dependencies both share are not built twice. Not `--locked`: a dependency our crates
+# gain later is added to that lock, every version already in it stays as pinned.
+CARGO_TARGET_DIR="$repo/target" cargo run --quiet --manifest-path "$repo/tests/sqlx-compat/Cargo.toml"
 echo "== python package (crates/python: wheel, then LangGraph's conformance suite and interop)"
 # Builds the `stategraph` wheel (maturin, abi3) into target/wheels, installs it in a venv of
 # its own (the pins of the LangGraph venv plus maturin and pytest; the LangGraph venv itself

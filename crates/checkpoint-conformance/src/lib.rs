@@ -60,6 +60,10 @@
 //!   normal index: first wins, also within one mixed batch); and no dangling parent: a
 //!   checkpoint kept by `prune(keep_latest)` or `delete_for_runs` whose parent was
 //!   removed has `parent_config == None`.
+//! * **Metadata filters** ([`spec::metadata_filter`]): the filters LangGraph's savers
+//!   answer differently (`{}`, nested maps, lists, `None`) get the one meaning of
+//!   [`stategraph_checkpoint::ListOptions::matches`] on every saver: equality (maps in any
+//!   key order, numbers by value at any depth), `None` matching a missing key too.
 //! * **Decisions where Python accepts anything:** `copy_thread` from an unknown thread
 //!   (#73) may succeed or fail, but not with [`stategraph_checkpoint::Error::Unsupported`],
 //!   since a saver that runs it declared the capability. Values are compared exactly

@@ -1,20 +1,28 @@
 //! The WHERE clause of `list`, with every key and value a bound parameter.
 //!
-//! The metadata filter is one JSON document, serialized here and bound as a single
-//! parameter to `metadata @> $n::text::jsonb` (JSONB containment, as Python's saver
-//! does). No part of a filter key or value ever becomes SQL text or a JSON path, so a key
-//! such as `a') OR 1=1 --` or `$.x` is only ever a key that no metadata has. SQLite's
-//! `json_extract` path injection (CVE-2025-8709) has no counterpart here by construction.
+//! Each key of the metadata filter becomes one condition on the top-level value
+//! `c.metadata -> $k`, with the key and the value's JSON text bound as parameters:
 //!
-//! Containment is top-level key equality for scalars (numbers by value, so `1` matches
-//! `1.0`; `true` does not match `1`). For a map or list value it is containment, not
-//! equality (`{"parents": {}}` matches every `parents` map), which is where it is looser
-//! than `ListOptions::matches` of the in-memory saver. A filter value JSONB cannot hold
-//! (bytes, a Python object, NaN, a NUL character) can equal no stored metadata, so such a
-//! filter lists nothing, without a query.
+//! * a value other than `None` needs the stored value to be equal to it as JSONB:
+//!   `c.metadata -> $k = $v::text::jsonb`. JSONB equality is the filter meaning every
+//!   stategraph saver shares (docs/format.md#metadata-filters): maps equal maps with the
+//!   same keys and equal values whatever their order, lists equal lists element by
+//!   element, numbers by value at any depth (`1` matches `1.0`), `true` is not `1`. So
+//!   `{"nested": {}}` matches only an empty `nested` map, where Python's `PostgresSaver`
+//!   (`metadata @> filter`, containment) matches every `nested` map; Python's in-memory
+//!   and SQLite savers agree with equality.
+//! * `None` matches a key holding `null` and a missing key, as Python's in-memory and
+//!   SQLite savers do (its `PostgresSaver` needs the key).
+//!
+//! No part of a filter key or value ever becomes SQL text or a JSON path, so a key such as
+//! `a') OR 1=1 --` or `$.x` is only ever a key that no metadata has. SQLite's
+//! `json_extract` path injection (CVE-2025-8709) has no counterpart here by construction.
+//! A filter value JSONB cannot hold (bytes, a Python object, NaN, a string with a NUL
+//! character) can equal no stored metadata, so such a filter lists nothing, without a
+//! query; a key with a NUL character is never stored, so only `None` matches it.
 
 use stategraph_checkpoint::list_cursor::RowKey;
-use stategraph_checkpoint::{CheckpointConfig, ListOptions, Map, Value};
+use stategraph_checkpoint::{CheckpointConfig, ListOptions, Value};
 use tokio_postgres::types::ToSql;
 
 use crate::json;
@@ -48,16 +56,28 @@ pub(crate) fn some_id(id: Option<&String>) -> Option<&str> {
     id.map(String::as_str).filter(|id| !id.is_empty())
 }
 
-/// The metadata filter as JSON text; `None` for no filter, `Err` for one nothing matches.
-pub(crate) fn filter_json(options: &ListOptions) -> Result<Option<String>, json::NotJson> {
+/// One key of the metadata filter: the key and, unless the filter value is `None`, the JSON
+/// text of the value.
+pub(crate) type KeyFilter = (String, Option<String>);
+
+/// The metadata filter key by key; `None` for no filter, `Err` for one nothing matches.
+/// A key whose filter value is `None` but that JSONB cannot hold (a NUL character) is
+/// missing from every row, so it matches every row and is left out.
+pub(crate) fn filter_keys(options: &ListOptions) -> Result<Option<Vec<KeyFilter>>, json::NotJson> {
     let Some(filter) = options.filter.as_ref().filter(|f| !f.is_empty()) else {
         return Ok(None);
     };
-    let doc: Map = filter
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
-    json::to_text(&Value::Map(doc)).map(Some)
+    let mut keys = Vec::with_capacity(filter.len());
+    for (key, value) in filter {
+        let storable = !key.contains('\0');
+        match value {
+            Value::Nil if storable => keys.push((key.clone(), None)),
+            Value::Nil => {}
+            _ if storable => keys.push((key.clone(), Some(json::to_text(value)?))),
+            _ => return Err(json::NotJson::Nul),
+        }
+    }
+    Ok(Some(keys))
 }
 
 /// One page of a streamed listing: the rows after `after` (all when `None`), at most
@@ -81,7 +101,7 @@ pub(crate) fn list_query(
     options: &ListOptions,
     page: Option<ListPage<'_>>,
 ) -> Option<Query> {
-    let filter = filter_json(options).ok()?;
+    let filter = filter_keys(options).ok()?;
     let mut query = Query {
         sql: String::with_capacity(select.len() + 200),
         params: Vec::new(),
@@ -99,9 +119,15 @@ pub(crate) fn list_query(
             wheres.push(format!("c.checkpoint_id = {p}"));
         }
     }
-    if let Some(filter) = filter {
-        let p = query.bind(Box::new(filter));
-        wheres.push(format!("c.metadata @> {p}::text::jsonb"));
+    for (key, value) in filter.into_iter().flatten() {
+        let k = query.bind(Box::new(key));
+        wheres.push(match value {
+            Some(value) => {
+                let v = query.bind(Box::new(value));
+                format!("c.metadata -> {k} = {v}::text::jsonb")
+            }
+            None => format!("COALESCE(c.metadata -> {k}, 'null'::jsonb) = 'null'::jsonb"),
+        });
     }
     let before = options.before.as_ref();
     if let Some(id) = before.and_then(|b| some_id(b.checkpoint_id.as_ref())) {
@@ -154,13 +180,14 @@ mod tests {
         assert_eq!(
             query.sql,
             "SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 \
-             AND c.metadata @> $3::text::jsonb ORDER BY c.checkpoint_id DESC, c.thread_id, \
-             c.checkpoint_ns LIMIT $4"
+             AND c.metadata -> $3 = $4::text::jsonb AND c.metadata -> $5 = $6::text::jsonb \
+             ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns LIMIT $7"
         );
-        assert_eq!(query.params.len(), 4);
-        let doc = json::parse(&filter_json(&options).unwrap().unwrap()).unwrap();
-        assert_eq!(doc.get(hostile), Some(&Value::from(hostile)));
-        assert_eq!(doc.get("$.source"), Some(&Value::from("x' OR '1'='1")));
+        assert_eq!(query.params.len(), 7);
+        let keys = filter_keys(&options).unwrap().unwrap();
+        let text = |v: &str| json::to_text(&Value::from(v)).unwrap();
+        assert_eq!(keys[0], (hostile.to_owned(), Some(text(hostile))));
+        assert_eq!(keys[1], ("$.source".to_owned(), Some(text("x' OR '1'='1"))));
     }
 
     #[test]
@@ -169,6 +196,12 @@ mod tests {
         assert!(list_query("S", None, &bytes, None).is_none());
         let nul = ListOptions::default().filter("k\0", 1);
         assert!(list_query("S", None, &nul, None).is_none());
+        // No row holds a key with a NUL, so `None` on it matches every row.
+        let nul_none = ListOptions::default().filter("k\0", Value::Nil);
+        assert!(!list_query("S", None, &nul_none, None)
+            .unwrap()
+            .sql
+            .contains("WHERE"));
         let none = ListOptions::default();
         assert_eq!(
             list_query("S c", None, &none, None).unwrap().sql,

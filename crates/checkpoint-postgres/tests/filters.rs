@@ -109,16 +109,26 @@ async fn ordinary_filters_match_by_top_level_value() {
     assert_eq!(matching(&db, &ids, f("n", 1.0)).await, [1]);
     assert_eq!(matching(&db, &ids, f("flag", 1)).await, Vec::<usize>::new());
     assert_eq!(matching(&db, &ids, f("flag", true)).await, [1]);
+    // `None` matches a missing key (as Python's in-memory and SQLite savers).
     assert_eq!(
         matching(&db, &ids, f("missing", Value::Nil)).await,
-        Vec::<usize>::new()
+        [0, 1, 2, 3]
     );
-    // Maps and lists by containment (as Python's saver does).
+    assert_eq!(matching(&db, &ids, f("n", Value::Nil)).await, [0, 2, 3]);
+    // Maps and lists by equality, not containment (Python's `PostgresSaver` differs).
     assert_eq!(
         matching(&db, &ids, f("nested", map! { "a" => map! {} })).await,
+        Vec::<usize>::new()
+    );
+    assert_eq!(
+        matching(&db, &ids, f("nested", map! { "a" => map! { "b" => 1.0 } })).await,
         [3]
     );
-    assert_eq!(matching(&db, &ids, f("tags", list!["t1"])).await, [3]);
+    assert_eq!(
+        matching(&db, &ids, f("tags", list!["t1"])).await,
+        Vec::<usize>::new()
+    );
+    assert_eq!(matching(&db, &ids, f("tags", list!["t1", "t2"])).await, [3]);
     assert_eq!(
         matching(&db, &ids, f("tags", "t1")).await,
         Vec::<usize>::new()

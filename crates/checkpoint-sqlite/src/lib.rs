@@ -95,8 +95,10 @@
 //! * A `list` filter names top-level keys only: `{"a.b": 1}` is the key `a.b`, where
 //!   Python reads it as a path into `a`. Any key is accepted (Python refuses keys outside
 //!   `[a-zA-Z0-9_.-]`). Filter values compare by type as well: `1` and `1.0` match each
-//!   other, but not `true`; the string `"1"` does not match `1`; `None` needs the key to
-//!   be present with a `null` (Python's `IS NULL` also matches a missing key).
+//!   other, but not `true` (Python's `json_extract` reads `true` as `1`); the string `"1"`
+//!   does not match `1`. Maps and lists compare by equality (docs/format.md#metadata-filters):
+//!   `{"a": 1, "b": 2}` matches `{"b": 2, "a": 1.0}`, where Python compares their JSON
+//!   text. `None` matches a `null` and a missing key, as in Python.
 //! * `list` without a namespace orders equal ids by thread and namespace (Python leaves
 //!   that order to SQLite).
 //! * A `before` config without a checkpoint id bounds nothing (Python compares with NULL
@@ -124,6 +126,7 @@ mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
 pub use cache::DEFAULT_READ_CACHE_BYTES;
+pub use error::SqliteError;
 pub use rusqlite;
 pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};

@@ -80,6 +80,8 @@ impl Numbered {
 /// The writer connection and, for files, the reader connections.
 #[derive(Debug)]
 pub(crate) struct Pool {
+    /// The file's path as shown in errors, or `:memory:`.
+    database: String,
     writer: Mutex<Numbered>,
     /// Writes run on the writer connection (changed under its mutex).
     own_writes: AtomicU64,
@@ -102,6 +104,7 @@ impl Pool {
             .execute_batch("PRAGMA synchronous = FULL")
             .backend()?;
         Ok(Pool {
+            database: path.display().to_string(),
             writer: Mutex::new(Numbered::new(writer)),
             own_writes: AtomicU64::new(0),
             readers: Some(Readers {
@@ -116,10 +119,16 @@ impl Pool {
         let writer = Connection::open_in_memory().backend()?;
         schema::setup(&writer, false)?;
         Ok(Pool {
+            database: ":memory:".to_owned(),
             writer: Mutex::new(Numbered::new(writer)),
             own_writes: AtomicU64::new(0),
             readers: None,
         })
+    }
+
+    /// The database as errors name it: the file's path, or `:memory:`.
+    pub(crate) fn database(&self) -> &str {
+        &self.database
     }
 
     /// Sets `PRAGMA synchronous` on the writer connection.
@@ -134,7 +143,12 @@ impl Pool {
     /// A read-only pool over one connection opened by [`crate::read_only::connect`]: reads
     /// share it, and any write fails (SQLite refuses it).
     pub(crate) fn read_only(conn: Connection) -> Pool {
+        let database = match conn.path() {
+            Some(path) if !path.is_empty() => path.to_owned(),
+            _ => ":memory:".to_owned(),
+        };
         Pool {
+            database,
             writer: Mutex::new(Numbered::new(conn)),
             own_writes: AtomicU64::new(0),
             readers: None,

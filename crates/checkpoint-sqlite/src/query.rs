@@ -12,13 +12,18 @@
 //! `$.x`, `*` or `'); DROP TABLE checkpoints; --` names exactly that top-level key. (A
 //! bound path `$."<escaped key>"` would also keep the key out of the SQL, but SQLite's path
 //! lookup ends a label at an escaped NUL, so `$."a"` finds a key `"a\u0000b"`; `json_each`
-//! compares whole labels.) The type test keeps `1`, `1.0` and `true` apart where Python's
-//! `json_extract(...) = ?` would not, and the filter `None` needs the key to be present with
-//! a JSON `null`, as the trait says (Python's `IS NULL` also matches a missing key).
+//! compares whole labels.) The type test keeps `true` apart from `1` and `1.0` where
+//! Python's `json_extract(...) = ?` would not. The filter `None` matches a key holding
+//! `null` and a missing key (as Python's `IS NULL` does):
+//!
+//! ```sql
+//! COALESCE((SELECT max(type = 'null') FROM json_each(CAST(metadata AS TEXT)) WHERE key = ?), 1)
+//! ```
 //!
 //! The SQL predicate never rejects a row that matches; the caller re-checks every row with
-//! [`ListOptions::matches`], which decides the cases SQL cannot (lists and maps compare
-//! structurally, and the first of repeated keys). So `LIMIT` goes into the SQL only when
+//! [`ListOptions::matches`], which decides the cases SQL cannot (maps and lists compare by
+//! equality, in any key order and with numbers by value at any depth, where Python's
+//! `json_extract` compares their JSON text; and the first of repeated keys). So `LIMIT` goes into the SQL only when
 //! there is no filter; with one, the caller stops reading rows once it has enough.
 //!
 //! A page of a streamed listing ([`ListPage`]) adds a keyset condition, "after the last
@@ -137,7 +142,12 @@ pub(crate) fn list_query(
 fn metadata_predicate(key: &str, value: &Value, params: &mut Vec<Sql>) -> String {
     params.push(Sql::Text(key.to_owned()));
     let test = match value {
-        Value::Nil => "type = 'null'",
+        // Missing, or null (the first of repeated keys is decided by the re-check).
+        Value::Nil => {
+            return "COALESCE((SELECT max(type = 'null') FROM json_each(CAST(metadata AS TEXT)) \
+                    WHERE key = ?), 1)"
+                .to_owned()
+        }
         Value::Bool(true) => "type = 'true'",
         Value::Bool(false) => "type = 'false'",
         Value::Int(n) => {

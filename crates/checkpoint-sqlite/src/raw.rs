@@ -18,7 +18,7 @@ use stategraph_checkpoint::{
     write_index, CheckpointConfig, CheckpointMetadata, Error, ListOptions, Result,
 };
 
-use crate::error::SqlResultExt;
+use crate::error::{Scope, SqlResultExt};
 use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
 use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::{json, write, SqliteSaver};
@@ -49,10 +49,14 @@ impl SqliteSaver {
             checkpoint,
             metadata: json::to_json(&metadata.for_put(config).to_value())?.into_bytes(),
         };
-        self.run_raw(Op::Put {
-            config: config.clone(),
-            row,
-        })?;
+        let scope = || Scope::thread("put_raw", "checkpoints", &config.thread_id);
+        self.run_raw(
+            Op::Put {
+                config: config.clone(),
+                row,
+            },
+            scope,
+        )?;
         Ok(CheckpointConfig::for_checkpoint(
             config.thread_id.as_str(),
             config.ns(),
@@ -79,18 +83,23 @@ impl SqliteSaver {
                 value,
             })
             .collect();
-        self.run_raw(Op::Writes {
-            config: config.clone(),
-            target,
-            rows,
-        })
+        let scope = || Scope::thread("put_writes_raw", "writes", &config.thread_id);
+        self.run_raw(
+            Op::Writes {
+                config: config.clone(),
+                target,
+                rows,
+            },
+            scope,
+        )
     }
 
     /// The tuple [`CheckpointSaver::get_tuple`](stategraph_checkpoint::CheckpointSaver::get_tuple)
     /// reads, as stored: one snapshot holds the checkpoint row and its writes.
     pub fn get_tuple_raw(&self, config: &CheckpointConfig) -> Result<Option<RawTuple>> {
         validate_config(config)?;
-        self.pool.read(|conn| {
+        let scope = || Scope::thread("get_tuple_raw", "checkpoints, writes", &config.thread_id);
+        let read = self.pool.read(|conn| {
             let ns = config.ns();
             let base = format!(
                 "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
@@ -111,7 +120,8 @@ impl SqliteSaver {
                     .backend()?,
             };
             found.map(|row| row.into_tuple(conn)).transpose()
-        })
+        });
+        read.map_err(|e| self.name_error(e, scope()))
     }
 
     /// The tuples [`CheckpointSaver::list`](stategraph_checkpoint::CheckpointSaver::list)
@@ -127,7 +137,11 @@ impl SqliteSaver {
         if remaining == 0 {
             return Ok(Vec::new());
         }
-        self.pool.read(|conn| {
+        let scope = || match config {
+            Some(config) => Scope::thread("list_raw", "checkpoints, writes", &config.thread_id),
+            None => Scope::every_thread("list_raw", "checkpoints, writes"),
+        };
+        let read = self.pool.read(|conn| {
             let query = list_query(config, options, None);
             let mut stmt = conn.prepare_cached(&query.sql).backend()?;
             let mut rows = stmt
@@ -146,14 +160,17 @@ impl SqliteSaver {
                 }
             }
             Ok(out)
-        })
+        });
+        read.map_err(|e| self.name_error(e, scope()))
     }
 
-    /// Runs one serialized op in its own write transaction, fenced when the fence is on.
-    fn run_raw(&self, op: Op) -> Result<()> {
+    /// Runs one serialized op in its own write transaction, fenced when the fence is on; a
+    /// failure names `scope`.
+    fn run_raw(&self, op: Op, scope: impl FnOnce() -> Scope) -> Result<()> {
         let refused = self
             .pool
-            .write(|tx| write::apply(tx, std::slice::from_ref(&op), self.fencing, &*self.serde))?;
+            .write(|tx| write::apply(tx, std::slice::from_ref(&op), self.fencing, &*self.serde))
+            .map_err(|e| self.name_error(e, scope()))?;
         refused.map_or(Ok(()), Err)
     }
 }

@@ -17,6 +17,7 @@ use stategraph_checkpoint::{
 };
 
 use crate::cache::{DecodedCache, DEFAULT_READ_CACHE_BYTES};
+use crate::error::{named, Scope};
 use crate::pool::{blocking, Pool};
 use crate::read::PageSize;
 use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
@@ -41,6 +42,17 @@ pub struct SqliteSaver {
     pub(crate) fencing: bool,
     list_page: PageSize,
     cache: Arc<DecodedCache>,
+}
+
+/// The tables of an operation that reads or writes both.
+const TABLES: &str = "checkpoints, writes";
+
+/// What a listing works on: its thread, or every thread.
+fn list_scope(name: &'static str, config: Option<&CheckpointConfig>) -> Scope {
+    match config {
+        Some(config) => Scope::thread(name, TABLES, &config.thread_id),
+        None => Scope::every_thread(name, TABLES),
+    }
 }
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
@@ -179,14 +191,33 @@ impl SqliteSaver {
         })
     }
 
-    /// Runs serialized ops in one write transaction (see [`write::apply`]).
-    async fn run(&self, ops: Vec<Op>) -> Result<()> {
+    /// Runs serialized ops in one write transaction (see [`write::apply`]); a failure
+    /// names `scope`.
+    async fn run(&self, ops: Vec<Op>, scope: impl FnOnce() -> Scope) -> Result<()> {
         let (serde, fencing) = (Arc::clone(&self.serde), self.fencing);
-        let refused = blocking(&self.pool, move |pool| {
-            pool.write(|tx| write::apply(tx, &ops, fencing, serde.as_ref()))
-        })
-        .await?;
+        let refused = self
+            .on_pool(scope, move |pool| {
+                pool.write(|tx| write::apply(tx, &ops, fencing, serde.as_ref()))
+            })
+            .await?;
         refused.map_or(Ok(()), Err)
+    }
+
+    /// Runs `f` off the async threads ([`blocking`]); a backend failure becomes a
+    /// [`crate::SqliteError`] naming the file and `scope`.
+    async fn on_pool<T, F>(&self, scope: impl FnOnce() -> Scope, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Pool) -> Result<T> + Send + 'static,
+    {
+        blocking(&self.pool, f)
+            .await
+            .map_err(|e| self.name_error(e, scope()))
+    }
+
+    /// Names a backend failure with the file and `scope` ([`crate::SqliteError`]).
+    pub(crate) fn name_error(&self, e: Error, scope: Scope) -> Error {
+        named(e, self.pool.database(), scope)
     }
 
     /// The most rows each page of [`CheckpointSaver::list_stream`] reads (at least 1;
@@ -217,7 +248,8 @@ impl SqliteSaver {
     pub async fn dump(&self, thread_id: &str) -> Result<String> {
         let serde = self.serde.clone();
         let thread = thread_id.to_owned();
-        blocking(&self.pool, move |pool| {
+        let scope = || Scope::thread("dump", TABLES, thread_id);
+        self.on_pool(scope, move |pool| {
             pool.read(|conn| crate::dump::dump(conn, serde.as_ref(), &thread))
         })
         .await
@@ -245,9 +277,11 @@ impl fmt::Debug for SqliteSaver {
 impl CheckpointSaver for SqliteSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
-        let (serde, config) = (Arc::clone(&self.serde), config.clone());
+        let serde = Arc::clone(&self.serde);
         let cache = Arc::clone(&self.cache);
-        blocking(&self.pool, move |pool| {
+        let scope = || Scope::thread("get_tuple", TABLES, &config.thread_id);
+        let (serde, config) = (serde, config.clone());
+        self.on_pool(scope, move |pool| {
             pool.read_stamped(|conn, stamp| {
                 read::get_tuple(conn, serde.as_ref(), &cache, &config, stamp)
             })
@@ -262,8 +296,9 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<Vec<CheckpointTuple>> {
         config.map_or(Ok(()), validate_config)?;
         let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
+        let scope = || list_scope("list", config);
         let (config, options) = (config.cloned(), options.clone());
-        blocking(&self.pool, move |pool| {
+        self.on_pool(scope, move |pool| {
             pool.read(|conn| read::list(conn, serde.as_ref(), &cache, config.as_ref(), &options))
         })
         .await
@@ -281,14 +316,19 @@ impl CheckpointSaver for SqliteSaver {
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
         let size = self.list_page;
+        let scope = list_scope("list_stream", config.as_ref());
         stream_pages(config, options, move |mut cursor| {
             let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
-            blocking(&self.pool, move |pool| {
-                let page = pool.read(|conn| {
-                    read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
-                })?;
-                Ok((page, cursor))
-            })
+            let scope = scope.clone();
+            self.on_pool(
+                || scope,
+                move |pool| {
+                    let page = pool.read(|conn| {
+                        read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
+                    })?;
+                    Ok((page, cursor))
+                },
+            )
         })
     }
 
@@ -304,7 +344,8 @@ impl CheckpointSaver for SqliteSaver {
         _new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
         let op = self.prepare_put(config, checkpoint, metadata)?;
-        self.run(vec![op]).await?;
+        let scope = || Scope::thread("put", "checkpoints", &config.thread_id);
+        self.run(vec![op], scope).await?;
         Ok(CheckpointConfig::for_checkpoint(
             config.thread_id.as_str(),
             config.ns(),
@@ -328,7 +369,8 @@ impl CheckpointSaver for SqliteSaver {
         task_path: &str,
     ) -> Result<()> {
         let op = self.prepare_writes(config, writes, task_id, task_path)?;
-        self.run(vec![op]).await
+        let scope = || Scope::thread("put_writes", "writes", &config.thread_id);
+        self.run(vec![op], scope).await
     }
 
     /// Group commit: the ops, serialized first, run in order in one `BEGIN IMMEDIATE`
@@ -345,6 +387,14 @@ impl CheckpointSaver for SqliteSaver {
     /// and its error returned. Any other failure (a database error) rolls back the ops of
     /// its transaction (the whole batch unless it was split) and stores none after them.
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        let scope = || {
+            let threads = ops.iter().map(|op| match op {
+                SaveOp::Put { config, .. } | SaveOp::PutWrites { config, .. } => {
+                    config.thread_id.as_str()
+                }
+            });
+            Scope::many("put_batch", TABLES, "threads", threads)
+        };
         let mut prepared = Vec::with_capacity(ops.len());
         let (mut failed, mut bytes) = (None, 0);
         for op in ops {
@@ -367,7 +417,7 @@ impl CheckpointSaver for SqliteSaver {
                     bytes += p.len();
                     prepared.push(p);
                     if bytes >= BATCH_BYTES {
-                        self.run(std::mem::take(&mut prepared)).await?;
+                        self.run(std::mem::take(&mut prepared), scope).await?;
                         bytes = 0;
                     }
                 }
@@ -378,7 +428,7 @@ impl CheckpointSaver for SqliteSaver {
             }
         }
         if !prepared.is_empty() {
-            self.run(prepared).await?;
+            self.run(prepared, scope).await?;
         }
         failed.map_or(Ok(()), Err)
     }
@@ -386,9 +436,10 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
         self.cache.forget_threads(&[thread_id.to_owned()]);
-        let thread_id = thread_id.to_owned();
-        blocking(&self.pool, move |pool| {
-            pool.write(|tx| write::delete_thread(tx, &thread_id))
+        let scope = || Scope::thread("delete_thread", TABLES, thread_id);
+        let thread = thread_id.to_owned();
+        self.on_pool(scope, move |pool| {
+            pool.write(|tx| write::delete_thread(tx, &thread))
         })
         .await
     }
@@ -400,12 +451,13 @@ impl CheckpointSaver for SqliteSaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
-        let (serde, config, channels) =
+        let scope = || Scope::thread("get_delta_channel_history", TABLES, &config.thread_id);
+        let (serde, target, channels) =
             (Arc::clone(&self.serde), config.clone(), channels.to_vec());
         let cache = Arc::clone(&self.cache);
-        blocking(&self.pool, move |pool| {
+        self.on_pool(scope, move |pool| {
             pool.read(|conn| {
-                crate::delta::history(conn, serde.as_ref(), &cache, &config, &channels)
+                crate::delta::history(conn, serde.as_ref(), &cache, &target, &channels)
             })
         })
         .await
@@ -427,9 +479,17 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
         // Which threads lose checkpoints is not known here; entries only free memory.
         self.cache.clear();
-        let run_ids = run_ids.to_vec();
-        blocking(&self.pool, move |pool| {
-            pool.write(|tx| maintenance::delete_for_runs(tx, &run_ids))
+        let scope = || {
+            Scope::many(
+                "delete_for_runs",
+                TABLES,
+                "runs",
+                run_ids.iter().map(String::as_str),
+            )
+        };
+        let runs = run_ids.to_vec();
+        self.on_pool(scope, move |pool| {
+            pool.write(|tx| maintenance::delete_for_runs(tx, &runs))
         })
         .await
     }
@@ -438,8 +498,9 @@ impl CheckpointSaver for SqliteSaver {
     /// keeping ids. An unknown source copies nothing.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
         validate_thread_ids([source, target])?;
+        let scope = || Scope::many("copy_thread", TABLES, "threads", [source, target]);
         let (source, target) = (source.to_owned(), target.to_owned());
-        blocking(&self.pool, move |pool| {
+        self.on_pool(scope, move |pool| {
             pool.write(|tx| maintenance::copy_thread(tx, &source, &target))
         })
         .await
@@ -452,9 +513,17 @@ impl CheckpointSaver for SqliteSaver {
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         self.cache.forget_threads(thread_ids);
-        let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
-        blocking(&self.pool, move |pool| {
-            pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &thread_ids, strategy))
+        let scope = || {
+            Scope::many(
+                "prune",
+                TABLES,
+                "threads",
+                thread_ids.iter().map(String::as_str),
+            )
+        };
+        let (serde, threads) = (Arc::clone(&self.serde), thread_ids.to_vec());
+        self.on_pool(scope, move |pool| {
+            pool.write(|tx| maintenance::prune(tx, serde.as_ref(), &threads, strategy))
         })
         .await
     }

@@ -146,12 +146,21 @@ pub(crate) fn apply(
 pub(crate) const LARGE_BLOB: usize = 1 << 20;
 
 /// A blob to bind: its bytes, or a `zeroblob` of its length when the row is large.
-fn blob(bytes: &[u8], large: bool) -> Box<dyn ToSql + '_> {
-    if large {
-        Box::new(ZeroBlob(bytes.len() as u64))
-    } else {
-        Box::new(bytes)
+///
+/// The length converts to whatever `ZeroBlob` holds in the rusqlite in use (`i32` up to
+/// 0.3x, `u64` later; the crate accepts both, see Cargo.toml); a blob too long for it is
+/// refused before SQLite sees it (SQLite's own limit is lower still).
+fn blob(bytes: &[u8], large: bool) -> Result<Box<dyn ToSql + '_>> {
+    if !large {
+        return Ok(Box::new(bytes));
     }
+    let len = bytes.len().try_into().map_err(|_| {
+        Error::Encode(format!(
+            "a value of {} bytes is longer than a SQLite blob can be",
+            bytes.len()
+        ))
+    })?;
+    Ok(Box::new(ZeroBlob(len)))
 }
 
 /// Writes `bytes` into the `column` of the row `rowid` of `table` (stored with a
@@ -187,8 +196,8 @@ pub(crate) fn put(tx: &Transaction<'_>, cp: &NewCheckpoint) -> Result<()> {
         cp.checkpoint_id,
         cp.parent,
         cp.checkpoint.tag.as_ref(),
-        blob(&cp.checkpoint.bytes, large),
-        blob(&cp.metadata, large),
+        blob(&cp.checkpoint.bytes, large)?,
+        blob(&cp.metadata, large)?,
     ])
     .backend()?;
     if large {
@@ -228,7 +237,7 @@ pub(crate) fn put_writes(
                 w.idx,
                 w.channel,
                 w.value.tag.as_ref(),
-                blob(&w.value.bytes, large),
+                blob(&w.value.bytes, large)?,
             ])
             .backend()?;
         // An ignored write stored nothing (and set no rowid).

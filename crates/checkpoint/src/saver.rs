@@ -39,7 +39,9 @@ pub fn starts_branch(config: &CheckpointConfig) -> bool {
 /// Options of [`CheckpointSaver::list`].
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {
-    /// Only checkpoints whose metadata has each of these top-level keys equal to the value.
+    /// Only checkpoints whose metadata has each of these top-level keys equal to the value,
+    /// by the one meaning every saver gives a filter ([`ListOptions::matches`];
+    /// docs/format.md#metadata-filters).
     pub filter: Option<IndexMap<String, Value>>,
     /// Only checkpoints whose id is strictly smaller than this config's `checkpoint_id`.
     pub before: Option<CheckpointConfig>,
@@ -68,20 +70,63 @@ impl ListOptions {
         self
     }
 
-    /// True when `metadata` matches every key of the filter (numbers compare by value).
+    /// True when `metadata` matches every key of the filter: the meaning of a filter for
+    /// every saver (docs/format.md#metadata-filters), Python's `metadata.get(key) == value`
+    /// where Python's in-memory and SQLite savers agree.
+    ///
+    /// * A value equals the stored one structurally: maps with the same keys and equal
+    ///   values, in any order; lists element by element; numbers by value at any depth
+    ///   (`1` equals `1.0`). `{}` matches only an empty map, `[1]` only the list `[1]`
+    ///   (not containment, as Python's `PostgresSaver` has it).
+    /// * `None` matches a key holding `None` and a missing key.
+    /// * Booleans are not numbers (`true` does not match `1`, where Python's `True == 1`),
+    ///   and strings are not numbers (`"1"` does not match `1`).
     pub fn matches(&self, metadata: &CheckpointMetadata) -> bool {
         self.filter.as_ref().is_none_or(|f| {
-            f.iter()
-                .all(|(k, want)| metadata.get(k).is_some_and(|got| values_equal(&got, want)))
+            f.iter().all(|(k, want)| match metadata.get(k) {
+                Some(got) => filter_equal(&got, want),
+                None => matches!(want, Value::Nil),
+            })
         })
     }
 }
 
-/// Python `==` on scalars: `1 == 1.0`; everything else structurally.
-fn values_equal(a: &Value, b: &Value) -> bool {
+/// The equality of a metadata filter ([`ListOptions::matches`]): numbers by value, maps
+/// whatever their order, both at any depth; everything else structurally.
+fn filter_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
+        (Value::Int(_) | Value::UInt(_) | Value::Float(_), _) => numbers_equal(a, b),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| filter_equal(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            let within = |x: &crate::value::Map, y: &crate::value::Map| {
+                x.iter()
+                    .all(|(k, v)| y.get_value(k).is_some_and(|w| filter_equal(v, w)))
+            };
+            within(x, y) && within(y, x)
+        }
         _ => a == b,
+    }
+}
+
+/// Python `==` on two numbers (exact, as Python compares `int` with `float`); false when
+/// either is not a number.
+fn numbers_equal(a: &Value, b: &Value) -> bool {
+    fn exact(v: &Value) -> Option<Result<i128, f64>> {
+        match *v {
+            Value::Int(n) => Some(Ok(i128::from(n))),
+            Value::UInt(n) => Some(Ok(i128::from(n))),
+            // A whole float within i128 compares as that integer; any other float as a float.
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 1.0e38 => Some(Ok(f as i128)),
+            Value::Float(f) => Some(Err(f)),
+            _ => None,
+        }
+    }
+    match (exact(a), exact(b)) {
+        (Some(Ok(x)), Some(Ok(y))) => x == y,
+        (Some(Err(x)), Some(Err(y))) => x == y,
+        _ => false,
     }
 }
 

@@ -4,8 +4,9 @@
 //! named after LangGraph's `test_<capability>_<name>`. The numbers in their docs (`#12`)
 //! count the 81 tests of `langgraph-checkpoint-conformance` 0.0.2, capability by
 //! capability, in the order its `spec/test_*.py` modules define them. [`tightened`] holds
-//! the behaviours this port adds where the Python suite is loose; [`fence`] the optional
-//! group of the one-writer-per-thread fence.
+//! the behaviours this port adds where the Python suite is loose; [`metadata_filter`] the
+//! filters on maps, lists and `None` that LangGraph's savers answer differently; [`fence`]
+//! the optional group of the one-writer-per-thread fence.
 
 pub mod copy_thread;
 pub mod delete_for_runs;
@@ -14,6 +15,7 @@ pub mod delta_history;
 pub mod fence;
 pub mod get_tuple;
 pub mod list;
+pub mod metadata_filter;
 pub mod prune;
 pub mod put;
 pub mod put_writes;
@@ -88,6 +90,13 @@ macro_rules! __with_behaviours {
                 empty_result: List,
                 includes_pending_writes: List,
                 multiple_namespaces: List,
+            }
+            metadata_filter {
+                empty_map_matches_only_an_empty_map: List,
+                nested_maps_compare_by_equality: List,
+                lists_compare_by_equality: List,
+                none_matches_null_and_missing_keys: List,
+                booleans_are_not_numbers: List,
             }
             delete_thread {
                 removes_checkpoints: DeleteThread,

@@ -2,6 +2,7 @@
 
 mod batch;
 mod concurrency;
+mod corrupt;
 mod filter;
 mod golden;
 mod interop;
