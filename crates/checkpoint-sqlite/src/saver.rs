@@ -10,6 +10,7 @@ use stategraph_checkpoint::config::{validate_config, validate_key, validate_thre
 use stategraph_checkpoint::list_cursor::stream_pages;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
+use stategraph_checkpoint::InFlightSaves;
 use stategraph_checkpoint::{
     write_index, Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
@@ -41,6 +42,8 @@ pub struct SqliteSaver {
     pub(crate) fencing: bool,
     list_page: PageSize,
     cache: Arc<DecodedCache>,
+    /// Saves of cancelled runs not yet stored, which reads wait for (shared by clones).
+    in_flight: InFlightSaves,
 }
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
@@ -95,6 +98,7 @@ impl SqliteSaver {
             },
             fencing: true,
             cache: Arc::new(DecodedCache::new(DEFAULT_READ_CACHE_BYTES)),
+            in_flight: InFlightSaves::new(),
         }
     }
 
@@ -245,6 +249,7 @@ impl fmt::Debug for SqliteSaver {
 impl CheckpointSaver for SqliteSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let (serde, config) = (Arc::clone(&self.serde), config.clone());
         let cache = Arc::clone(&self.cache);
         blocking(&self.pool, move |pool| {
@@ -261,6 +266,8 @@ impl CheckpointSaver for SqliteSaver {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
         config.map_or(Ok(()), validate_config)?;
+        let thread = config.map(|c| c.thread_id.as_str());
+        self.in_flight.settled(thread).await;
         let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
         let (config, options) = (config.cloned(), options.clone());
         blocking(&self.pool, move |pool| {
@@ -281,14 +288,21 @@ impl CheckpointSaver for SqliteSaver {
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
         let size = self.list_page;
+        let thread = config.as_ref().map(|c| c.thread_id.clone());
         stream_pages(config, options, move |mut cursor| {
             let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
-            blocking(&self.pool, move |pool| {
-                let page = pool.read(|conn| {
-                    read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
-                })?;
-                Ok((page, cursor))
-            })
+            let thread = thread.clone();
+            async move {
+                // Every page, not only the first: cheap (one atomic load when nothing waits).
+                self.in_flight.settled(thread.as_deref()).await;
+                blocking(&self.pool, move |pool| {
+                    let page = pool.read(|conn| {
+                        read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
+                    })?;
+                    Ok((page, cursor))
+                })
+                .await
+            }
         })
     }
 
@@ -385,6 +399,7 @@ impl CheckpointSaver for SqliteSaver {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
+        self.in_flight.settled(Some(thread_id)).await;
         self.cache.forget_threads(&[thread_id.to_owned()]);
         let thread_id = thread_id.to_owned();
         blocking(&self.pool, move |pool| {
@@ -400,6 +415,7 @@ impl CheckpointSaver for SqliteSaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let (serde, config, channels) =
             (Arc::clone(&self.serde), config.clone(), channels.to_vec());
         let cache = Arc::clone(&self.cache);
@@ -413,6 +429,10 @@ impl CheckpointSaver for SqliteSaver {
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.versions.next(current)
+    }
+
+    fn in_flight_saves(&self) -> Option<&InFlightSaves> {
+        Some(&self.in_flight)
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -438,6 +458,8 @@ impl CheckpointSaver for SqliteSaver {
     /// keeping ids. An unknown source copies nothing.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
         validate_thread_ids([source, target])?;
+        self.in_flight.settled(Some(source)).await;
+        self.in_flight.settled(Some(target)).await;
         let (source, target) = (source.to_owned(), target.to_owned());
         blocking(&self.pool, move |pool| {
             pool.write(|tx| maintenance::copy_thread(tx, &source, &target))
@@ -451,6 +473,9 @@ impl CheckpointSaver for SqliteSaver {
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
+        for thread in thread_ids {
+            self.in_flight.settled(Some(thread)).await;
+        }
         self.cache.forget_threads(thread_ids);
         let (serde, thread_ids) = (Arc::clone(&self.serde), thread_ids.to_vec());
         blocking(&self.pool, move |pool| {

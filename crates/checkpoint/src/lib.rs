@@ -33,6 +33,7 @@ pub mod error;
 pub mod ext;
 pub mod fence;
 pub mod id;
+pub mod in_flight;
 pub mod list_cursor;
 pub mod memory;
 pub mod metadata;
@@ -52,6 +53,7 @@ pub use config::{validate_config, CheckpointConfig, MAX_KEY_BYTES};
 pub use delta::DeltaChannelHistory;
 pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};
+pub use in_flight::{InFlightHold, InFlightSaves};
 pub use memory::MemorySaver;
 pub use metadata::{CheckpointMetadata, CheckpointSource};
 pub use saver::{
