@@ -400,7 +400,12 @@ mod hand_over {
 /// saver instance it gave the graph). No checkpoint: the thread never started, so it runs
 /// again with its input; a checkpoint: it resumes with `NoInput`. Both reads must already
 /// see every save the cancelled run handed over, or the input is applied twice.
-async fn read_then_decide(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed: u64) {
+async fn read_then_decide(
+    saver: Arc<dyn CheckpointSaver>,
+    durability: Durability,
+    seed: u64,
+    how: Cancel,
+) {
     let g = graph(&saver);
     let (budget, expected) = reference(&g, durability).await;
     let mut rng = Rng(seed);
@@ -410,7 +415,7 @@ async fn read_then_decide(saver: Arc<dyn CheckpointSaver>, durability: Durabilit
         let thread = format!("read-{round}");
         let config = RunConfig::thread(thread.clone()).durability(durability);
         let limit = Duration::from_micros(rng.below(budget));
-        if cancel_after(&g, &config, limit, Cancel::Invoke).await {
+        if cancel_after(&g, &config, limit, how).await {
             cancelled += 1;
         }
         let snapshot = g.get_state(&config).await.unwrap();
@@ -449,12 +454,12 @@ async fn read_then_decide(saver: Arc<dyn CheckpointSaver>, durability: Durabilit
         }
     }
     println!(
-        "read then decide, {durability:?}: {cancelled} of {ROUNDS} runs cancelled, \
+        "read then decide, {how:?} {durability:?}: {cancelled} of {ROUNDS} runs cancelled, \
          {started_again} started again with their input"
     );
     assert!(
         wrong.is_empty(),
-        "{durability:?} (seed {seed}): {} of {ROUNDS} rounds wrong: {wrong:#?}",
+        "{how:?} {durability:?} (seed {seed}): {} of {ROUNDS} rounds wrong: {wrong:#?}",
         wrong.len()
     );
 }
@@ -470,12 +475,12 @@ macro_rules! read_cases {
 
                     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                     async fn memory() {
-                        read_then_decide(support::savers::memory(), $durability, $seed).await;
+                        read_then_decide(support::savers::memory(), $durability, $seed, Cancel::Invoke).await;
                     }
 
                     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                     async fn sqlite() {
-                        read_then_decide(support::savers::sqlite(), $durability, $seed).await;
+                        read_then_decide(support::savers::sqlite(), $durability, $seed, Cancel::Invoke).await;
                     }
 
                     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -484,7 +489,7 @@ macro_rules! read_cases {
                         else {
                             return;
                         };
-                        read_then_decide(Arc::new(saver), $durability, $seed).await;
+                        read_then_decide(Arc::new(saver), $durability, $seed, Cancel::Invoke).await;
                     }
                 }
             )*
@@ -496,4 +501,25 @@ read_cases! {
     sync: Durability::Sync, 0x5eed_0011;
     durability_async: Durability::Async, 0x5eed_0012;
     exit: Durability::Exit, 0x5eed_0013;
+}
+
+/// Cancel by dropping a stream, then read and decide (durability `async`): the stream's run
+/// is dropped later, on its own task, and the reads still wait for its saves.
+mod read_then_decide_stream {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let saver = support::savers::sqlite();
+        read_then_decide(saver, Durability::Async, 0x5eed_0014, Cancel::Stream).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some((saver, _schema)) = support::savers::postgres_fenced().await else {
+            return;
+        };
+        let saver: Arc<dyn CheckpointSaver> = Arc::new(saver);
+        read_then_decide(saver, Durability::Async, 0x5eed_0015, Cancel::Stream).await;
+    }
 }
