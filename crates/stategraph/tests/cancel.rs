@@ -11,9 +11,10 @@
 //! `settle`, as another process would.
 //!
 //! `read_then_decide` (issue 20, hole 3) does what an application does after a cancel: it
-//! reads the thread (`get_state`, and `get_tuple` on the saver it gave the graph) and, seeing
-//! no checkpoint, starts the thread again with its input, else resumes it with `NoInput`. A
-//! read older than the cancelled run's queued saves makes it apply the input twice.
+//! reads the thread (`get_state`, `get_state_history`, `get_tuple` or `list` on the saver it
+//! gave the graph) and, seeing no checkpoint, starts the thread again with its input, else
+//! resumes it with `NoInput`. A read older than the cancelled run's queued saves makes it
+//! apply the input twice.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -396,10 +397,11 @@ mod hand_over {
 }
 
 /// Issue 20, hole 3: after a cancel the caller *reads* the thread to decide what to do next,
-/// as an application does: `get_state` and the saver's own `get_tuple` (through the very
-/// saver instance it gave the graph). No checkpoint: the thread never started, so it runs
-/// again with its input; a checkpoint: it resumes with `NoInput`. Both reads must already
-/// see every save the cancelled run handed over, or the input is applied twice.
+/// as an application does: `get_state`, `get_state_history`, or the saver's own `get_tuple`
+/// or `list` (through the very saver instance it gave the graph). No checkpoint: the
+/// thread never started, so it runs again with its input; a checkpoint: it resumes with
+/// `NoInput`. Every read must already see every save the cancelled run handed over, or
+/// the input is applied twice.
 async fn read_then_decide(
     saver: Arc<dyn CheckpointSaver>,
     durability: Durability,
@@ -418,19 +420,18 @@ async fn read_then_decide(
         if cancel_after(&g, &config, limit, how).await {
             cancelled += 1;
         }
-        let snapshot = g.get_state(&config).await.unwrap();
-        let stored = saver
-            .get_tuple(&CheckpointConfig::thread(&thread))
-            .await
-            .unwrap();
-        let seen_by_graph = snapshot.created_at.is_some();
-        if seen_by_graph != stored.is_some() {
-            wrong.push(format!(
-                "round {round}: get_state saw a checkpoint: {seen_by_graph}, get_tuple: {}",
-                stored.is_some()
-            ));
+        // Each read in turn goes first (the later ones would find the saves stored); the
+        // first one decides, and all must agree.
+        let mut seen = Vec::new();
+        for i in 0..READS.len() {
+            let read = READS[(round + i) % READS.len()];
+            seen.push((read, has_checkpoint(&g, &saver, &thread, read).await));
         }
-        let state = if stored.is_none() {
+        let stored = seen[0].1;
+        if seen.iter().any(|(_, s)| *s != stored) {
+            wrong.push(format!("round {round}: the reads disagree: {seen:?}"));
+        }
+        let state = if !stored {
             started_again += 1;
             g.invoke(input(), &config).await.map(|o| o.into_state())
         } else {
@@ -464,9 +465,41 @@ async fn read_then_decide(
     );
 }
 
+/// The reads a caller may decide by.
+const READS: [&str; 4] = [
+    "get_state",
+    "get_state_history",
+    "saver.get_tuple",
+    "saver.list",
+];
+
+/// Whether `read` finds a checkpoint of `thread` (its root namespace).
+async fn has_checkpoint(
+    g: &CompiledGraph<DynState>,
+    saver: &Arc<dyn CheckpointSaver>,
+    thread: &str,
+    read: &str,
+) -> bool {
+    let config = RunConfig::thread(thread);
+    let root = CheckpointConfig::thread(thread);
+    let one = ListOptions::default().limit(1);
+    match read {
+        "get_state" => g.get_state(&config).await.unwrap().created_at.is_some(),
+        "get_state_history" => {
+            let history = g.get_state_history(&config, &one).await.unwrap();
+            !history.is_empty()
+        }
+        "saver.get_tuple" => saver.get_tuple(&root).await.unwrap().is_some(),
+        _ => {
+            let listed = saver.list(Some(&root), &one).await.unwrap();
+            !listed.is_empty()
+        }
+    }
+}
+
 macro_rules! read_cases {
     ($($mode:ident: $durability:expr, $seed:expr;)*) => {
-        /// Cancel, read (`get_state`, `saver.get_tuple`), decide: the input applied once.
+        /// Cancel, read (`get_state`, `get_state_history`, `saver.get_tuple`, `saver.list`), decide: the input applied once.
         mod read_then_decide {
             use super::*;
             $(

@@ -45,9 +45,9 @@ impl<S: State> CompiledGraph<S> {
     /// `config` is a [`RunConfig`](crate::RunConfig) or anything that converts to one
     /// (`&RunConfig`, a snapshot's `config`, what `update_state` returns).
     ///
-    /// If a run of the thread was cancelled with saves still being stored (durability
-    /// `async`), waits for them first, so the state read is never older than what that
-    /// run handed to the saver (docs/runtime.md#cancelling-a-run). It does not wait for a
+    /// If a run of the thread was cancelled with saves still being stored (its
+    /// durability-`async` queue, a save under way), waits for them first, so the state
+    /// read is never older than what that run handed to the saver (docs/runtime.md#cancelling-a-run). It does not wait for a
     /// run that is still going.
     pub async fn get_state(&self, config: impl AsRunConfig) -> Result<StateSnapshot> {
         self.get_state_with(config, false).await
