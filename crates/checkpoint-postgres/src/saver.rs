@@ -11,6 +11,7 @@ use stategraph_checkpoint::list_cursor::stream_pages;
 use stategraph_checkpoint::serde::msgpack::DecodeMemo;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
+use stategraph_checkpoint::InFlightSaves;
 use stategraph_checkpoint::{
     Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
@@ -53,6 +54,8 @@ pub struct PostgresSaver {
     versions: VersionGenerator,
     pub(crate) fencing: bool,
     list_page: usize,
+    /// Saves of cancelled runs not yet stored, which reads wait for.
+    in_flight: InFlightSaves,
 }
 
 impl PostgresSaver {
@@ -137,6 +140,7 @@ impl PostgresSaver {
             versions: VersionGenerator::default(),
             fencing: true,
             list_page: DEFAULT_LIST_PAGE_ROWS,
+            in_flight: InFlightSaves::new(),
         }
     }
 
@@ -253,6 +257,7 @@ impl CheckpointSaver for PostgresSaver {
     /// values, metadata, parent and writes, in one query.
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let client = self.conn.get("get_tuple").await?;
         let reader = Reader {
             client: &client,
@@ -273,6 +278,7 @@ impl CheckpointSaver for PostgresSaver {
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
         validate_config(config)?;
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let client = self.conn.get("get_delta_channel_history").await?;
         let done = self
             .conn
@@ -295,6 +301,9 @@ impl CheckpointSaver for PostgresSaver {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
         config.map_or(Ok(()), validate_config)?;
+        self.in_flight
+            .settled(config.map(|c| c.thread_id.as_str()))
+            .await;
         let client = self.conn.get("list").await?;
         let reader = Reader {
             client: &client,
@@ -316,21 +325,27 @@ impl CheckpointSaver for PostgresSaver {
         config: Option<CheckpointConfig>,
         options: ListOptions,
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
-        stream_pages(config, options, move |mut cursor| async move {
-            let client = self.conn.get("list").await?;
-            let reader = Reader {
-                client: &client,
-                serde: &self.serde,
-                memo: &self.memo,
-                cache: &self.cache,
-                versions: &self.versions,
-            };
-            let done = self
-                .conn
-                .within(reader.list_page(&mut cursor, Some(self.list_page)))
-                .await;
-            let page = self.conn.finish("list", client, done)?;
-            Ok((page, cursor))
+        let thread = config.as_ref().map(|c| c.thread_id.clone());
+        stream_pages(config, options, move |mut cursor| {
+            let thread = thread.clone();
+            async move {
+                // Every page, not only the first: cheap (one atomic load when nothing waits).
+                self.in_flight.settled(thread.as_deref()).await;
+                let client = self.conn.get("list").await?;
+                let reader = Reader {
+                    client: &client,
+                    serde: &self.serde,
+                    memo: &self.memo,
+                    cache: &self.cache,
+                    versions: &self.versions,
+                };
+                let done = self
+                    .conn
+                    .within(reader.list_page(&mut cursor, Some(self.list_page)))
+                    .await;
+                let page = self.conn.finish("list", client, done)?;
+                Ok((page, cursor))
+            }
         })
     }
 
@@ -402,6 +417,7 @@ impl CheckpointSaver for PostgresSaver {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
+        self.in_flight.settled(Some(thread_id)).await;
         let client = self.conn.get("delete_thread").await?;
         let done = self
             .conn
@@ -413,6 +429,10 @@ impl CheckpointSaver for PostgresSaver {
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.versions.next(current)
+    }
+
+    fn in_flight_saves(&self) -> Option<&InFlightSaves> {
+        Some(&self.in_flight)
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -436,6 +456,8 @@ impl CheckpointSaver for PostgresSaver {
     /// Copies every checkpoint, blob and write of `source` to `target` in one statement.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
         validate_thread_ids([source, target])?;
+        self.in_flight.settled(Some(source)).await;
+        self.in_flight.settled(Some(target)).await;
         let client = self.conn.get("copy_thread").await?;
         let done = self
             .conn
@@ -447,6 +469,9 @@ impl CheckpointSaver for PostgresSaver {
     /// Python's `prune`; see [`crate::prune`].
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
+        for thread in thread_ids {
+            self.in_flight.settled(Some(thread)).await;
+        }
         let mut client = self.conn.get("prune").await?;
         let done = self
             .conn

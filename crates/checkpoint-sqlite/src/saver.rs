@@ -10,6 +10,7 @@ use stategraph_checkpoint::config::{validate_config, validate_key, validate_thre
 use stategraph_checkpoint::list_cursor::stream_pages;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::version_gen::VersionGenerator;
+use stategraph_checkpoint::InFlightSaves;
 use stategraph_checkpoint::{
     write_index, Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
@@ -42,6 +43,8 @@ pub struct SqliteSaver {
     pub(crate) fencing: bool,
     list_page: PageSize,
     cache: Arc<DecodedCache>,
+    /// Saves of cancelled runs not yet stored, which reads wait for (shared by clones).
+    in_flight: InFlightSaves,
 }
 
 /// The tables of an operation that reads or writes both.
@@ -107,6 +110,7 @@ impl SqliteSaver {
             },
             fencing: true,
             cache: Arc::new(DecodedCache::new(DEFAULT_READ_CACHE_BYTES)),
+            in_flight: InFlightSaves::new(),
         }
     }
 
@@ -277,6 +281,7 @@ impl fmt::Debug for SqliteSaver {
 impl CheckpointSaver for SqliteSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
         validate_config(config)?;
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let serde = Arc::clone(&self.serde);
         let cache = Arc::clone(&self.cache);
         let scope = || Scope::thread("get_tuple", TABLES, &config.thread_id);
@@ -295,6 +300,8 @@ impl CheckpointSaver for SqliteSaver {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointTuple>> {
         config.map_or(Ok(()), validate_config)?;
+        let thread = config.map(|c| c.thread_id.as_str());
+        self.in_flight.settled(thread).await;
         let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
         let scope = || list_scope("list", config);
         let (config, options) = (config.cloned(), options.clone());
@@ -317,18 +324,24 @@ impl CheckpointSaver for SqliteSaver {
     ) -> BoxStream<'_, Result<CheckpointTuple>> {
         let size = self.list_page;
         let scope = list_scope("list_stream", config.as_ref());
+        let thread = config.as_ref().map(|c| c.thread_id.clone());
         stream_pages(config, options, move |mut cursor| {
             let (serde, cache) = (Arc::clone(&self.serde), Arc::clone(&self.cache));
-            let scope = scope.clone();
-            self.on_pool(
-                || scope,
-                move |pool| {
-                    let page = pool.read(|conn| {
-                        read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
-                    })?;
-                    Ok((page, cursor))
-                },
-            )
+            let (scope, thread) = (scope.clone(), thread.clone());
+            async move {
+                // Every page, not only the first: cheap (one atomic load when nothing waits).
+                self.in_flight.settled(thread.as_deref()).await;
+                self.on_pool(
+                    || scope,
+                    move |pool| {
+                        let page = pool.read(|conn| {
+                            read::list_page(conn, serde.as_ref(), &cache, &mut cursor, size)
+                        })?;
+                        Ok((page, cursor))
+                    },
+                )
+                .await
+            }
         })
     }
 
@@ -435,6 +448,7 @@ impl CheckpointSaver for SqliteSaver {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         validate_key("thread id", thread_id)?;
+        self.in_flight.settled(Some(thread_id)).await;
         self.cache.forget_threads(&[thread_id.to_owned()]);
         let scope = || Scope::thread("delete_thread", TABLES, thread_id);
         let thread = thread_id.to_owned();
@@ -451,6 +465,7 @@ impl CheckpointSaver for SqliteSaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        self.in_flight.settled(Some(&config.thread_id)).await;
         let scope = || Scope::thread("get_delta_channel_history", TABLES, &config.thread_id);
         let (serde, target, channels) =
             (Arc::clone(&self.serde), config.clone(), channels.to_vec());
@@ -465,6 +480,10 @@ impl CheckpointSaver for SqliteSaver {
 
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.versions.next(current)
+    }
+
+    fn in_flight_saves(&self) -> Option<&InFlightSaves> {
+        Some(&self.in_flight)
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -498,6 +517,8 @@ impl CheckpointSaver for SqliteSaver {
     /// keeping ids. An unknown source copies nothing.
     async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
         validate_thread_ids([source, target])?;
+        self.in_flight.settled(Some(source)).await;
+        self.in_flight.settled(Some(target)).await;
         let scope = || Scope::many("copy_thread", TABLES, "threads", [source, target]);
         let (source, target) = (source.to_owned(), target.to_owned());
         self.on_pool(scope, move |pool| {
@@ -512,6 +533,9 @@ impl CheckpointSaver for SqliteSaver {
     /// parent link is cleared when its parent was removed); `Delete` removes the threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
+        for thread in thread_ids {
+            self.in_flight.settled(Some(thread)).await;
+        }
         self.cache.forget_threads(thread_ids);
         let scope = || {
             Scope::many(

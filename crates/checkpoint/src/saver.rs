@@ -17,6 +17,7 @@ use indexmap::IndexMap;
 use crate::checkpoint::{Checkpoint, CheckpointTuple};
 use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
+use crate::in_flight::InFlightSaves;
 use crate::metadata::CheckpointMetadata;
 use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
@@ -301,6 +302,18 @@ pub trait CheckpointSaver: Send + Sync {
     /// only add copies and wake-ups. Provided: false.
     fn is_in_process(&self) -> bool {
         false
+    }
+
+    /// The registry of saves this saver instance was handed by cancelled runs and has not
+    /// stored yet ([`crate::in_flight`]). A saver that returns one makes its reads
+    /// (`get_tuple`, `list`, `list_stream`, `get_delta_channel_history`) and its
+    /// thread-wide changes (`delete_thread`, `copy_thread`, `prune`) wait for the
+    /// thread's holds ([`InFlightSaves::settled`]), so a read after a cancelled run is never
+    /// older than what that run handed over; the engine takes its holds here. A wrapper
+    /// forwards its inner saver's. Provided: none (the engine then waits in its own reads
+    /// only: `get_state`, `get_state_history`).
+    fn in_flight_saves(&self) -> Option<&InFlightSaves> {
+        None
     }
 
     /// Which optional operations this saver implements. Provided: none.

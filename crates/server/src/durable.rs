@@ -195,6 +195,10 @@ impl CheckpointSaver for Watched {
         self.inner.capabilities()
     }
 
+    fn in_flight_saves(&self) -> Option<&stategraph_checkpoint::InFlightSaves> {
+        self.inner.in_flight_saves()
+    }
+
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
         self.inner.delete_for_runs(run_ids).await
     }

@@ -9,6 +9,12 @@
 //! step's checkpoint, inside a subgraph, while a save is in flight), then resumes at once --
 //! on the same saver, or (`hand_over`) on another saver instance on the same database after
 //! `settle`, as another process would.
+//!
+//! `read_then_decide` (issue 20, hole 3) does what an application does after a cancel: it
+//! reads the thread (`get_state`, `get_state_history`, `get_tuple` or `list` on the saver it
+//! gave the graph) and, seeing no checkpoint, starts the thread again with its input, else
+//! resumes it with `NoInput`. A read older than the cancelled run's queued saves makes it
+//! apply the input twice.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -151,6 +157,44 @@ enum Cancel {
     Stream,
 }
 
+/// Starts a run of `config`'s thread with [`input`] and drops it after `limit` (the way
+/// `how` says); true when it was cancelled, false when it had ended by then.
+async fn cancel_after(
+    g: &CompiledGraph<DynState>,
+    config: &RunConfig,
+    limit: Duration,
+    how: Cancel,
+) -> bool {
+    match how {
+        Cancel::Invoke => tokio::time::timeout(limit, g.invoke(input(), config))
+            .await
+            .is_err(),
+        Cancel::Stream => {
+            let events = g.stream(input(), config, &[StreamMode::Updates]);
+            tokio::time::timeout(limit, events.collect::<Vec<_>>())
+                .await
+                .is_err()
+        }
+    }
+}
+
+/// The length of the fastest of three uninterrupted runs (to spread the cancellation
+/// points over a whole run; nothing asserts on time), and their state.
+async fn reference(g: &CompiledGraph<DynState>, durability: Durability) -> (u64, Vec<String>) {
+    let mut expected = Vec::new();
+    let mut length = Duration::MAX;
+    for i in 0..3 {
+        let config = RunConfig::thread(format!("reference-{i}")).durability(durability);
+        let started = Instant::now();
+        expected = log_of(&g.invoke(input(), &config).await.unwrap());
+        length = length.min(started.elapsed());
+    }
+    let mut names = expected.clone();
+    names.sort();
+    assert_eq!(names, ["a", "b", "c", "d", "i1", "i2", "x", "|"]);
+    ((length.as_micros() as u64).clamp(50, 200_000), expected)
+}
+
 async fn run_case(saver: Arc<dyn CheckpointSaver>, durability: Durability, seed: u64) {
     run_cancelled(saver.clone(), saver, durability, seed, Cancel::Invoke).await
 }
@@ -171,20 +215,7 @@ async fn run_cancelled(
     } else {
         Some(graph(&resumer))
     };
-    // The state and the length of an uninterrupted run (only to spread the cancellation
-    // points over a whole run; nothing asserts on time).
-    let mut expected = Vec::new();
-    let mut length = Duration::MAX;
-    for i in 0..3 {
-        let config = RunConfig::thread(format!("reference-{i}")).durability(durability);
-        let started = Instant::now();
-        expected = log_of(&g.invoke(input(), &config).await.unwrap());
-        length = length.min(started.elapsed());
-    }
-    let mut names = expected.clone();
-    names.sort();
-    assert_eq!(names, ["a", "b", "c", "d", "i1", "i2", "x", "|"]);
-    let budget = (length.as_micros() as u64).clamp(50, 200_000);
+    let (budget, expected) = reference(&g, durability).await;
 
     let mut rng = Rng(seed);
     let mut failures = Failures::default();
@@ -193,18 +224,7 @@ async fn run_cancelled(
         let thread = format!("cancel-{round}");
         let config = RunConfig::thread(thread.clone()).durability(durability);
         let limit = Duration::from_micros(rng.below(budget));
-        let timed_out = match how {
-            Cancel::Invoke => tokio::time::timeout(limit, g.invoke(input(), &config))
-                .await
-                .is_err(),
-            Cancel::Stream => {
-                let events = g.stream(input(), &config, &[StreamMode::Updates]);
-                tokio::time::timeout(limit, events.collect::<Vec<_>>())
-                    .await
-                    .is_err()
-            }
-        };
-        if timed_out {
+        if cancel_after(&g, &config, limit, how).await {
             cancelled += 1;
         }
         // Resume at once; a thread with nothing stored yet starts again from its input.
@@ -371,5 +391,166 @@ mod hand_over {
         let (a, b): (Arc<dyn CheckpointSaver>, Arc<dyn CheckpointSaver>) =
             (Arc::new(a), Arc::new(b));
         run_cancelled(a, b, Durability::Async, 0x5eed_0008, Cancel::Invoke).await;
+    }
+}
+
+/// Issue 20, hole 3: after a cancel the caller *reads* the thread to decide what to do next,
+/// as an application does: `get_state`, `get_state_history`, or the saver's own `get_tuple`
+/// or `list` (through the very saver instance it gave the graph). No checkpoint: the
+/// thread never started, so it runs again with its input; a checkpoint: it resumes with
+/// `NoInput`. Every read must already see every save the cancelled run handed over, or
+/// the input is applied twice.
+async fn read_then_decide(
+    saver: Arc<dyn CheckpointSaver>,
+    durability: Durability,
+    seed: u64,
+    how: Cancel,
+) {
+    let g = graph(&saver);
+    let (budget, expected) = reference(&g, durability).await;
+    let mut rng = Rng(seed);
+    let (mut cancelled, mut started_again) = (0, 0);
+    let mut wrong = Vec::new();
+    for round in 0..ROUNDS {
+        let thread = format!("read-{round}");
+        let config = RunConfig::thread(thread.clone()).durability(durability);
+        let limit = Duration::from_micros(rng.below(budget));
+        if cancel_after(&g, &config, limit, how).await {
+            cancelled += 1;
+        }
+        // Each read in turn goes first (the later ones would find the saves stored); the
+        // first one decides, and all must agree.
+        let mut seen = Vec::new();
+        for i in 0..READS.len() {
+            let read = READS[(round + i) % READS.len()];
+            seen.push((read, has_checkpoint(&g, &saver, &thread, read).await));
+        }
+        let stored = seen[0].1;
+        if seen.iter().any(|(_, s)| *s != stored) {
+            wrong.push(format!("round {round}: the reads disagree: {seen:?}"));
+        }
+        let state = if !stored {
+            started_again += 1;
+            g.invoke(input(), &config).await.map(|o| o.into_state())
+        } else {
+            match g.invoke(NoInput, &config).await {
+                // The cancelled run had finished: the thread's state is its result.
+                Err(stategraph::Error::NothingToResume { .. }) => {
+                    let values = g.get_state(&config).await.unwrap().values;
+                    <DynState as stategraph::State>::from_values(&values)
+                }
+                other => other.map(|o| o.into_state()),
+            }
+        };
+        match state {
+            Ok(state) => {
+                let got = log_of(&state);
+                if got != expected {
+                    wrong.push(format!("round {round}: {got:?}"));
+                }
+            }
+            Err(e) => wrong.push(format!("round {round}: {e}")),
+        }
+    }
+    println!(
+        "read then decide, {how:?} {durability:?}: {cancelled} of {ROUNDS} runs cancelled, \
+         {started_again} started again with their input"
+    );
+    assert!(
+        wrong.is_empty(),
+        "{how:?} {durability:?} (seed {seed}): {} of {ROUNDS} rounds wrong: {wrong:#?}",
+        wrong.len()
+    );
+}
+
+/// The reads a caller may decide by.
+const READS: [&str; 4] = [
+    "get_state",
+    "get_state_history",
+    "saver.get_tuple",
+    "saver.list",
+];
+
+/// Whether `read` finds a checkpoint of `thread` (its root namespace).
+async fn has_checkpoint(
+    g: &CompiledGraph<DynState>,
+    saver: &Arc<dyn CheckpointSaver>,
+    thread: &str,
+    read: &str,
+) -> bool {
+    let config = RunConfig::thread(thread);
+    let root = CheckpointConfig::thread(thread);
+    let one = ListOptions::default().limit(1);
+    match read {
+        "get_state" => g.get_state(&config).await.unwrap().created_at.is_some(),
+        "get_state_history" => {
+            let history = g.get_state_history(&config, &one).await.unwrap();
+            !history.is_empty()
+        }
+        "saver.get_tuple" => saver.get_tuple(&root).await.unwrap().is_some(),
+        _ => {
+            let listed = saver.list(Some(&root), &one).await.unwrap();
+            !listed.is_empty()
+        }
+    }
+}
+
+macro_rules! read_cases {
+    ($($mode:ident: $durability:expr, $seed:expr;)*) => {
+        /// Cancel, read (`get_state`, `get_state_history`, `saver.get_tuple`, `saver.list`), decide: the input applied once.
+        mod read_then_decide {
+            use super::*;
+            $(
+                mod $mode {
+                    use super::*;
+
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn memory() {
+                        read_then_decide(support::savers::memory(), $durability, $seed, Cancel::Invoke).await;
+                    }
+
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn sqlite() {
+                        read_then_decide(support::savers::sqlite(), $durability, $seed, Cancel::Invoke).await;
+                    }
+
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn postgres() {
+                        let Some((saver, _schema)) = support::savers::postgres_fenced().await
+                        else {
+                            return;
+                        };
+                        read_then_decide(Arc::new(saver), $durability, $seed, Cancel::Invoke).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+read_cases! {
+    sync: Durability::Sync, 0x5eed_0011;
+    durability_async: Durability::Async, 0x5eed_0012;
+    exit: Durability::Exit, 0x5eed_0013;
+}
+
+/// Cancel by dropping a stream, then read and decide (durability `async`): the stream's run
+/// is dropped later, on its own task, and the reads still wait for its saves.
+mod read_then_decide_stream {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let saver = support::savers::sqlite();
+        read_then_decide(saver, Durability::Async, 0x5eed_0014, Cancel::Stream).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some((saver, _schema)) = support::savers::postgres_fenced().await else {
+            return;
+        };
+        let saver: Arc<dyn CheckpointSaver> = Arc::new(saver);
+        read_then_decide(saver, Durability::Async, 0x5eed_0015, Cancel::Stream).await;
     }
 }

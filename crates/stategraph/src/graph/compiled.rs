@@ -263,9 +263,11 @@ impl<S: State> CompiledGraph<S> {
 
     /// Waits until no run of `config`'s thread in this process (on this graph's saver) is
     /// under way or still storing the saves of a cancelled run. A run or `update_state`
-    /// waits for this by itself; call it before handing a thread whose run was cancelled
-    /// to another process (or another saver instance), so that the other side starts from
-    /// everything the cancelled run stored. Returns at once without a saver or thread id.
+    /// waits for this by itself, and the reads (`get_state`, `get_state_history`, the
+    /// saver's own `get_tuple`/`list`) wait for a cancelled run's saves (not for a live
+    /// run); call it before handing a thread whose run was cancelled to another process
+    /// (or another saver instance), so that the other side starts from everything the
+    /// cancelled run stored. Returns at once without a saver or thread id.
     pub async fn settle(&self, config: impl AsRunConfig) {
         let config = self.resolve(config);
         if let (Some(saver), Some(thread_id)) = (&self.options.checkpointer, &config.thread_id) {

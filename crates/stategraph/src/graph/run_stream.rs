@@ -135,9 +135,17 @@ impl<S: State> CompiledGraph<S> {
         let slot = state.clone();
         let head: Arc<OnceLock<ThreadHead>> = Arc::default();
         let head_slot = head.clone();
+        // Dropped with the run's future: tells the cancel below that the run's writer has
+        // taken its own holds (it does so as it is dropped).
+        let (alive, gone) = tokio::sync::oneshot::channel::<()>();
+        let watched = match (self.checkpointer(), &config.thread_id) {
+            (Some(saver), Some(thread)) => Some((saver.clone(), thread.clone(), gone)),
+            _ => None,
+        };
         // Boxed: the run's future is large, and tokio moves a spawned future by value
         // several times (and its task cell holds it whole); a box moves as a pointer.
         let handle = tokio::spawn(Box::pin(async move {
+            let _alive = alive;
             let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
             if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
                 let tuple = Arc::new(tuple);
@@ -153,7 +161,10 @@ impl<S: State> CompiledGraph<S> {
             }
             Ok::<_, Error>(())
         }));
-        let cancel = AbortOnDrop(handle.abort_handle());
+        let cancel = AbortOnDrop {
+            task: handle.abort_handle(),
+            watched,
+        };
         let events =
             futures::stream::unfold(
                 rx,
@@ -180,10 +191,33 @@ impl<S: State> CompiledGraph<S> {
 }
 
 /// Cancels a streamed run when its stream is dropped before the run ended.
-struct AbortOnDrop(tokio::task::AbortHandle);
+///
+/// The run's task is dropped later, on the runtime, and only then does its writer take
+/// the holds that make reads wait for its saves (`pregel/in_flight.rs`). So the cancel
+/// holds the thread itself from the moment the stream is dropped until the task's future
+/// is gone: a read after dropping the stream waits as it does after dropping an `invoke`.
+struct AbortOnDrop {
+    task: tokio::task::AbortHandle,
+    /// The saver, the thread, and the signal that the run's future was dropped.
+    watched: Option<(
+        Arc<dyn stategraph_checkpoint::CheckpointSaver>,
+        String,
+        tokio::sync::oneshot::Receiver<()>,
+    )>,
+}
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        let runtime = tokio::runtime::Handle::try_current();
+        if let (Some((saver, thread, gone)), false, Ok(rt)) =
+            (self.watched.take(), self.task.is_finished(), runtime)
+        {
+            let hold = crate::pregel::in_flight::hold(&saver, &thread);
+            rt.spawn(async move {
+                let _ = gone.await;
+                drop(hold);
+            });
+        }
+        self.task.abort();
     }
 }

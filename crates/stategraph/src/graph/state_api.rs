@@ -44,6 +44,11 @@ impl<S: State> CompiledGraph<S> {
     ///
     /// `config` is a [`RunConfig`](crate::RunConfig) or anything that converts to one
     /// (`&RunConfig`, a snapshot's `config`, what `update_state` returns).
+    ///
+    /// If a run of the thread was cancelled with saves still being stored (its
+    /// durability-`async` queue, a save under way), waits for them first, so the state
+    /// read is never older than what that run handed to the saver (docs/runtime.md#cancelling-a-run). It does not wait for a
+    /// run that is still going.
     pub async fn get_state(&self, config: impl AsRunConfig) -> Result<StateSnapshot> {
         self.get_state_with(config, false).await
     }
@@ -60,12 +65,14 @@ impl<S: State> CompiledGraph<S> {
         let graph = graph_for_ns(&self.graph, &config.checkpoint_ns)?;
         let cfg = config.checkpoint_config(&config.checkpoint_ns);
         let live = config.checkpoint_id.is_none();
-        thread_of(config)?;
+        let thread = thread_of(config)?;
+        crate::pregel::in_flight::settled(&saver, thread).await;
         state_of(graph, saver, cfg, live, subgraphs).await
     }
 
     /// The thread's checkpoints (of the root, or of the namespace the config names) as
-    /// snapshots, newest first. Collects [`CompiledGraph::get_state_history_stream`].
+    /// snapshots, newest first. Collects [`CompiledGraph::get_state_history_stream`]; waits
+    /// for a cancelled run's saves as [`CompiledGraph::get_state`] does.
     pub async fn get_state_history(
         &self,
         config: impl AsRunConfig,
@@ -79,7 +86,9 @@ impl<S: State> CompiledGraph<S> {
     /// [`CompiledGraph::get_state_history`] as a stream: each snapshot is built when the
     /// consumer pulls it, from the saver's [`CheckpointSaver::list_stream`], so walking a
     /// history of any length holds one page of checkpoints, not the history. A missing
-    /// checkpointer or an unknown namespace is the stream's only item, an error.
+    /// checkpointer or an unknown namespace is the stream's only item, an error. Before
+    /// the first page it waits for a cancelled run's saves as [`CompiledGraph::get_state`]
+    /// does.
     ///
     /// ```no_run
     /// # async fn demo(graph: stategraph::CompiledGraph<stategraph::DynState>) -> stategraph::Result<()> {
@@ -105,8 +114,14 @@ impl<S: State> CompiledGraph<S> {
             Err(e) => return stream::once(async move { Err(e) }).boxed(),
         };
         let cfg = config.checkpoint_config(&config.checkpoint_ns);
-        saver
-            .list_stream(Some(cfg), options)
+        let thread = config.thread_id.clone();
+        let settled = async move {
+            if let Some(thread) = thread {
+                crate::pregel::in_flight::settled(saver, &thread).await;
+            }
+        };
+        stream::once(settled)
+            .flat_map(move |()| saver.list_stream(Some(cfg.clone()), options.clone()))
             .map_err(Error::from)
             .and_then(move |t| {
                 let graph = graph.clone();

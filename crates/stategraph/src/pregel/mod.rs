@@ -8,6 +8,7 @@ pub mod delta;
 pub mod events;
 pub mod graph;
 pub(crate) mod head;
+pub(crate) mod in_flight;
 pub mod lease;
 pub mod node_error;
 pub mod node_output;

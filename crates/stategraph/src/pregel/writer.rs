@@ -21,7 +21,9 @@
 //! awaited, or the `async` queue not yet drained), dropping the writer moves that work onto
 //! a task of its own, which finishes it and only then releases the thread's lease; the next
 //! run of the thread waits for the lease. A dropped run therefore leaves exactly what it
-//! had handed to the saver, fully stored, and nothing that lands later.
+//! had handed to the saver, fully stored, and nothing that lands later. Until then it holds
+//! the thread in the saver's in-flight registry (`in_flight.rs`), so that reads of the
+//! thread (`get_state`, the saver's `get_tuple`, ...) wait for those saves too.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -448,8 +450,13 @@ impl Drop for Writer {
             return;
         }
         // The run was dropped with saves under way: finish them before the thread's lease
-        // is released (outside a runtime there is nothing in flight to wait for).
+        // is released (outside a runtime there is nothing in flight to wait for). The
+        // hold, taken before this drop returns, makes reads of the thread wait for them.
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let hold = self
+                .saver
+                .as_ref()
+                .map(|saver| super::in_flight::hold(saver, &self.config.thread_id));
             rt.spawn(async move {
                 if let Some(save) = in_flight {
                     if let Err(e) = save.await {
@@ -461,6 +468,7 @@ impl Drop for Writer {
                         tracing::warn!(error = %e, "a queued save of a cancelled run failed");
                     }
                 }
+                drop(hold);
                 drop(lease);
             });
         }

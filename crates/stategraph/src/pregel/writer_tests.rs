@@ -1,6 +1,7 @@
 //! Unit tests of the writer: the durability-`async` queue hands `put_batch` everything
 //! queued, in order, holds at most `QUEUE_BOUND` operations while the saver is busy, and a
-//! dropped writer finishes its saves before its thread's lease passes on.
+//! dropped writer finishes its saves before its thread's lease passes on, and holds the
+//! thread's reads until then.
 //!
 //! They run on a current-thread runtime, so "everything runnable has run" is reached by
 //! yielding, without any clock.
@@ -12,12 +13,12 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use stategraph_checkpoint::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, ListOptions, MemorySaver, SaveOp, Value,
+    CheckpointSaver, CheckpointTuple, InFlightSaves, ListOptions, MemorySaver, SaveOp, Value,
 };
 use tokio::sync::Semaphore;
 
 use super::*;
-use crate::pregel::lease;
+use crate::pregel::{in_flight, lease};
 
 /// A saver that does "I/O" (it is not in-process): `put_batch` waits for a permit of its
 /// gate, then records the task id of each op and the batch's size.
@@ -27,17 +28,25 @@ struct GatedSaver {
     ops: Mutex<Vec<String>>,
     batches: Mutex<Vec<usize>>,
     waiting: AtomicUsize,
+    /// With a registry, `get_tuple` waits for the thread's in-flight saves, as the savers
+    /// of this workspace do.
+    in_flight: Option<InFlightSaves>,
 }
 
 impl GatedSaver {
     fn new() -> Arc<GatedSaver> {
-        Arc::new(GatedSaver {
+        Arc::new(GatedSaver::unshared(None))
+    }
+
+    fn unshared(in_flight: Option<InFlightSaves>) -> GatedSaver {
+        GatedSaver {
             inner: MemorySaver::new(),
             gate: Semaphore::new(0),
             ops: Mutex::new(Vec::new()),
             batches: Mutex::new(Vec::new()),
             waiting: AtomicUsize::new(0),
-        })
+            in_flight,
+        }
     }
 }
 
@@ -47,7 +56,14 @@ impl CheckpointSaver for GatedSaver {
         &self,
         config: &CheckpointConfig,
     ) -> stategraph_checkpoint::Result<Option<CheckpointTuple>> {
+        if let Some(saves) = &self.in_flight {
+            saves.settled(Some(&config.thread_id)).await;
+        }
         self.inner.get_tuple(config).await
+    }
+
+    fn in_flight_saves(&self) -> Option<&InFlightSaves> {
+        self.in_flight.as_ref()
     }
 
     async fn list(
@@ -223,4 +239,53 @@ async fn a_dropped_writer_stores_its_queue_before_the_thread_is_free() {
     let _lease = next.await.unwrap();
     let expected: Vec<String> = (0..5).map(|i| format!("task-{i}")).collect();
     assert_eq!(*saver.ops.lock(), expected);
+}
+
+/// A dropped writer holds its thread's reads until its queue is stored: the engine's wait
+/// (`in_flight::settled`, what `get_state` awaits) for a saver without a registry of its
+/// own, and the saver's own `get_tuple` too for a saver with one. A live writer's queue
+/// holds nothing up, and neither does the dropped one for other threads.
+#[tokio::test(flavor = "current_thread")]
+async fn a_dropped_writer_holds_reads_of_its_thread_until_its_saves_are_stored() {
+    for registry in [None, Some(InFlightSaves::new())] {
+        let own = registry.is_some();
+        let saver = Arc::new(GatedSaver::unshared(registry));
+        let as_dyn: Arc<dyn CheckpointSaver> = saver.clone();
+        let mut w = writer(saver.clone(), None);
+        for i in 0..5 {
+            w.put_writes("cp", &format!("task-{i}"), String::new(), write(i))
+                .await
+                .unwrap();
+        }
+        settle().await;
+        assert!(
+            saver.waiting.load(Ordering::SeqCst) >= 1,
+            "a save is in flight"
+        );
+        in_flight::settled(&as_dyn, "t").await; // a live run's saves hold nothing up
+        drop(w);
+        let engine_read = tokio::spawn({
+            let as_dyn = as_dyn.clone();
+            async move { in_flight::settled(&as_dyn, "t").await }
+        });
+        let saver_read = tokio::spawn({
+            let as_dyn = as_dyn.clone();
+            async move { as_dyn.get_tuple(&CheckpointConfig::thread("t")).await }
+        });
+        settle().await;
+        assert!(
+            !engine_read.is_finished(),
+            "registry {own}: read before the saves"
+        );
+        assert_eq!(saver_read.is_finished(), !own, "registry {own}");
+        in_flight::settled(&as_dyn, "other").await;
+        saver.gate.add_permits(10);
+        engine_read.await.unwrap();
+        saver_read.await.unwrap().unwrap();
+        assert_eq!(
+            saver.ops.lock().len(),
+            5,
+            "registry {own}: every save stored first"
+        );
+    }
 }

@@ -162,6 +162,10 @@ impl CheckpointSaver for CrashSaver {
         self.inner.capabilities()
     }
 
+    fn in_flight_saves(&self) -> Option<&stategraph::checkpoint::InFlightSaves> {
+        self.inner.in_flight_saves()
+    }
+
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
         self.inner.get_next_version(current)
     }
