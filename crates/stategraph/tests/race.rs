@@ -5,7 +5,7 @@
 //! (the head `H` has `work` as its next task), then tells both racer processes to resume
 //! it at the same moment. Each racer's `work` node sleeps, then writes its own name (a
 //! node whose result differs between runs), and `after` copies it to `seen`. Without the fence both
-//! runs succeed and the history forks; with it one fails with `Error::Checkpoint(Conflict)`
+//! runs succeed and the history forks; with it one fails with `Error::Conflict`
 //! and the thread holds one line of checkpoints, ending in the winner's state, with the
 //! winner's write of `work` on `H`.
 //!
