@@ -191,7 +191,12 @@ fn display_at_the_top_is_python_str_and_repr_keeps_the_quotes() {
         "[Decimal('1.5')]"
     );
     // Everything else reads the same both ways.
-    for value in [Value::Nil, Value::Int(3), Value::Float(1.0), Value::from(vec![0u8])] {
+    for value in [
+        Value::Nil,
+        Value::Int(3),
+        Value::Float(1.0),
+        Value::from(vec![0u8]),
+    ] {
         assert_eq!(value.to_string(), value.repr().to_string());
     }
 }

@@ -6,21 +6,20 @@
 
 #![allow(unused_imports)]
 
+use stategraph::channels::DeltaChannel;
 use stategraph::checkpoint::serde::{EncryptedSerializer, StrictSerializer};
 use stategraph::checkpoint::{CheckpointSaver, MemorySaver};
-use stategraph::channels::DeltaChannel;
-use stategraph::pregel::cache::CachePolicy;
-use stategraph::pregel::retry::RetryPolicy;
 use stategraph::prebuilt::{
     create_react_agent, tools_condition, ChatModel, DeltaMessagesState, FakeChatModel,
     MessagesState, Tool, ToolErrorHandling, ToolNode,
 };
+use stategraph::pregel::cache::CachePolicy;
+use stategraph::pregel::retry::RetryPolicy;
 use stategraph::store::{BaseStore, Embeddings, InMemoryStore, SearchOp};
 use stategraph::{
     reducers, AsRunConfig, Command, CompileOptions, CompiledGraph, DynState, Error, Message,
-    MessageMetadata, NoInput, NodeContext, NodeError, NodeOptions, Outcome, RunConfig, Send,
-    State, StateGraph, StreamMode, StreamOptions, StreamPart, ThreadHead, ToolCall, Value, END,
-    START,
+    MessageMetadata, NoInput, NodeContext, NodeError, NodeOptions, Outcome, RunConfig, Send, State,
+    StateGraph, StreamMode, StreamOptions, StreamPart, ThreadHead, ToolCall, Value, END, START,
 };
 
 #[cfg(feature = "sqlite")]
@@ -39,7 +38,10 @@ async fn the_default_features_give_the_sqlite_saver_and_store() {
     let store = SqliteStore::open(dir.join("store.sqlite")).expect("open the store");
     let doc = serde_json::json!({"theme": "dark"});
     let doc = doc.as_object().cloned().unwrap_or_default();
-    store.put(["users"].into(), "prefs", doc).await.expect("put");
+    store
+        .put(["users"].into(), "prefs", doc)
+        .await
+        .expect("put");
     let item = store.get(["users"].into(), "prefs").await.expect("get");
     assert_eq!(item.map(|i| i.value["theme"].clone()), Some("dark".into()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -59,7 +61,10 @@ fn the_postgres_feature_gives_the_postgres_saver_and_store() {
         std::any::type_name::<PostgresStore>(),
         std::any::type_name::<VectorBackend>(),
     ];
-    assert!(names.iter().all(|n| n.starts_with("stategraph_")), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("stategraph_")),
+        "{names:?}"
+    );
 }
 
 /// `main() -> Result<(), Box<dyn Error>>` prints the error's `Debug`: for a Postgres failure
@@ -77,8 +82,15 @@ async fn an_error_returned_from_main_prints_its_message_not_its_fields() {
         .expect_err("no such database");
     let boxed: Box<dyn std::error::Error> = Box::new(Error::from(err));
     let debug = format!("{boxed:?}");
-    assert!(!debug.contains("DbError") && !debug.contains("Backend("), "{debug}");
-    assert_eq!(debug, boxed.to_string(), "the message, its causes already in it");
+    assert!(
+        !debug.contains("DbError") && !debug.contains("Backend("),
+        "{debug}"
+    );
+    assert_eq!(
+        debug,
+        boxed.to_string(),
+        "the message, its causes already in it"
+    );
     assert!(debug.starts_with("backend error: postgres "), "{debug}");
     if required || debug.contains("SQLSTATE") {
         assert!(

@@ -872,7 +872,13 @@ async fn the_agents_stored_thread_has_pythons_shape() {
     let got = thread_shape(saver.as_ref(), "agent").await;
     assert_eq!(got.len(), expected.len());
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-        assert_eq!(g, e, "checkpoint {i}:\n  stategraph {}\n  python     {}", g.repr(), e.repr());
+        assert_eq!(
+            g,
+            e,
+            "checkpoint {i}:\n  stategraph {}\n  python     {}",
+            g.repr(),
+            e.repr()
+        );
     }
 
     // And the agent continues Python's thread.
@@ -936,7 +942,10 @@ async fn a_cycling_model_starts_its_script_again_and_a_responder_answers_each_ca
     let agent = create_react_agent(once, vec![]).compile().unwrap();
     let input = || MessagesState::input("hi");
     agent.invoke(input(), &RunConfig::default()).await.unwrap();
-    let err = agent.invoke(input(), &RunConfig::default()).await.unwrap_err();
+    let err = agent
+        .invoke(input(), &RunConfig::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("StopIteration"), "{err}");
 }
 

@@ -142,10 +142,9 @@ async fn continuing_a_finished_thread_is_nothing_to_resume() {
     let graph = with_saver(&chain(), &saver);
     let cfg = RunConfig::thread("t");
     match graph.invoke(stategraph::NoInput, &cfg).await {
-        Err(Error::EmptyInput(text)) => assert!(
-            text.contains(r#"thread "t" has no checkpoint"#),
-            "{text}"
-        ),
+        Err(Error::EmptyInput(text)) => {
+            assert!(text.contains(r#"thread "t" has no checkpoint"#), "{text}")
+        }
         other => panic!("expected EmptyInput, got {other:?}"),
     }
     let _ = graph.invoke(log_input(&[]), &cfg).await.unwrap();

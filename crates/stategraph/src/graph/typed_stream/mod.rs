@@ -269,7 +269,12 @@ impl<S: State> StreamPart<S> {
             StreamMode::Messages => {
                 let (chunk, meta) = match data.as_list() {
                     Some([chunk, meta]) => (chunk, meta),
-                    _ => return Err(Error::State(format!("unexpected messages payload: {}", data.repr()))),
+                    _ => {
+                        return Err(Error::State(format!(
+                            "unexpected messages payload: {}",
+                            data.repr()
+                        )))
+                    }
                 };
                 vec![StreamPart::Messages {
                     ns,
