@@ -941,7 +941,8 @@ async fn a_cycling_model_starts_its_script_again_and_a_responder_answers_each_ca
     let once = FakeChatModel::new([Message::ai("only")]);
     let agent = create_react_agent(once, vec![]).compile().unwrap();
     let input = || MessagesState::input("hi");
-    agent.invoke(input(), &RunConfig::default()).await.unwrap();
+    let first = agent.invoke(input(), &RunConfig::default()).await.unwrap();
+    assert_eq!(first.messages.last().unwrap().text(), "only");
     let err = agent
         .invoke(input(), &RunConfig::default())
         .await

@@ -53,22 +53,18 @@ impl Default for Script {
     }
 }
 
-/// The next answer of a script, or the function that computes it (called outside the lock).
-enum Next {
-    Answer(Option<Message>),
-    Ask(Responder),
-}
-
 impl Script {
-    fn next(&mut self) -> Next {
+    /// The next answer (`None` when the script has run out), or `Err` with the function
+    /// that computes it, to be called outside the lock.
+    fn next(&mut self) -> Result<Option<Message>, Responder> {
         match self {
-            Script::Once(answers) => Next::Answer(answers.pop_front()),
+            Script::Once(answers) => Ok(answers.pop_front()),
             Script::Cycle { answers, next } => {
                 let answer = answers.get(*next).cloned();
                 *next = (*next + 1) % answers.len().max(1);
-                Next::Answer(answer)
+                Ok(answer)
             }
-            Script::Responder(respond) => Next::Ask(respond.clone()),
+            Script::Responder(respond) => Err(respond.clone()),
         }
     }
 
@@ -171,10 +167,7 @@ impl ChatModel for FakeChatModel {
     async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
         self.seen.lock().push(messages.to_vec());
         let next = self.script.lock().next();
-        let next = match next {
-            Next::Answer(answer) => answer,
-            Next::Ask(respond) => Some(respond(messages)),
-        };
+        let next = next.unwrap_or_else(|respond| Some(respond(messages)));
         let mut answer = next.ok_or_else(|| {
             NodeError::named("StopIteration", "FakeChatModel has no scripted answer left")
         })?;
