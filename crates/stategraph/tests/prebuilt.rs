@@ -991,5 +991,44 @@ async fn the_agent_on_delta_messages_stores_deltas_and_rebuilds_the_conversation
     let state = agent.get_state(&config).await.unwrap();
     let rebuilt = DeltaMessagesState::from_values(&state.values).unwrap();
     assert_eq!(summary(&rebuilt.messages), expected);
+    // Python's graph with the same channel reads the thread as it is.
+    if let Some(python) = interop_python() {
+        let out = std::process::Command::new(python)
+            .args(["-c", PYTHON_READS_DELTA_MESSAGES])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "human: what is 1 + 2?\nai: let me add\ntool: 3\nai: 1 + 2 = 3\n"
+        );
+    }
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+/// Prints the messages of thread `delta` in the SQLite file `argv[1]`, read by a Python
+/// graph whose `messages` is `DeltaChannel(_messages_delta_reducer)` (Python's form).
+const PYTHON_READS_DELTA_MESSAGES: &str = r#"
+import sqlite3, sys
+from typing import Annotated
+from typing_extensions import TypedDict
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import _messages_delta_reducer
+
+class State(TypedDict):
+    messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
+
+builder = StateGraph(State)
+builder.add_node("agent", lambda s: {})
+builder.add_node("tools", lambda s: {})
+builder.add_edge(START, "agent")
+builder.add_edge("agent", "tools")
+builder.add_edge("tools", END)
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect(sys.argv[1])))
+for m in graph.get_state({"configurable": {"thread_id": "delta"}}).values["messages"]:
+    print(f"{m.type}: {m.content}")
+"#;

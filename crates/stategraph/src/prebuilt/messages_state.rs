@@ -31,8 +31,9 @@ impl MessagesState {
 /// checkpoint stores only the messages its step wrote instead of the whole list.
 ///
 /// Python has no ready-made class for it; this is the state Python users write as
-/// `messages: Annotated[list[AnyMessage], DeltaChannel(add_messages)]`, and a thread is
-/// shared with such a Python graph as is. Use it for long chats (the `stats` command
+/// `messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]` (its batch form of
+/// `add_messages`, experimental there), and a thread is shared with such a Python graph
+/// as is. Use it for long chats (the `stats` command
 /// recommends it when message lists dominate a database): with
 /// [`ReactAgentBuilder::compile_with_state`](super::ReactAgentBuilder::compile_with_state),
 /// or in a graph of your own with [`ToolNode`](super::ToolNode) and
