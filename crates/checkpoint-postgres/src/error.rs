@@ -12,7 +12,8 @@
 //! the other variants.
 //!
 //! `PgError` keeps its `source()` empty: everything its causes say is in its own text
-//! already, so a report that prints the chain does not print it twice.
+//! already, so a report that prints the chain does not print it twice. Its `Debug` is that
+//! text too (not the driver's `DbError { file, line, routine, .. }`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,14 +24,12 @@ pub use tokio_postgres::error::{DbError, SqlState};
 
 /// A failure of Postgres, the driver or the connection pool, with the operation and the
 /// server it happened on.
-#[derive(Debug)]
 pub struct PgError {
     operation: Option<&'static str>,
     address: Option<Arc<str>>,
     cause: Cause,
 }
 
-#[derive(Debug)]
 enum Cause {
     /// The driver's error (a server error, a closed connection, an I/O failure).
     Driver(tokio_postgres::Error),
@@ -134,6 +133,13 @@ fn write_db_error(f: &mut fmt::Formatter<'_>, db: &DbError) -> fmt::Result {
         write!(f, "; hint: {hint}")?;
     }
     Ok(())
+}
+
+impl fmt::Debug for PgError {
+    /// The `Display` text: the driver's structures stay out of reports.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 impl std::error::Error for PgError {}

@@ -80,4 +80,9 @@ async fn a_missing_database_names_it_once_with_the_servers_reason() {
         )]
     );
     assert!(!messages[0].contains("s3cret"));
+    // `main` returning the error with `?` prints its Debug: the same sentence, not the
+    // driver's `DbError { severity, file: Some("postinit.c"), .. }` (issue 21).
+    let debug = format!("{err:?}");
+    assert_eq!(debug, messages[0]);
+    assert!(!debug.contains("DbError"), "{debug}");
 }

@@ -158,3 +158,45 @@ fn json_form_of_a_message_has_its_class_and_fields() {
     assert_eq!(j["value"]["content"], "hi");
     assert_eq!(j["value"]["type"], "human");
 }
+
+/// Issue 21: `println!("{}", interrupt.value)` printed `'approve?'`. At the top `Display` is
+/// Python's `str()`; inside containers, and in `repr()`, strings keep their quotes.
+#[test]
+fn display_at_the_top_is_python_str_and_repr_keeps_the_quotes() {
+    let question = Value::from("approve a payment of $5?");
+    assert_eq!(question.to_string(), "approve a payment of $5?");
+    assert_eq!(question.repr().to_string(), "'approve a payment of $5?'");
+    let list = Value::from(vec![Value::from("a"), Value::from(1)]);
+    assert_eq!(list.to_string(), "['a', 1]");
+    assert_eq!(list.repr().to_string(), "['a', 1]");
+    // str() of Python objects whose str is not their repr (checked against Python 3).
+    let cases = [
+        (uuid(), "00000000-0000-0000-0000-000000001234"),
+        (
+            Value::datetime_iso("2024-01-02T03:04:05+00:00"),
+            "2024-01-02 03:04:05+00:00",
+        ),
+        (Value::date(2024, 5, 6), "2024-05-06"),
+        (Value::timedelta(1, 5, 0), "1 day, 0:00:05"),
+        (Value::timedelta(-2, 86399, 250), "-2 days, 23:59:59.000250"),
+        (Value::timedelta(0, 3600, 0), "1:00:00"),
+        (Value::decimal("12.50"), "12.50"),
+    ];
+    for (value, text) in cases {
+        assert_eq!(value.to_string(), text);
+        assert_ne!(value.repr().to_string(), text);
+    }
+    assert_eq!(
+        Value::from(vec![Value::decimal("1.5")]).to_string(),
+        "[Decimal('1.5')]"
+    );
+    // Everything else reads the same both ways.
+    for value in [
+        Value::Nil,
+        Value::Int(3),
+        Value::Float(1.0),
+        Value::from(vec![0u8]),
+    ] {
+        assert_eq!(value.to_string(), value.repr().to_string());
+    }
+}

@@ -1,8 +1,9 @@
 //! The one error type of the command.
 
 /// Why a command failed. Every variant prints as one clear sentence; the process exits
-/// with a non-zero code.
-#[derive(Debug, thiserror::Error)]
+/// with a non-zero code. Its `Debug` is its `Display` and then its causes
+/// ([`write_report`](stategraph_checkpoint::error::write_report)).
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum CliError {
     /// The saver or the serializer failed (decoding, the database, the connection).
@@ -37,3 +38,9 @@ pub enum CliError {
 
 /// The command's result type.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+impl std::fmt::Debug for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        stategraph_checkpoint::error::write_report(f, self)
+    }
+}

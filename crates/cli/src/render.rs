@@ -25,16 +25,17 @@ pub use stategraph_checkpoint::value::AsJson;
 /// A readable one-line text of a value: a message as `role: content`, anything else as
 /// [`readable`].
 pub fn text(value: &Value) -> String {
-    value.chat_line().unwrap_or_else(|| value.to_string())
+    value.chat_line().unwrap_or_else(|| readable(value))
 }
 
 /// Python-like text of a value, with objects as a person would write them rather than as
-/// the stored constructor call (`Value`'s `Display`): `UUID('1234…-…')`,
+/// the stored constructor call ([`Value::repr`], strings quoted so that `'1'` and `1`
+/// differ): `UUID('1234…-…')`,
 /// `datetime('2024-05-06T07:08:09+00:00')`, `Decimal('12.50')`, sets as `{'a', 'b'}`
 /// (items sorted), dataclasses and models as `Class(field=…)`, messages as
 /// `HumanMessage('hi')`, `Send('node', …)`, `Interrupt(value, id='…')`.
 pub fn readable(value: &Value) -> String {
-    value.to_string()
+    value.repr().to_string()
 }
 
 /// A LangChain message as one line: `human: hello`, `ai: … → tool(args)`, `tool[id]: …`

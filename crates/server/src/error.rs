@@ -4,8 +4,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 /// What can go wrong in the server: each variant answers with its HTTP status and
-/// `{"detail": "..."}`, the shape LangGraph's server uses.
-#[derive(Debug, thiserror::Error)]
+/// `{"detail": "..."}`, the shape LangGraph's server uses. Its `Debug` is its `Display`
+/// and then its causes ([`write_report`](stategraph_checkpoint::error::write_report)).
+#[derive(thiserror::Error)]
 pub enum ServerError {
     /// An unknown assistant, thread, run or checkpoint (404).
     #[error("{0}")]
@@ -47,6 +48,12 @@ pub enum ServerError {
 
 /// The crate's result type.
 pub type Result<T> = std::result::Result<T, ServerError>;
+
+impl std::fmt::Debug for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        stategraph_checkpoint::error::write_report(f, self)
+    }
+}
 
 impl ServerError {
     /// The HTTP status the error answers with.

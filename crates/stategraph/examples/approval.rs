@@ -44,7 +44,7 @@ pub async fn run(step: &str, db: &str) -> Result<(), Box<dyn std::error::Error>>
             // Process 1: runs until the interrupt, then exits.
             let input = PaymentUpdate::default().amount(250);
             let out = app.invoke(input, &thread).await?;
-            println!("paused: {}", out.interrupts[0].value);
+            println!("paused: {}", out.interrupts[0].value.repr());
         }
         "approve" => {
             // Process 2: answers and finishes the run.
@@ -57,7 +57,7 @@ pub async fn run(step: &str, db: &str) -> Result<(), Box<dyn std::error::Error>>
             let before = history.iter().find(|s| s.next == ["approve"]);
             let past = &before.ok_or("no checkpoint before approve")?.config;
             let out = app.invoke(NoInput, past).await?;
-            println!("paused again: {}", out.interrupts[0].value);
+            println!("paused again: {}", out.interrupts[0].value.repr());
             let out = app.invoke(Command::resume("no"), &thread).await?;
             println!("status: {}", out.status);
             let history = app.get_state_history(&thread, &Default::default()).await?;

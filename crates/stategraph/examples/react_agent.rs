@@ -2,7 +2,8 @@
 //! The model's words are streamed (the `messages` stream mode); the thread is kept in
 //! SQLite, or in Postgres with `--postgres URL`. Twin of `examples/python/react_agent.py`.
 //!
-//!     cargo run -p stategraph --example react_agent [-- --postgres URL]
+//!     cargo run -p stategraph --example react_agent
+//!     cargo run -p stategraph --features postgres --example react_agent -- --postgres URL
 
 use std::sync::Arc;
 
@@ -21,13 +22,24 @@ async fn saver() -> stategraph::checkpoint::Result<Arc<dyn CheckpointSaver>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, url] = args.as_slice() {
         if flag == "--postgres" {
-            let saver = stategraph_checkpoint_postgres::PostgresSaver::connect(url).await?;
-            saver.setup().await?;
-            return Ok(Arc::new(saver));
+            return postgres(url).await;
         }
     }
     let path = std::env::temp_dir().join("react_agent.sqlite");
     Ok(Arc::new(stategraph::sqlite::SqliteSaver::open(path)?))
+}
+
+#[cfg(feature = "postgres")]
+async fn postgres(url: &str) -> stategraph::checkpoint::Result<Arc<dyn CheckpointSaver>> {
+    let saver = stategraph::postgres::PostgresSaver::connect(url).await?;
+    saver.setup().await?;
+    Ok(Arc::new(saver))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres(_url: &str) -> stategraph::checkpoint::Result<Arc<dyn CheckpointSaver>> {
+    let why = "--postgres needs stategraph's `postgres` feature: cargo run --features postgres";
+    Err(stategraph::checkpoint::Error::InvalidConfig(why.into()))
 }
 
 /// Runs the agent on a new thread of `saver`, writing what it shows to `out`.

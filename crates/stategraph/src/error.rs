@@ -3,7 +3,11 @@
 use stategraph_checkpoint as checkpoint;
 
 /// Everything that can go wrong building or running a graph.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` is its `Display` and then its causes
+/// ([`write_report`](stategraph_checkpoint::error::write_report)), so `main` returning
+/// it with `?` prints a readable report, not the fields.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The graph is malformed (unknown node, no entry point, reserved name, ...).
@@ -177,6 +181,12 @@ impl std::fmt::Display for InputFate {
 
 /// The result type of the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        checkpoint::error::write_report(f, self)
+    }
+}
 
 fn interrupted_text(interrupts: &[crate::types::Interrupt], next: &[String]) -> String {
     let mut text = if interrupts.is_empty() {

@@ -28,7 +28,7 @@ pub use error::{Error, InputFate, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
-    Outcome, RunStream, StateGraph, END, START,
+    NodeOptions, Outcome, RunStream, StateGraph, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
 pub use pregel::sources::Sources;
@@ -49,5 +49,19 @@ pub use stategraph_checkpoint_postgres as postgres;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use stategraph_checkpoint_sqlite as sqlite;
-/// The long-term store (`stategraph-store`): `BaseStore`, `InMemoryStore`, items, ops.
-pub use stategraph_store as store;
+/// The long-term store (crate `stategraph-store`): [`BaseStore`](store::BaseStore),
+/// [`InMemoryStore`](store::InMemoryStore), items, ops; `SqliteStore` with the `sqlite`
+/// feature (on by default) and `PostgresStore` with `postgres`.
+pub mod store {
+    #[doc(inline)]
+    pub use stategraph_store::*;
+    /// The Postgres store's crate (`stategraph-store-postgres`; feature `postgres`):
+    /// migrations and the vector backends besides [`PostgresStore`].
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use stategraph_store_postgres as postgres;
+    /// The store on Python's `PostgresStore` tables (feature `postgres`).
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use stategraph_store_postgres::PostgresStore;
+}

@@ -21,8 +21,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, MemorySaver};
 use stategraph::prebuilt::{
-    create_react_agent, tools_condition, FakeChatModel, MessagesState, Tool, ToolError,
-    ToolErrorHandling, ToolNode,
+    create_react_agent, tools_condition, DeltaMessagesState, FakeChatModel, MessagesState, Tool,
+    ToolError, ToolErrorHandling, ToolNode,
 };
 use stategraph::{
     map, CompiledGraph, Message, NoInput, Role, RunConfig, State, StateGraph, StreamMode,
@@ -872,7 +872,13 @@ async fn the_agents_stored_thread_has_pythons_shape() {
     let got = thread_shape(saver.as_ref(), "agent").await;
     assert_eq!(got.len(), expected.len());
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-        assert_eq!(g, e, "checkpoint {i}:\n  stategraph {g}\n  python     {e}");
+        assert_eq!(
+            g,
+            e,
+            "checkpoint {i}:\n  stategraph {}\n  python     {}",
+            g.repr(),
+            e.repr()
+        );
     }
 
     // And the agent continues Python's thread.
@@ -898,3 +904,131 @@ async fn the_agents_stored_thread_has_pythons_shape() {
     );
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+// Issue 21: a script that serves any number of runs (an agent behind the server).
+#[tokio::test]
+async fn a_cycling_model_starts_its_script_again_and_a_responder_answers_each_call() {
+    let model = FakeChatModel::cycle([Message::ai("one"), Message::ai("two")]);
+    let agent = create_react_agent(model.clone(), vec![]).compile().unwrap();
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let out = agent
+            .invoke(MessagesState::input("hi"), &RunConfig::default())
+            .await
+            .unwrap();
+        answers.push(out.messages.last().unwrap().text());
+    }
+    assert_eq!(answers, ["one", "two", "one"]);
+    assert_eq!(model.remaining(), usize::MAX, "a cycle never runs out");
+    assert_eq!(model.calls().len(), 3);
+
+    let echo = FakeChatModel::responder(|messages: &[Message]| {
+        let last = messages.last().map(Message::text).unwrap_or_default();
+        Message::ai(format!("you said {last} ({} messages)", messages.len()))
+    });
+    let agent = create_react_agent(echo.clone(), vec![]).compile().unwrap();
+    let out = agent
+        .invoke(MessagesState::input("ping"), &RunConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.messages.last().unwrap().text(),
+        "you said ping (1 messages)"
+    );
+    assert_eq!(echo.calls().len(), 1);
+
+    // The once-through script still runs out, with Python's StopIteration.
+    let once = FakeChatModel::new([Message::ai("only")]);
+    let agent = create_react_agent(once, vec![]).compile().unwrap();
+    let input = || MessagesState::input("hi");
+    let first = agent.invoke(input(), &RunConfig::default()).await.unwrap();
+    assert_eq!(first.messages.last().unwrap().text(), "only");
+    let err = agent
+        .invoke(input(), &RunConfig::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("StopIteration"), "{err}");
+}
+
+// Issue 21: `stats` recommends a DeltaChannel for message lists; the agent runs on one.
+#[tokio::test]
+async fn the_agent_on_delta_messages_stores_deltas_and_rebuilds_the_conversation() {
+    let path = temp_db("delta-agent.sqlite");
+    let saver = Arc::new(stategraph::sqlite::SqliteSaver::open(&path).unwrap());
+    let agent = create_react_agent(script(), vec![add_tool()])
+        .checkpointer(saver.clone())
+        .compile_with_state::<DeltaMessagesState>()
+        .unwrap();
+    let config = RunConfig::thread("delta");
+    let out = agent
+        .invoke(DeltaMessagesState::input("what is 1 + 2?"), &config)
+        .await
+        .unwrap();
+    let expected = [
+        (Role::Human, "what is 1 + 2?".to_owned()),
+        (Role::Ai, "let me add".into()),
+        (Role::Tool, "3".into()),
+        (Role::Ai, "1 + 2 = 3".into()),
+    ];
+    assert_eq!(summary(&out.messages), expected);
+    // The last checkpoint holds no message list, only the count since the snapshot; the
+    // messages are in the writes, and get_state rebuilds the list from them.
+    let latest = saver
+        .get_tuple(&CheckpointConfig::thread("delta"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !latest.checkpoint.channel_values.contains_key("messages"),
+        "{:?}",
+        latest.checkpoint.channel_values.keys()
+    );
+    let counters = latest.metadata.extra.get("counters_since_delta_snapshot");
+    assert!(
+        counters.and_then(|c| c.get("messages")).is_some(),
+        "{counters:?}"
+    );
+    let state = agent.get_state(&config).await.unwrap();
+    let rebuilt = DeltaMessagesState::from_values(&state.values).unwrap();
+    assert_eq!(summary(&rebuilt.messages), expected);
+    // Python's graph with the same channel reads the thread as it is.
+    if let Some(python) = interop_python() {
+        let out = std::process::Command::new(python)
+            .args(["-c", PYTHON_READS_DELTA_MESSAGES])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "human: what is 1 + 2?\nai: let me add\ntool: 3\nai: 1 + 2 = 3\n"
+        );
+    }
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// Prints the messages of thread `delta` in the SQLite file `argv[1]`, read by a Python
+/// graph whose `messages` is `DeltaChannel(_messages_delta_reducer)` (Python's form).
+const PYTHON_READS_DELTA_MESSAGES: &str = r#"
+import sqlite3, sys
+from typing import Annotated
+from typing_extensions import TypedDict
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import _messages_delta_reducer
+
+class State(TypedDict):
+    messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
+
+builder = StateGraph(State)
+builder.add_node("agent", lambda s: {})
+builder.add_node("tools", lambda s: {})
+builder.add_edge(START, "agent")
+builder.add_edge("agent", "tools")
+builder.add_edge("tools", END)
+graph = builder.compile(checkpointer=SqliteSaver(sqlite3.connect(sys.argv[1])))
+for m in graph.get_state({"configurable": {"thread_id": "delta"}}).values["messages"]:
+    print(f"{m.type}: {m.content}")
+"#;

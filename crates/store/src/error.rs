@@ -1,7 +1,10 @@
 //! The one error type of the store crate.
 
 /// Everything a store operation can fail with.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` is its `Display` (every variant is text already), so `main` returning it
+/// with `?` prints the message, not the fields.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// A namespace broke LangGraph's label rules (empty, `.`, NUL, or a reserved root).
@@ -36,6 +39,12 @@ pub enum StoreError {
     /// The backend failed (SQL error, I/O, a worker task that died).
     #[error("store backend: {0}")]
     Backend(String),
+}
+
+impl std::fmt::Debug for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// Short alias for results of this crate.

@@ -1,22 +1,27 @@
-//! `Display` for [`Value`]: Python-like text, with Python objects written as a person
-//! writes them rather than as the stored constructor call.
+//! `Display` for [`Value`]: Python's `str()` at the top (a string is its text, no quotes),
+//! and inside containers, as in Python, the `repr`-like form [`Value::repr`] writes: Python
+//! objects written as a person writes them rather than as the stored constructor call.
 //!
-//! | stored value | text |
-//! |---|---|
-//! | `None`, bools, numbers, strings, bytes | Python's `repr`: `None`, `True`, `1.0`, `'hi'`, `b'\x00'` |
-//! | list (and tuple: tuples are stored as lists) | `[1, 'a']` |
-//! | dict | `{'k': 1}`, in insertion order |
-//! | `uuid.UUID` | `UUID('12345678-…')` |
-//! | `datetime` / `date` / `time` / `timedelta` | `datetime('2024-05-06T07:08:09+00:00')`, `date(2024, 5, 6)`, `time(7, 8, 9, 0)`, `timedelta(days=1, seconds=5, microseconds=0)` |
-//! | `Decimal` | `Decimal('12.50')` |
-//! | `set` / `frozenset` | `{'a', 'b'}` (items sorted by their text: a set has no order), `set()`, `frozenset({…})` |
-//! | LangChain message | `HumanMessage('hi', id='…')`: the content, then every field that is not empty or default |
-//! | `Send` / `Interrupt` | `Send('node', {…})`, `Interrupt('question', id='…')` |
-//! | dataclass, NamedTuple, pydantic model | `Point(x=1, y=2)` |
-//! | `Enum` member | `Color('red')` |
-//! | anything else (numpy arrays, delta snapshots) | the stored call, e.g. `module.Class(…)` |
+//! | stored value | [`Value::repr`] | `Display` at the top (`str()`) |
+//! |---|---|---|
+//! | `None`, bools, numbers, bytes | Python's `repr`: `None`, `True`, `1.0`, `b'\x00'` | the same |
+//! | strings | `'hi'` | `hi` |
+//! | list (and tuple: tuples are stored as lists) | `[1, 'a']` | the same |
+//! | dict | `{'k': 1}`, in insertion order | the same |
+//! | `uuid.UUID` | `UUID('12345678-…')` | `12345678-…` |
+//! | `datetime` / `date` / `time` / `timedelta` | `datetime('2024-05-06T07:08:09+00:00')`, `date(2024, 5, 6)`, `time(7, 8, 9, 0)`, `timedelta(days=1, seconds=5, microseconds=0)` | `2024-05-06 07:08:09+00:00`, `2024-05-06`, `07:08:09`, `1 day, 0:00:05` |
+//! | `Decimal` | `Decimal('12.50')` | `12.50` |
+//! | `set` / `frozenset` | `{'a', 'b'}` (items sorted by their text: a set has no order), `set()`, `frozenset({…})` | the same |
+//! | LangChain message | `HumanMessage('hi', id='…')`: the content, then every field that is not empty or default | the same |
+//! | `Send` / `Interrupt` | `Send('node', {…})`, `Interrupt('question', id='…')` | the same |
+//! | dataclass, NamedTuple, pydantic model | `Point(x=1, y=2)` | the same |
+//! | `Enum` member | `Color('red')` | the same |
+//! | anything else (numpy arrays, delta snapshots) | the stored call, e.g. `module.Class(…)` | the same |
 //!
-//! [`Value::chat_line`] writes a message as a chat line instead (`human: hi`).
+//! So `println!("{}", interrupt.value)` prints a question as the user wrote it, and
+//! `println!("{}", value.repr())` where quotes tell a string from a number (the CLI's
+//! `show` and `diff`, `MemorySaver::dump`). [`Value::chat_line`] writes a message as a
+//! chat line instead (`human: hi`).
 
 use std::fmt;
 
@@ -24,14 +29,79 @@ use super::Value;
 use crate::memory::repr::{repr, write_str};
 
 impl fmt::Display for Value {
+    /// Python's `str()`: a string without quotes, UUIDs, datetimes and decimals as their
+    /// text; everything else as [`Value::repr`] writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Str(s) => f.write_str(s),
+            Value::Ext(_) => match str_text(self) {
+                Some(text) => f.write_str(&text),
+                None => fmt::Display::fmt(&self.repr(), f),
+            },
+            _ => fmt::Display::fmt(&self.repr(), f),
+        }
+    }
+}
+
+/// A [`Value`] written as Python's `repr()` reads (strings quoted), from [`Value::repr`].
+#[derive(Clone, Copy, Debug)]
+pub struct Repr<'a>(&'a Value);
+
+impl fmt::Display for Repr<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();
-        write_readable(&mut out, self);
+        write_readable(&mut out, self.0);
         f.write_str(&out)
     }
 }
 
+/// Python's `str()` of the objects whose `str` is not their `repr`, `None` for the others.
+fn str_text(value: &Value) -> Option<String> {
+    if let Some(u) = value.as_uuid() {
+        Some(u.hyphenated().to_string())
+    } else if let Some(iso) = value.as_datetime_iso() {
+        // `isoformat(sep=" ")`: the date, a space, the time.
+        Some(match iso.split_once('T') {
+            Some((date, time)) => format!("{date} {time}"),
+            None => iso.to_owned(),
+        })
+    } else if let Some((y, m, d)) = value.as_date() {
+        Some(format!("{y:04}-{m:02}-{d:02}"))
+    } else if let Some((h, m, s, us)) = value.as_time() {
+        Some(match us {
+            0 => format!("{h:02}:{m:02}:{s:02}"),
+            us => format!("{h:02}:{m:02}:{s:02}.{us:06}"),
+        })
+    } else if let Some((days, seconds, us)) = value.as_timedelta() {
+        Some(timedelta_text(days, seconds, us))
+    } else {
+        value.as_decimal().map(str::to_owned)
+    }
+}
+
+/// `str(timedelta)`: `[D day[s], ]H:MM:SS[.ffffff]` (seconds and microseconds are
+/// normalized by Python, only the days can be negative).
+fn timedelta_text(days: i64, seconds: i64, us: i64) -> String {
+    let mut out = String::new();
+    if days != 0 {
+        let plural = if days.abs() == 1 { "" } else { "s" };
+        out.push_str(&format!("{days} day{plural}, "));
+    }
+    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
+    out.push_str(&format!("{h}:{m:02}:{s:02}"));
+    if us != 0 {
+        out.push_str(&format!(".{us:06}"));
+    }
+    out
+}
+
 impl Value {
+    /// The value as Python's `repr()` reads: strings quoted, at the top too (`'hi'`); what
+    /// `Display` writes inside lists and dicts. `format!("{}", v.repr())`.
+    pub fn repr(&self) -> Repr<'_> {
+        Repr(self)
+    }
+
     /// A LangChain message as one chat line: `human: hello`, `ai: … → tool({args})`,
     /// `tool[call id]: result`; `None` for a value that is not a message.
     pub fn chat_line(&self) -> Option<String> {
@@ -39,7 +109,7 @@ impl Value {
         let role = fields.get("type").and_then(Value::as_str).unwrap_or(class);
         let content = match fields.get("content") {
             Some(Value::Str(s)) => s.to_string(),
-            Some(other) => other.to_string(),
+            Some(other) => other.repr().to_string(),
             None => String::new(),
         };
         let mut line = match fields.get("tool_call_id").and_then(Value::as_str) {
@@ -49,7 +119,8 @@ impl Value {
         if let Some(calls) = fields.get("tool_calls").and_then(Value::as_list) {
             for call in calls {
                 let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
-                let args = call.get("args").map(Value::to_string).unwrap_or_default();
+                let args = call.get("args").map(|a| a.repr().to_string());
+                let args = args.unwrap_or_default();
                 line.push_str(&format!(" → {name}({args})"));
             }
         }
@@ -144,7 +215,7 @@ fn write_object(out: &mut String, value: &Value) {
             return;
         }
         // Python's set order depends on its hash seed: sort by text for a stable output.
-        let mut texts: Vec<String> = items.iter().map(Value::to_string).collect();
+        let mut texts: Vec<String> = items.iter().map(|v| v.repr().to_string()).collect();
         texts.sort();
         out.push_str(if frozen { "frozenset({" } else { "{" });
         out.push_str(&texts.join(", "));

@@ -23,6 +23,7 @@ pub mod json;
 mod map;
 mod shared;
 
+pub use display::Repr;
 pub use json::{to_json, AsJson};
 pub use map::{Map, INDEX_THRESHOLD};
 pub use shared::{Bytes, List, Str};

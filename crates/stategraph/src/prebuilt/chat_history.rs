@@ -30,12 +30,13 @@ pub fn validate_chat_history(messages: &[Message]) -> Result<(), NodeError> {
         "ValueError",
         format!(
             "Found AIMessages with tool_calls that do not have a corresponding ToolMessage. \
-             Here are the first few of those tool calls: {first}.\n\n\
+             Here are the first few of those tool calls: {}.\n\n\
              Every tool call (LLM requesting to call a tool) in the message history MUST have \
              a corresponding ToolMessage (result of a tool invocation to return to the LLM) - \
              this is required by most LLM providers.\n\
              For troubleshooting, visit: \
-             https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CHAT_HISTORY"
+             https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CHAT_HISTORY",
+            first.repr()
         ),
     ))
 }

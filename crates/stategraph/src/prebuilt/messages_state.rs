@@ -1,5 +1,6 @@
-//! The chat state: a list of messages merged with `add_messages` (Python's
-//! `MessagesState`), and the [`HasMessages`] view that prebuilt nodes read.
+//! The chat states: a list of messages merged with `add_messages` (Python's
+//! `MessagesState`), the same list on a `DeltaChannel` ([`DeltaMessagesState`]), and the
+//! [`HasMessages`] view that prebuilt nodes read.
 
 use crate::messages::Message;
 use crate::state::State;
@@ -20,6 +21,34 @@ impl MessagesState {
     /// `agent.invoke(MessagesState::input(Message::human("hi")), &config)`.
     pub fn input(messages: impl Into<Messages>) -> MessagesStateUpdate {
         MessagesStateUpdate {
+            messages: Some(messages.into().0),
+        }
+    }
+}
+
+/// A conversation stored as deltas: [`MessagesState`]'s `messages` on a `DeltaChannel`
+/// (merged with `add_messages`, a snapshot every 100 updates, Python's default), so a
+/// checkpoint stores only the messages its step wrote instead of the whole list.
+///
+/// Python has no ready-made class for it; this is the state Python users write as
+/// `messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]` (its batch form of
+/// `add_messages`, experimental there), and a thread is shared with such a Python graph
+/// as is. Use it for long chats (the `stats` command
+/// recommends it when message lists dominate a database): with
+/// [`ReactAgentBuilder::compile_with_state`](super::ReactAgentBuilder::compile_with_state),
+/// or in a graph of your own with [`ToolNode`](super::ToolNode) and
+/// [`tools_condition`](super::tools_condition).
+#[derive(crate::State, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeltaMessagesState {
+    /// The conversation, oldest first.
+    #[state(delta(reducer = add_messages, snapshot_frequency = 100))]
+    pub messages: Vec<Message>,
+}
+
+impl DeltaMessagesState {
+    /// An input (or node update) that adds these messages to the conversation.
+    pub fn input(messages: impl Into<Messages>) -> DeltaMessagesStateUpdate {
+        DeltaMessagesStateUpdate {
             messages: Some(messages.into().0),
         }
     }
@@ -66,6 +95,18 @@ impl HasMessages for MessagesState {
 
     fn messages_update(messages: Vec<Message>) -> MessagesStateUpdate {
         MessagesStateUpdate {
+            messages: Some(messages),
+        }
+    }
+}
+
+impl HasMessages for DeltaMessagesState {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn messages_update(messages: Vec<Message>) -> DeltaMessagesStateUpdate {
+        DeltaMessagesStateUpdate {
             messages: Some(messages),
         }
     }

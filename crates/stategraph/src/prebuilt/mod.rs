@@ -48,7 +48,10 @@ mod tools_condition;
 pub use chat_history::validate_chat_history;
 pub use chat_model::{run_message_id, ChatModel};
 pub use fake_model::FakeChatModel;
-pub use messages_state::{HasMessages, Messages, MessagesState, MessagesStateUpdate};
+pub use messages_state::{
+    DeltaMessagesState, DeltaMessagesStateUpdate, HasMessages, Messages, MessagesState,
+    MessagesStateUpdate,
+};
 pub use react_agent::{create_react_agent, ReactAgentBuilder};
 pub use tool::{Tool, ToolError};
 pub use tool_node::{ToolErrorHandling, ToolNode};

@@ -38,14 +38,14 @@ fn write_json(out: &mut String, value: &Value) {
                 }
                 match k.as_str() {
                     Some(k) => out.push_str(&json_string(k)),
-                    None => out.push_str(&json_string(&k.to_string())),
+                    None => out.push_str(&json_string(&k.repr().to_string())),
                 }
                 out.push_str(": ");
                 write_json(out, v);
             }
             out.push('}');
         }
-        other => out.push_str(&json_string(&other.to_string())),
+        other => out.push_str(&json_string(&other.repr().to_string())),
     }
 }
 
@@ -70,7 +70,7 @@ fn json_string(s: &str) -> String {
 
 /// Python's `repr(value)` (dicts `{'a': 1}`, strings `'x'`, `None`, `True`).
 pub(crate) fn repr(value: &Value) -> String {
-    value.to_string()
+    value.repr().to_string()
 }
 
 /// `Name('message')`: Python's `repr` of an exception of type `name`.

@@ -118,41 +118,50 @@ impl ReactAgentBuilder {
         self
     }
 
-    /// Builds and compiles the agent's graph.
+    /// Builds and compiles the agent's graph over [`MessagesState`].
     pub fn compile(self) -> Result<CompiledGraph<MessagesState>> {
+        self.compile_with_state::<MessagesState>()
+    }
+
+    /// Builds and compiles the agent's graph over a state of your own (Python's
+    /// `state_schema=`): any [`HasMessages`] state, e.g.
+    /// [`DeltaMessagesState`](super::DeltaMessagesState) to store the conversation as
+    /// deltas.
+    pub fn compile_with_state<S: HasMessages>(self) -> Result<CompiledGraph<S>> {
         let model = if self.tools.is_empty() {
             self.model
         } else {
             self.model.bind_tools(&self.tools)
         };
         let (prompt, name) = (self.prompt, self.name);
-        let agent = move |state: MessagesState, ctx: NodeContext| {
+        let agent = move |state: S, ctx: NodeContext| {
             let (model, prompt, name) = (model.clone(), prompt.clone(), name.clone());
             async move {
-                validate_chat_history(&state.messages)?;
-                let mut input = Vec::with_capacity(state.messages.len() + 1);
+                let messages = state.messages();
+                validate_chat_history(messages)?;
+                let mut input = Vec::with_capacity(messages.len() + 1);
                 input.extend(prompt);
-                input.extend(state.messages);
+                input.extend_from_slice(messages);
                 let mut answer = model.invoke(&input, &ctx).await?;
                 // LangChain ids an answer made without streaming `lc_run--<run>-0`.
                 if answer.id.is_none() {
                     answer.id = Some(format!("{}-0", run_message_id()));
                 }
                 answer.name = name;
-                Ok::<_, NodeError>(MessagesState::messages_update(vec![answer]))
+                Ok::<_, NodeError>(S::messages_update(vec![answer]))
             }
         };
-        let mut g = StateGraph::<MessagesState>::new();
+        let mut g = StateGraph::<S>::new();
         g.add_node("agent", agent).add_edge(START, "agent");
         let names: Vec<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
         if self.tools.is_empty() {
             g.add_edge("agent", END);
         } else {
             let tool_node = ToolNode::new(self.tools).handle_tool_errors(self.errors);
-            g.add_node("tools", tool_node.node::<MessagesState>());
+            g.add_node("tools", tool_node.node::<S>());
             g.add_conditional_edges_with_map(
                 "agent",
-                tools_condition::<MessagesState>,
+                tools_condition::<S>,
                 [("tools", "tools"), (END, END)],
             );
             g.add_edge("tools", "agent");

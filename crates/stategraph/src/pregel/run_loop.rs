@@ -470,7 +470,7 @@ impl Loop {
             self.put_checkpoint(CheckpointSource::Input).await?;
             return Ok(self.updated_channels.take());
         } else if !is_command && !nested {
-            return Err(Error::EmptyInput("Received no input for __start__".into()));
+            return Err(self.no_input_error(has_state));
         }
         Ok(updated_channels)
     }
@@ -501,6 +501,19 @@ impl Loop {
             None,
         )?;
         Ok(!tasks.is_empty())
+    }
+
+    /// [`Error::EmptyInput`] (Python's `EmptyInputError`) for a run given no input: on a
+    /// thread without a checkpoint (often a mistyped thread id) the message says so and
+    /// names the thread.
+    fn no_input_error(&self, has_state: bool) -> Error {
+        match &self.p.config.thread_id {
+            Some(thread) if !has_state => Error::EmptyInput(format!(
+                "thread {thread:?} has no checkpoint (a mistyped thread id?): give an input \
+                 to start it"
+            )),
+            _ => Error::EmptyInput("Received no input for __start__".into()),
+        }
     }
 
     fn nothing_to_resume(&self, reason: &str) -> Error {

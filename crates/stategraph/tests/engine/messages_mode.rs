@@ -89,7 +89,7 @@ fn norm_ns(s: &str) -> String {
 /// The script's form of a messages event.
 fn described(ns: &[String], data: &Value) -> J {
     let [msg, meta] = data.as_list().unwrap() else {
-        panic!("a messages payload is (message, metadata): {data}")
+        panic!("a messages payload is (message, metadata): {}", data.repr())
     };
     let (_, fields) = msg.as_message().unwrap();
     let id = fields.get("id").and_then(Value::as_str).unwrap();

@@ -134,14 +134,17 @@ async fn resuming_with_a_value_when_no_interrupt_waits_is_nothing_to_resume() {
 }
 
 // Python returns the final state again for `invoke(None)` on a finished thread, and
-// raises EmptyInputError on a thread without checkpoints (kept: `Error::EmptyInput`).
+// raises EmptyInputError on a thread without checkpoints (kept: `Error::EmptyInput`, whose
+// text names the thread: issue 21, a mistyped thread id read as "Received no input").
 #[tokio::test]
 async fn continuing_a_finished_thread_is_nothing_to_resume() {
     let saver = saver();
     let graph = with_saver(&chain(), &saver);
     let cfg = RunConfig::thread("t");
     match graph.invoke(stategraph::NoInput, &cfg).await {
-        Err(Error::EmptyInput(_)) => {}
+        Err(Error::EmptyInput(text)) => {
+            assert!(text.contains(r#"thread "t" has no checkpoint"#), "{text}")
+        }
         other => panic!("expected EmptyInput, got {other:?}"),
     }
     let _ = graph.invoke(log_input(&[]), &cfg).await.unwrap();

@@ -114,7 +114,7 @@ async fn several_modes_arrive_interleaved_each_typed() {
         .map(|p| match p {
             StreamPart::Values { state, .. } => format!("values {}", state.name),
             StreamPart::Updates { node, .. } => format!("updates {node}"),
-            StreamPart::Custom { data, .. } => format!("custom {data}"),
+            StreamPart::Custom { data, .. } => format!("custom {}", data.repr()),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -317,9 +317,9 @@ async fn subgraph_events_stream_under_their_namespace_only_when_asked() {
                 .map(|s| s.split(':').next().unwrap())
                 .collect();
             let what = match p {
-                StreamPart::Custom { data, .. } => format!("custom {data}"),
+                StreamPart::Custom { data, .. } => format!("custom {}", data.repr()),
                 StreamPart::SubgraphUpdates { node, writes, .. } => {
-                    format!("sub-updates {node} {}", writes[0].1)
+                    format!("sub-updates {node} {}", writes[0].1.repr())
                 }
                 StreamPart::Updates { node, .. } => format!("updates {node}"),
                 other => panic!("{other:?}"),

@@ -269,7 +269,12 @@ impl<S: State> StreamPart<S> {
             StreamMode::Messages => {
                 let (chunk, meta) = match data.as_list() {
                     Some([chunk, meta]) => (chunk, meta),
-                    _ => return Err(Error::State(format!("unexpected messages payload: {data}"))),
+                    _ => {
+                        return Err(Error::State(format!(
+                            "unexpected messages payload: {}",
+                            data.repr()
+                        )))
+                    }
                 };
                 vec![StreamPart::Messages {
                     ns,
@@ -303,7 +308,7 @@ where
 {
     let map = data
         .as_map()
-        .ok_or_else(|| Error::State(format!("unexpected updates payload: {data}")))?;
+        .ok_or_else(|| Error::State(format!("unexpected updates payload: {}", data.repr())))?;
     let cached = map
         .get("__metadata__")
         .and_then(|m| m.get("cached"))

@@ -270,7 +270,7 @@ fn req_str(v: &Value, key: &str) -> Result<String> {
     v.get(key)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| Error::State(format!("stream payload without {key:?}: {v}")))
+        .ok_or_else(|| Error::State(format!("stream payload without {key:?}: {}", v.repr())))
 }
 
 fn str_list(v: Option<&Value>) -> Vec<String> {
@@ -312,15 +312,15 @@ pub(crate) fn interrupts(v: Option<&Value>) -> Vec<Interrupt> {
 }
 
 fn bad(what: &str, v: &Value) -> Error {
-    Error::State(format!("unexpected {what} stream payload: {v}"))
+    Error::State(format!("unexpected {what} stream payload: {}", v.repr()))
 }
 
-/// A value shown with its readable `Display` in `Debug` output.
+/// A value shown readably (its [`Value::repr`]) in `Debug` output.
 pub(crate) struct Readable<'a>(pub &'a Value);
 
 impl fmt::Debug for Readable<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self.0, f)
+        fmt::Display::fmt(&self.0.repr(), f)
     }
 }
 
