@@ -53,10 +53,16 @@ python3 "$repo/scripts/check-doc-anchors.py"
 
 echo "== rustfmt"
 cargo fmt --all -- --check
+# `stategraph serve` is a feature of the command (off by default, so that `cargo install`
+# builds no server): the workspace is checked and tested with it, and the command alone
+# without it (its stand-in `serve` that says how to get the server).
+full=(--workspace --features stategraph-cli/serve)
 echo "== clippy"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy "${full[@]}" --all-targets -- -D warnings
+cargo clippy -p stategraph-cli --all-targets -- -D warnings
 echo "== tests"
-cargo test --workspace --no-fail-fast
+cargo test "${full[@]}" --no-fail-fast
+cargo test -p stategraph-cli --test tests --no-fail-fast
 echo "== python package (crates/python: wheel, then LangGraph's conformance suite and interop)"
 # Builds the `stategraph` wheel (maturin, abi3) into target/wheels, installs it in a venv of
 # its own (the pins of the LangGraph venv plus maturin and pytest; the LangGraph venv itself
@@ -83,4 +89,6 @@ else
   echo "no STATEGRAPH_PYTHON: the python package tests are skipped"
 fi
 echo "== docs"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc "${full[@]}" --no-deps --quiet
+echo "== publish (every crate packaged and built as crates.io would get it)"
+bash "$repo/scripts/check-publish.sh"
