@@ -53,10 +53,16 @@ python3 "$repo/scripts/check-doc-anchors.py"
 
 echo "== rustfmt"
 cargo fmt --all -- --check
+# `stategraph serve` is a feature of the command (off by default, so that `cargo install`
+# builds no server): the workspace is checked and tested with it, and the command alone
+# without it (its stand-in `serve` that says how to get the server).
+full=(--workspace --features stategraph-cli/serve)
 echo "== clippy"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy "${full[@]}" --all-targets -- -D warnings
+cargo clippy -p stategraph-cli --all-targets -- -D warnings
 echo "== tests"
-cargo test --workspace --no-fail-fast
+cargo test "${full[@]}" --no-fail-fast
+cargo test -p stategraph-cli --test tests --no-fail-fast
 echo "== sqlx-compat (sqlx 0.8 and stategraph's default features in one build, one SQLite file)"
 # tests/sqlx-compat is outside the workspace with its own lock (rusqlite 0.32 on the
 # libsqlite3-sys 0.30 sqlx 0.8 links); it builds into the workspace's target directory, so
@@ -89,4 +95,6 @@ else
   echo "no STATEGRAPH_PYTHON: the python package tests are skipped"
 fi
 echo "== docs"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc "${full[@]}" --no-deps --quiet
+echo "== publish (every crate packaged and built as crates.io would get it)"
+bash "$repo/scripts/check-publish.sh"

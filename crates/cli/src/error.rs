@@ -31,6 +31,9 @@ pub enum CliError {
     #[cfg(feature = "serve")]
     #[error("{0}")]
     Server(#[from] stategraph_server::ServerError),
+    /// The command is not in this build (a cargo feature left it out).
+    #[error("{0}")]
+    Unavailable(String),
     /// The database (a Postgres server) answered with an error.
     #[error("database: {0}")]
     Database(String),

@@ -1,7 +1,8 @@
 //! The `stategraph` command: read, check, move and tidy checkpoint databases written by
 //! stategraph or by Python LangGraph, SQLite files and Postgres databases alike, without
 //! the graph that wrote them; and `serve`, an Agent Server on a Postgres database (the
-//! `serve` feature, on by default).
+//! `serve` feature, off by default: without it the command builds neither the server nor
+//! the graph engine, and `serve` only says how to get it).
 //!
 //! Layout (as sqlx-cli's): [`opt`] holds the clap types, one module per command under
 //! [`commands`], [`db`] opens databases (read-only unless the command writes),
@@ -124,5 +125,11 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> Result<ExitCode> {
         Command::Store(c) => store::run(ctx, &c).await,
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(ctx, &a).await,
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => Err(CliError::Unavailable(
+            "`serve` is not in this build of stategraph: install it with \
+             `cargo install --path crates/cli --features serve`"
+                .to_owned(),
+        )),
     }
 }

@@ -113,6 +113,19 @@ pub enum Command {
     /// SIGTERM (its workers hand their running runs back to the queue).
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
+    /// Not in this build: the Agent Server needs the `serve` feature
+    /// (`cargo install --path crates/cli --features serve`).
+    #[cfg(not(feature = "serve"))]
+    Serve(ServeMissingArgs),
+}
+
+/// Whatever was given to `serve` in a build without it (the command only says how to get it).
+#[cfg(not(feature = "serve"))]
+#[derive(Debug, Args)]
+pub struct ServeMissingArgs {
+    /// Ignored: `serve` is not in this build.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
 }
 
 /// `serve` arguments.

@@ -86,3 +86,23 @@ fn corrupt_rows_and_unknown_extensions_are_reported_with_their_row() {
     assert_clean_failure(&["show", p, "missing-thread"], "no checkpoints");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A build without the `serve` feature (the default) still knows the command and says how
+/// to get it, whatever flags follow, instead of clap's "unrecognized subcommand".
+#[cfg(not(feature = "serve"))]
+#[test]
+fn serve_without_the_feature_says_how_to_get_it() {
+    for args in [
+        &["serve"][..],
+        &[
+            "serve",
+            "--demo",
+            "--port",
+            "0",
+            "--database-url",
+            "postgresql://x",
+        ],
+    ] {
+        assert_clean_failure(args, "--features serve");
+    }
+}
