@@ -73,7 +73,7 @@ pub enum Command {
     /// When the per-checkpoint size grows steadily with the thread's length (its total
     /// then grows with the square) and the thread stores more than 1 MiB, a warning names
     /// the channel stored again at every checkpoint and the remedy for what it holds: a
-    /// DeltaChannel (a `delta` field in Rust, the DeltaChannel form of `MessagesState`
+    /// DeltaChannel (a `delta` field in Rust, `DeltaMessagesState` in place of `MessagesState`
     /// for messages, `DeltaChannel` in Python), or pruning old checkpoints.
     Stats(StatsArgs),
     /// Decodes every row: rows that do not decode and damaged files are errors (exit 1);

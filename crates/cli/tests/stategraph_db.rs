@@ -234,7 +234,7 @@ fn stats_warns_about_quadratic_growth_only_past_a_size_that_matters() {
     let chat = warning_of("chat");
     for needle in [
         "`items`",
-        "MessagesState",
+        "stategraph::prebuilt::DeltaMessagesState",
         "reducer = add_messages",
         "DeltaChannel(_messages_delta_reducer",
         "prune",

@@ -428,7 +428,7 @@ fn warning(s: &ThreadStats, db: &str) -> Option<String> {
             "keep `{name}` in a DeltaChannel, which stores each message once and the whole \
              list only every N updates: in Rust a `delta` field \
              (`#[state(delta(reducer = add_messages, snapshot_frequency = N))]`), or, for a \
-             graph on `MessagesState`, its DeltaChannel form in `stategraph::prebuilt`; in \
+             graph on `MessagesState`, `stategraph::prebuilt::DeltaMessagesState`; in \
              Python `Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer, \
              snapshot_frequency=N)]`"
         ),
