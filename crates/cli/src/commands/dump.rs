@@ -127,5 +127,5 @@ fn delta_text(rebuilt: &[Rebuilt]) -> String {
 
 /// A string as Python's `repr` writes it.
 fn py_str(s: &str) -> String {
-    stategraph_checkpoint::Value::from(s).to_string()
+    stategraph_checkpoint::Value::from(s).repr().to_string()
 }
