@@ -85,12 +85,17 @@
 //! [`stategraph_checkpoint::Error::InvalidConfig`] before any statement, as every
 //! stategraph saver refuses them.
 //!
-//! **Safe filters** ([`filter`]): `list`'s metadata filter is one bound JSON parameter to
-//! `metadata @> $n::jsonb`; keys and values never become SQL or JSON-path text.
+//! **Safe filters** ([`filter`]): each key of `list`'s metadata filter is one equality
+//! `metadata -> $k = $v::text::jsonb` with the key and value bound as parameters (the one
+//! meaning every stategraph saver gives a filter, docs/format.md#metadata-filters); keys
+//! and values never become SQL or JSON-path text.
 //!
 //! # Where this saver differs from Python's, deliberately
 //!
 //! * The fence (above). Python has none.
+//! * Metadata filters mean equality, as Python's in-memory and SQLite savers read them;
+//!   Python's `PostgresSaver` reads them as JSONB containment (`{"nested": {}}` matches
+//!   any `nested` map there, only an empty one here).
 //! * Keys Postgres cannot index or hold (above) are refused with a typed error; Python
 //!   passes them to the server, which refuses them.
 //! * A string longer than [`INLINE_STRING_MAX`] (1 KiB) is stored once per version in

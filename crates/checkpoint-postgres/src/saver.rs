@@ -251,6 +251,19 @@ impl fmt::Debug for PostgresSaver {
     }
 }
 
+impl PostgresSaver {
+    /// The reads on `client` with this saver's serializer and caches.
+    fn reader<'a>(&'a self, client: &'a deadpool_postgres::Client) -> Reader<'a> {
+        Reader {
+            client,
+            serde: &self.serde,
+            memo: &self.memo,
+            cache: &self.cache,
+            versions: &self.versions,
+        }
+    }
+}
+
 #[async_trait]
 impl CheckpointSaver for PostgresSaver {
     /// The addressed checkpoint, or the greatest id of `(thread, ns or "")`, with its
@@ -259,13 +272,7 @@ impl CheckpointSaver for PostgresSaver {
         validate_config(config)?;
         self.in_flight.settled(Some(&config.thread_id)).await;
         let client = self.conn.get("get_tuple").await?;
-        let reader = Reader {
-            client: &client,
-            serde: &self.serde,
-            memo: &self.memo,
-            cache: &self.cache,
-            versions: &self.versions,
-        };
+        let reader = self.reader(&client);
         let done = self.conn.within(reader.get_tuple(config)).await;
         self.conn.finish("get_tuple", client, done)
     }
@@ -294,7 +301,7 @@ impl CheckpointSaver for PostgresSaver {
     }
 
     /// Checkpoints by id descending (across namespaces and threads too, unlike the
-    /// in-memory saver's grouping), filtered by JSONB containment, in one query.
+    /// in-memory saver's grouping), filtered by equality of metadata values, in one query.
     async fn list(
         &self,
         config: Option<&CheckpointConfig>,
@@ -305,13 +312,7 @@ impl CheckpointSaver for PostgresSaver {
             .settled(config.map(|c| c.thread_id.as_str()))
             .await;
         let client = self.conn.get("list").await?;
-        let reader = Reader {
-            client: &client,
-            serde: &self.serde,
-            memo: &self.memo,
-            cache: &self.cache,
-            versions: &self.versions,
-        };
+        let reader = self.reader(&client);
         let done = self.conn.within(reader.list(config, options)).await;
         self.conn.finish("list", client, done)
     }
@@ -332,13 +333,7 @@ impl CheckpointSaver for PostgresSaver {
                 // Every page, not only the first: cheap (one atomic load when nothing waits).
                 self.in_flight.settled(thread.as_deref()).await;
                 let client = self.conn.get("list").await?;
-                let reader = Reader {
-                    client: &client,
-                    serde: &self.serde,
-                    memo: &self.memo,
-                    cache: &self.cache,
-                    versions: &self.versions,
-                };
+                let reader = self.reader(&client);
                 let done = self
                     .conn
                     .within(reader.list_page(&mut cursor, Some(self.list_page)))

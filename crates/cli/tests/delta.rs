@@ -8,23 +8,12 @@ use std::process::Command;
 
 use serde_json::Value as J;
 
-use crate::support::{assert_json_eq, cli, normalize_sets, postgres, python, temp_dir};
+use crate::support::{assert_json_eq, cli, normalize_sets, postgres, python, run_script, temp_dir};
 
 /// Runs `tests/python/delta.py BACKEND TARGET`: per thread, Python's
 /// `[{checkpoint_id, values}]`, newest first.
 fn write_delta_threads(py: &Path, backend: &str, target: &str) -> J {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/delta.py");
-    let out = Command::new(py)
-        .arg(&script)
-        .args([backend, target])
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut v: J = serde_json::from_slice(&out.stdout).expect("python prints JSON");
+    let mut v = run_script(py, "delta.py", &[backend, target]);
     normalize_sets(&mut v);
     v
 }

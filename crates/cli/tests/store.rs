@@ -10,22 +10,11 @@ use serde_json::{json, Value as J};
 use stategraph_store::{BaseStore, SqliteStore};
 
 use crate::stategraph_db::write_db;
-use crate::support::{cli, postgres, python, temp_dir};
+use crate::support::{cli, postgres, python, run_script, temp_dir};
 
 /// Runs `tests/python/store.py BACKEND TARGET`: Python fills a store and prints its answers.
 fn python_store(python: &Path, backend: &str, target: &str) -> J {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/store.py");
-    let out = Command::new(python)
-        .arg(&script)
-        .args([backend, target])
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("python prints JSON")
+    run_script(python, "store.py", &[backend, target])
 }
 
 /// An item of the command's JSON in the shape the Python helper prints.

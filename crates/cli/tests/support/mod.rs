@@ -57,15 +57,23 @@ pub(crate) fn python() -> Option<PathBuf> {
 
 /// Runs the Python helper: `mode` is `write` or `expect`; returns its JSON.
 pub(crate) fn run_python(python: &Path, mode: &str, backend: &str, target: &str) -> J {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/threads.py");
+    run_script(python, "threads.py", &[mode, backend, target])
+}
+
+/// Runs `tests/python/SCRIPT ARGS..` with `python`; it must succeed and print JSON,
+/// which is returned.
+pub(crate) fn run_script(python: &Path, script: &str, args: &[&str]) -> J {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
     let out = Command::new(python)
-        .arg(&script)
-        .args([mode, backend, target])
+        .arg(&path)
+        .args(args)
         .output()
         .expect("run python");
     assert!(
         out.status.success(),
-        "python failed: {}",
+        "{script} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("python prints JSON")
