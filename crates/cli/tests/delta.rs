@@ -4,7 +4,6 @@
 //! a channel whose reducer the rows do not reveal is named, never left out silently.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value as J;
 

@@ -4,7 +4,6 @@
 //! input fails cleanly.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value as J};
 use stategraph_store::{BaseStore, SqliteStore};
