@@ -29,6 +29,10 @@ pins=(
   aiosqlite==0.22.1
   pycryptodome==4.4.0
   sqlite-vec==0.1.9
+  # create_agent and the chat-model clients' interop tests (ChatOpenAI, ChatAnthropic).
+  langchain==1.5.0
+  langchain-openai==1.7.4
+  langchain-anthropic==1.7.10
 )
 
 # Prints the pins the venv's python does not satisfy (name==version, extras dropped).
