@@ -39,6 +39,11 @@ pub use stategraph_derive::State;
 pub use thread_head::ThreadHead;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
+/// JSON schemas from Rust types (feature `schemars`, on by default): derive
+/// `JsonSchema` on a tool's argument type for [`Tool::typed`](prebuilt::Tool::typed).
+#[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+pub use schemars;
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The Postgres saver, `PostgresSaver` (feature `postgres`).
