@@ -15,6 +15,9 @@ pub mod config;
 pub mod derive_support;
 pub mod error;
 pub mod graph;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod messages;
 pub mod prebuilt;
 pub mod pregel;
