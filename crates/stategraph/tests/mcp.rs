@@ -11,7 +11,9 @@
 //! - `STATEGRAPH_MCP_FASTMCP_URL`: the FastMCP script's streamable-HTTP endpoint.
 //!
 //! A test whose server is not given prints a note and passes, unless
-//! `STATEGRAPH_REQUIRE_MCP=1`, which makes it fail.
+//! `STATEGRAPH_REQUIRE_MCP=1`, which makes it fail. Built with the `mcp` feature only.
+#![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

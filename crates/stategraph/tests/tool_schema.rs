@@ -3,6 +3,7 @@
 //! written as a pydantic model (`tests/tool_schema/pydantic_schema.py`, run with the pinned
 //! Python when there is one; required with `STATEGRAPH_INTEROP=1`).
 #![cfg(feature = "schemars")]
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
