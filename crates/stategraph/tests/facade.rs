@@ -99,3 +99,39 @@ async fn an_error_returned_from_main_prints_its_message_not_its_fields() {
         );
     }
 }
+
+#[cfg(feature = "mcp")]
+#[test]
+fn the_mcp_feature_gives_mcp_tools() {
+    use stategraph::mcp::{
+        Connection, HttpConnection, McpError, MultiServerMcpClient, StdioConnection,
+    };
+
+    let names = [
+        std::any::type_name::<MultiServerMcpClient>(),
+        std::any::type_name::<Connection>(),
+        std::any::type_name::<StdioConnection>(),
+        std::any::type_name::<HttpConnection>(),
+        std::any::type_name::<McpError>(),
+    ];
+    assert!(
+        names.iter().all(|n| n.starts_with("stategraph::mcp::")),
+        "{names:?}"
+    );
+}
+
+#[cfg(feature = "schemars")]
+#[test]
+fn the_schemars_feature_gives_typed_tools() {
+    #[derive(serde::Deserialize, stategraph::schemars::JsonSchema)]
+    #[schemars(crate = "stategraph::schemars")]
+    struct Args {
+        /// What to echo.
+        text: String,
+    }
+    let tool = Tool::typed("echo", "Echoes.", |a: Args| async move { Ok(a.text) });
+    assert_eq!(
+        tool.schema()["properties"]["text"]["description"],
+        "What to echo."
+    );
+}
