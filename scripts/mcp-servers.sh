@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The MCP servers crates/stategraph/tests/mcp.rs runs against, none written here:
 # @modelcontextprotocol/server-everything from npm (pinned by scripts/mcp/package-lock.json)
-# and a FastMCP server (tests/mcp/fastmcp_server.py on PyPI `mcp`, pinned by
-# scripts/mcp/requirements.txt).
+# and a FastMCP server (tests/mcp/fastmcp_server.py on PyPI `mcp`), with
+# langchain-mcp-adapters beside it, whose ToolMessages the tests compare with ours (both
+# pinned by scripts/mcp/requirements.txt).
 #
 #   eval "$(bash scripts/mcp-servers.sh start)"   # install if needed, start, print exports
 #   bash scripts/mcp-servers.sh stop

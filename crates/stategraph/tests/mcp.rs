@@ -7,7 +7,10 @@
 //! - `STATEGRAPH_MCP_EVERYTHING_CMD`: the command line of server-everything over stdio
 //!   (e.g. `node .../dist/index.js stdio`);
 //! - `STATEGRAPH_MCP_EVERYTHING_URL`: its streamable-HTTP endpoint (`http://127.0.0.1:P/mcp`);
-//! - `STATEGRAPH_MCP_PYTHON`: a Python with the `mcp` package (runs the FastMCP script);
+//! - `STATEGRAPH_MCP_PYTHON`: a Python with the `mcp` and `langchain-mcp-adapters` packages
+//!   (runs the FastMCP script, and the adapter itself: `tests/mcp/adapter_messages.py`
+//!   makes the same calls through `MultiServerMCPClient`, and its ToolMessages must equal
+//!   ours);
 //! - `STATEGRAPH_MCP_FASTMCP_URL`: the FastMCP script's streamable-HTTP endpoint.
 //!
 //! A test whose server is not given prints a note and passes, unless
@@ -390,6 +393,146 @@ async fn a_server_that_never_answers_times_out() {
     let add = call(&tools, "add", map! {"a" => 2, "b" => 2}).await;
     assert_eq!(blocks(&add)[0]["text"], "4");
     client.close().await;
+}
+
+/// The calls of the adapter comparison: every kind of content the two servers return.
+fn comparison_calls() -> Vec<(&'static str, J)> {
+    vec![
+        ("add", json!({"a": 1, "b": 2})),
+        ("forecast", json!({"city": "Oslo", "days": 3})),
+        ("fail", json!({"reason": "no"})),
+        ("add", json!({"a": "one", "b": 2})),
+        ("echo", json!({"message": "hi"})),
+        ("get-sum", json!({"a": 1, "b": 2.5})),
+        ("get-structured-content", json!({"location": "Los Angeles"})),
+        ("get-tiny-image", json!({})),
+        ("get-resource-links", json!({"count": 3})),
+        (
+            "get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 2}),
+        ),
+        (
+            "get-resource-reference",
+            json!({"resourceType": "Blob", "resourceId": 3}),
+        ),
+        (
+            "get-annotated-message",
+            json!({"messageType": "success", "includeImage": true}),
+        ),
+    ]
+}
+
+/// A tool message's parts as compared: content blocks without their ids, artifact,
+/// status, name and call id. server-everything's resources end with the time they were
+/// made (`... created at 8:19:46 PM`, in text or base64): that tail is cut (the first 60
+/// base64 characters are the 45 bytes before the time).
+fn comparable(m: &J) -> J {
+    let mut content = m["content"].clone();
+    for block in content.as_array_mut().into_iter().flatten() {
+        let block = block.as_object_mut().unwrap();
+        block.remove("id");
+        if let Some(J::String(text)) = block.get_mut("text") {
+            if let Some(at) = text.find(" created at ") {
+                text.truncate(at);
+            }
+        }
+        if let Some(J::String(data)) = block.get_mut("base64") {
+            if data.starts_with("UmVzb3VyY2") {
+                data.truncate(60);
+            }
+        }
+    }
+    json!({
+        "content": content,
+        "artifact": m["artifact"],
+        "status": m["status"],
+        "name": m["name"],
+        "tool_call_id": m["tool_call_id"],
+    })
+}
+
+/// The same calls through langchain-mcp-adapters (tests/mcp/adapter_messages.py, in the
+/// Python of `STATEGRAPH_MCP_PYTHON`) and through ours give the same tool messages.
+async fn same_messages_as_the_adapter(servers: [(&str, Connection, J); 2]) {
+    let python = env("STATEGRAPH_MCP_PYTHON").unwrap();
+    let calls: Vec<J> = comparison_calls()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, args))| json!({"name": name, "args": args, "id": format!("call-{i}")}))
+        .collect();
+    let connections: serde_json::Map<String, J> = servers
+        .iter()
+        .map(|(name, _, dict)| ((*name).to_owned(), dict.clone()))
+        .collect();
+    let spec = json!({"connections": connections, "calls": calls});
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/adapter_messages.py");
+    let out = std::process::Command::new(&python)
+        .arg(script)
+        .arg(spec.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let theirs: Vec<J> = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+
+    let client = MultiServerMcpClient::new(servers.map(|(name, c, _)| (name, c)));
+    let node = ToolNode::new(client.get_tools().await.unwrap());
+    let mut ours = Vec::new();
+    for call in &calls {
+        let args = stategraph::checkpoint::serde::rust::to_value(&call["args"]).unwrap();
+        let id = call["id"].as_str().unwrap();
+        let ai = Message::ai("").with_tool_calls(vec![ToolCall::new(
+            call["name"].as_str().unwrap(),
+            args,
+            id,
+        )]);
+        let m = node.invoke(&[ai]).await.unwrap().remove(0);
+        ours.push(json!({
+            "content": to_json(&m.content),
+            "artifact": to_json(&m.artifact),
+            "status": m.status,
+            "name": m.name,
+            "tool_call_id": m.tool_call_id,
+        }));
+    }
+    client.close().await;
+    assert_eq!(theirs.len(), ours.len());
+    for (t, o) in theirs.iter().zip(&ours) {
+        assert_eq!(comparable(t), comparable(o), "\nadapter: {t}\nours:    {o}");
+    }
+}
+
+#[tokio::test]
+async fn stdio_tool_messages_equal_langchain_mcp_adapters() {
+    let (Some(ev), Some(py)) = (everything_stdio(), fastmcp_stdio()) else {
+        return;
+    };
+    let dict = |c: &Connection| match c {
+        Connection::Stdio(s) => json!({"transport": "stdio", "command": s.command, "args": s.args}),
+        _ => unreachable!(),
+    };
+    let (ev_dict, py_dict) = (dict(&ev), dict(&py));
+    same_messages_as_the_adapter([("everything", ev, ev_dict), ("py", py, py_dict)]).await;
+}
+
+#[tokio::test]
+async fn http_tool_messages_equal_langchain_mcp_adapters() {
+    let (Some(ev), Some(py)) = (
+        env("STATEGRAPH_MCP_EVERYTHING_URL"),
+        env("STATEGRAPH_MCP_FASTMCP_URL"),
+    ) else {
+        return;
+    };
+    let dict = |url: &str| json!({"transport": "streamable_http", "url": url});
+    same_messages_as_the_adapter([
+        ("everything", Connection::http(&ev), dict(&ev)),
+        ("py", Connection::http(&py), dict(&py)),
+    ])
+    .await;
 }
 
 /// A ReAct agent whose scripted model calls MCP tools of two servers, then answers; the
