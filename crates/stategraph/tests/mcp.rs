@@ -621,5 +621,54 @@ async fn an_agent_calls_mcp_tools_on_a_checkpointed_thread() {
         blocks(tools_said[2]),
         json!([{"type": "text", "text": "Error executing tool fail: refused: tired"}])
     );
+    python_reads_the_tool_messages(&path, &tools_said);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Python LangGraph's `SqliteSaver` reads the thread's tool messages as `ToolMessage`s with
+/// the same content blocks, artifact and status (with the pinned Python of
+/// `STATEGRAPH_PYTHON`, required with `STATEGRAPH_INTEROP=1`; skipped without it).
+fn python_reads_the_tool_messages(path: &Path, ours: &[&Message]) {
+    let Some(python) = std::env::var_os("STATEGRAPH_PYTHON") else {
+        let required = std::env::var("STATEGRAPH_INTEROP").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "STATEGRAPH_INTEROP=1 but STATEGRAPH_PYTHON is not set"
+        );
+        println!("note: skipping the Python read: no STATEGRAPH_PYTHON");
+        return;
+    };
+    let script = r#"
+import json, sys
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+    t = saver.get_tuple({"configurable": {"thread_id": "mcp-thread"}})
+    tools = [m for m in t.checkpoint["channel_values"]["messages"] if isinstance(m, ToolMessage)]
+    print(json.dumps([m.model_dump() for m in tools]))
+"#;
+    let out = std::process::Command::new(python)
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<J> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(theirs.len(), ours.len());
+    for (t, o) in theirs.iter().zip(ours) {
+        let o = json!({
+            "content": to_json(&o.content),
+            "artifact": to_json(&o.artifact),
+            "status": o.status,
+            "name": o.name,
+            "tool_call_id": o.tool_call_id,
+        });
+        // The same ids too: Python reads what was stored.
+        assert_eq!(t["content"], o["content"], "{t}");
+        assert_eq!(comparable(t), comparable(&o));
+    }
 }
