@@ -62,7 +62,39 @@ verify=()
 [ "${STATEGRAPH_PUBLISH_NO_VERIFY:-}" = 1 ] && verify=(--no-verify)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! cargo publish --workspace --dry-run --locked --allow-dirty "${verify[@]}" >"$log" 2>&1; then
+# A dependent crate is verified against the packages of the crates it depends on: cargo puts
+# them in a local registry in the build dir (<build dir>/package/tmp-registry) and unpacks
+# them, as it unpacks any registry crate, into $CARGO_HOME/registry/src/-<hash of that
+# registry's path>/NAME-VERSION, once: a registry's NAME-VERSION never changes, so a copy that
+# is there already is used as it is. Ours change on every commit under the same 0.1.0, and
+# with the same path on every run each dependent was verified against its dependencies'
+# sources as the FIRST run on this machine packaged them (stategraph-server "cannot find trait
+# `DelegatingSaver` in crate `stategraph_checkpoint`" while the workspace built and tested;
+# deleting target/ does not help, the stale copy is in $CARGO_HOME). So cargo reaches the build
+# dir through a link named after the sources' content: the same sources share one unpacked
+# copy (and stay fresh), changed sources get a copy of their own. The dependencies built for
+# the tests are still used (the link leads to the same directory). Cargo's own cache cleaning
+# removes unpacked copies unused for a month.
+build_dir=$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json, sys; m = json.load(sys.stdin); print(m.get("build_directory") or m["target_directory"])')
+key=$(git ls-files -z --cached --others --exclude-standard 2>/dev/null | python3 -c '
+import hashlib, os, sys
+names = sorted(set(n for n in sys.stdin.buffer.read().split(b"\0") if n))
+h = hashlib.sha256()
+for name in names:
+    if os.path.isfile(name):
+        h.update(name + b"\0")
+        with open(name, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+print(h.hexdigest()[:16] if names else "")
+' || true)
+# Outside a git checkout the file list is unknown: a key of this run's own.
+[ -n "$key" ] || key="run-$$-$(date +%s)"
+mkdir -p "$build_dir"
+find "$build_dir" -maxdepth 1 -name 'publish-*' -type l -delete
+ln -s . "$build_dir/publish-$key"
+if ! CARGO_BUILD_BUILD_DIR="$build_dir/publish-$key" \
+  cargo publish --workspace --dry-run --locked --allow-dirty "${verify[@]}" >"$log" 2>&1; then
   cat "$log" >&2
   exit 1
 fi
