@@ -739,14 +739,13 @@ def main(argv: list[str]) -> int:
     stale = [(a, m, n) for a, m, n in allowed if (a, m) not in current]
     if mode == "--prune":
         lines = ALLOWLIST.read_text().splitlines()
-        drop = {n for _, _, n in stale}
-        kept = [line for n, line in enumerate(lines, 1) if n not in drop]
-        for a, m, _ in stale:
-            for c, mods in current:
-                if c == a and mods <= m and mods != m:
-                    kept.append(f"{c}: {' '.join(sorted(mods))}")
+        replace = {
+            n: [f"{c}: {' '.join(sorted(mods))}" for c, mods in current if c == a and mods < m]
+            for a, m, n in stale
+        }
+        kept = [out for n, line in enumerate(lines, 1) for out in replace.get(n, [line])]
         ALLOWLIST.write_text("\n".join(kept) + "\n")
-        print(f"{len(drop)} lines of {ALLOWLIST.relative_to(REPO)} dropped or narrowed")
+        print(f"{len(replace)} lines of {ALLOWLIST.relative_to(REPO)} dropped or narrowed")
         return 0
     for c, mods in new:
         print(f"a new import circle in {c}: {' '.join(sorted(mods))}", file=sys.stderr)
