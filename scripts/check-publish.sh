@@ -62,7 +62,69 @@ verify=()
 [ "${STATEGRAPH_PUBLISH_NO_VERIFY:-}" = 1 ] && verify=(--no-verify)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! cargo publish --workspace --dry-run --locked --allow-dirty "${verify[@]}" >"$log" 2>&1; then
+# A dependent crate is verified against the packages of the crates it depends on: cargo puts
+# them in a local registry in the build dir (<build dir>/package/tmp-registry) and unpacks
+# them, as it unpacks any registry crate, into $CARGO_HOME/registry/src/-<hash of that
+# registry's path>/NAME-VERSION, once: a registry's NAME-VERSION never changes, so a copy that
+# is there already is used as it is. Ours change on every commit under the same 0.1.0, and
+# with the same path on every run each dependent was verified against its dependencies'
+# sources as the FIRST run on this machine packaged them (stategraph-server "cannot find trait
+# `DelegatingSaver` in crate `stategraph_checkpoint`" while the workspace built and tested;
+# deleting target/ does not help, the stale copy is in $CARGO_HOME). So cargo reaches the build
+# dir through a link named after the sources' content: the same sources share one unpacked
+# copy, changed sources get a copy of their own (in this checkout only: the link is in its
+# target dir). The dependencies built for the tests are still used (the link leads to the
+# same directory); what is built from the packages is built again.
+build_dir=$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json, sys; m = json.load(sys.stdin); print(m.get("build_directory") or m["target_directory"])')
+key=$(git ls-files -z --cached --others --exclude-standard 2>/dev/null | python3 -c '
+import hashlib, os, sys
+names = sorted(set(n for n in sys.stdin.buffer.read().split(b"\0") if n))
+h = hashlib.sha256()
+for name in names:
+    if os.path.isfile(name):
+        h.update(name + b"\0")
+        with open(name, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+print(h.hexdigest()[:16] if names else "")
+' || true)
+# Outside a git checkout the file list is unknown: a key of this run's own.
+[ -n "$key" ] || key="run-$$-$(date +%s)"
+mkdir -p "$build_dir"
+# What earlier runs built from their packages, and the copies cargo unpacked for them, go
+# first: each run would otherwise leave its own set (some 400 MB) in the build dir. Such a unit
+# is known by its dep-info: written through a publish-* link with sources relative to an
+# extracted package, or with sources in an unpacked copy of the local registry.
+python3 - "$build_dir" "${CARGO_HOME:-$HOME/.cargo}" <<'PY'
+import re, shutil, sys
+from pathlib import Path
+build, home = Path(sys.argv[1]), Path(sys.argv[2])
+linked = re.compile(re.escape(str(build)) + r"/publish-[^/]+/")
+unpacked = re.compile(re.escape(str(home / "registry" / "src")) + r"/(-[0-9a-f]+)/")
+copies = set()
+for deps in build.glob("*/deps"):
+    for dep_info in deps.glob("*.d"):
+        first = dep_info.read_text(errors="replace").split("\n", 1)[0]
+        target, _, sources = first.partition(": ")
+        copy = unpacked.search(sources)
+        packaged = linked.match(target) and sources[:1] not in ("", "/")
+        if not (copy or packaged):
+            continue
+        if copy:
+            copies.add(copy.group(1))
+        unit_hash = dep_info.stem.rpartition("-")[2]
+        for f in [*deps.glob(f"*-{unit_hash}"), *deps.glob(f"*-{unit_hash}.*")]:
+            f.unlink(missing_ok=True)
+        for d in deps.parent.glob(f".fingerprint/*-{unit_hash}"):
+            shutil.rmtree(d, ignore_errors=True)
+for name in copies:
+    shutil.rmtree(home / "registry" / "src" / name, ignore_errors=True)
+PY
+find "$build_dir" -maxdepth 1 -name 'publish-*' -type l -delete
+ln -s . "$build_dir/publish-$key"
+# No incremental state for code built once (the packages).
+if ! CARGO_BUILD_BUILD_DIR="$build_dir/publish-$key" CARGO_INCREMENTAL=0 \
+  cargo publish --workspace --dry-run --locked --allow-dirty "${verify[@]}" >"$log" 2>&1; then
   cat "$log" >&2
   exit 1
 fi

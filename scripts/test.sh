@@ -60,6 +60,10 @@ bash "$repo/scripts/check-msrv.sh"
 echo "== doc anchors"
 python3 "$repo/scripts/check-doc-anchors.py"
 
+echo "== module circles (no new import circle inside a crate; scripts/module-cycles.txt lists today's)"
+python3 "$repo/scripts/check-module-cycles.py" --self-test
+python3 "$repo/scripts/check-module-cycles.py"
+
 echo "== rustfmt"
 cargo fmt --all -- --check
 # `stategraph serve` is a feature of the command (off by default, so that `cargo install`

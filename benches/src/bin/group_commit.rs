@@ -10,7 +10,7 @@
 //!
 //! A second part runs S2 itself (the engine, durability `async`) on SQLite: the engine's
 //! background writer hands what is queued to `SqliteSaver::put_batch` (group commit);
-//! beside it, [`PerOp`] hides `put_batch` so that every save is its own transaction.
+//! beside it, [`PerOp`] saves a batch op by op, so that every save is its own transaction.
 //!
 //! Usage: `group_commit [REPS] [INVOKES]` (defaults 20 and 5). Prints one line per mode:
 //! median (min–max) µs per super-step over the repetitions.
@@ -21,9 +21,10 @@ use std::time::Instant;
 use async_trait::async_trait;
 use stategraph::{Durability, RunConfig};
 use stategraph_benches::scenarios::{chain, chain_input, compile, CHAIN_LEN};
+use stategraph_checkpoint::saver::put_each;
 use stategraph_checkpoint::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, ListOptions, MemorySaver, Result, SaveOp, Value,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+    MemorySaver, Result, SaveOp, Value,
 };
 use stategraph_checkpoint_sqlite::{SqliteSaver, Synchronous};
 
@@ -33,18 +34,14 @@ struct Recorder {
     ops: Mutex<Vec<SaveOp>>,
 }
 
+/// Records each `put` and `put_writes`; a batch is recorded op by op. Everything else is
+/// the memory saver's, but for `is_in_process`: the recording is of the saves durability
+/// `async` hands to a saver that does I/O (the background writer's batches), which SQLite
+/// replays.
 #[async_trait]
-impl CheckpointSaver for Recorder {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        self.inner.get_tuple(config).await
-    }
-
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: &ListOptions,
-    ) -> Result<Vec<CheckpointTuple>> {
-        self.inner.list(config, options).await
+impl stategraph_checkpoint::DelegatingSaver for Recorder {
+    fn inner(&self) -> &dyn CheckpointSaver {
+        &self.inner
     }
 
     async fn put(
@@ -83,59 +80,27 @@ impl CheckpointSaver for Recorder {
             .await
     }
 
-    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        self.inner.delete_thread(thread_id).await
+    async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        put_each(self, ops).await
     }
 
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        self.inner.get_next_version(current)
+    fn is_in_process(&self) -> bool {
+        false
     }
 }
 
-/// The SQLite saver without its `put_batch`: the trait's provided one calls `put` and
-/// `put_writes` once per op, each in its own transaction (the engine before group commit).
+/// The SQLite saver without its `put_batch`: every op of a batch is its own `put` or
+/// `put_writes` call, each in its own transaction (the engine before group commit).
 struct PerOp(SqliteSaver);
 
 #[async_trait]
-impl CheckpointSaver for PerOp {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        self.0.get_tuple(config).await
+impl stategraph_checkpoint::DelegatingSaver for PerOp {
+    fn inner(&self) -> &dyn CheckpointSaver {
+        &self.0
     }
 
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: &ListOptions,
-    ) -> Result<Vec<CheckpointTuple>> {
-        self.0.list(config, options).await
-    }
-
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-    ) -> Result<CheckpointConfig> {
-        self.0.put(config, checkpoint, metadata, new_versions).await
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: &[(String, Value)],
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<()> {
-        self.0.put_writes(config, writes, task_id, task_path).await
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        self.0.delete_thread(thread_id).await
-    }
-
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        self.0.get_next_version(current)
+    async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
+        put_each(self, ops).await
     }
 }
 

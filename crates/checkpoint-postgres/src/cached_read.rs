@@ -1,7 +1,7 @@
 //! `get_tuple` through the decoded-blob cache ([`crate::blob_cache`]): the query that
 //! leaves out the bytes of the blobs the saver holds, and the decoding of its row.
 //!
-//! The query is [`crate::read::SELECT`] with three more parameters, the channels, versions
+//! The query is [`crate::sql::SELECT`] with three more parameters, the channels, versions
 //! and identities the cache holds for the thread (`$1`–`$3`; thread, namespace and id
 //! follow as `$4`–`$6`), and three more columns: per joined blob its version, its row's
 //! identity, and whether it is held. A held blob's bytes come back as NULL; the server
@@ -12,56 +12,8 @@ use stategraph_checkpoint::serde::{Serializer, TAG_EMPTY};
 use stategraph_checkpoint::{Error, Result, Value};
 use tokio_postgres::Row;
 
-use crate::blob_cache::{ident_sql, Fill, Held, MIN_CACHED_BYTES};
-use crate::read::{col, select_columns, writes_lateral};
-
-/// The checkpoint, its blobs (held ones without bytes) and its writes; a WHERE clause on
-/// `$4`… follows.
-macro_rules! get_select {
-    () => {
-        concat!(
-            select_columns!(),
-            ", b.versions, b.idents, b.held FROM checkpoints c \
-CROSS JOIN LATERAL ( \
-    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
-           array_agg(CASE WHEN h.ident IS NULL THEN bl.blob END) AS blobs, \
-           array_agg(bl.version) AS versions, array_agg(",
-            ident_sql!("bl"),
-            ") AS idents, \
-           array_agg(h.ident IS NOT NULL) AS held \
-    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS cv \
-    JOIN checkpoint_blobs bl \
-      ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns \
-     AND bl.channel = cv.key AND bl.version = cv.value \
-    LEFT JOIN unnest($1::text[], $2::text[], $3::text[]) AS h(channel, version, ident) \
-      ON h.channel = bl.channel AND h.version = bl.version AND h.ident = ",
-            ident_sql!("bl"),
-            " ) b ",
-            writes_lateral!()
-        )
-    };
-}
-
-/// The addressed checkpoint (`$6`).
-const GET_BY_ID: &str = concat!(
-    get_select!(),
-    " WHERE c.thread_id = $4 AND c.checkpoint_ns = $5 AND c.checkpoint_id = $6"
-);
-
-/// The latest checkpoint.
-const GET_LATEST: &str = concat!(
-    get_select!(),
-    " WHERE c.thread_id = $4 AND c.checkpoint_ns = $5 ORDER BY c.checkpoint_id DESC LIMIT 1"
-);
-
-/// The statement of a `get_tuple` with or without a checkpoint id.
-pub(crate) fn get_sql(by_id: bool) -> &'static str {
-    if by_id {
-        GET_BY_ID
-    } else {
-        GET_LATEST
-    }
-}
+use crate::blob_cache::{Fill, Held, MIN_CACHED_BYTES};
+use crate::error::col;
 
 /// The blob values of a row, which of them were held, and what the cache may keep.
 #[derive(Debug, Default)]
@@ -74,7 +26,7 @@ pub(crate) struct CachedRead {
     pub(crate) fills: Vec<Fill>,
 }
 
-/// Decodes the blob columns of a row of [`get_sql`]: held blobs from `held`, the others
+/// Decodes the blob columns of a row of [`crate::sql::get_sql`]: held blobs from `held`, the others
 /// from their bytes through `memo`; with `fill`, the decoded ones large enough to cache
 /// are returned for the cache.
 pub(crate) fn decode(

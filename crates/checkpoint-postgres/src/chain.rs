@@ -72,11 +72,11 @@ use indexmap::IndexMap;
 use stategraph_checkpoint::Result;
 use tokio_postgres::types::ToSql;
 
-use crate::batch::Prepared;
+use crate::error::col;
 use crate::error::pg;
-use crate::fence;
 use crate::layout::BlobRow;
-use crate::read::col;
+use crate::op::Prepared;
+use crate::sql;
 use crate::write;
 
 /// The statement of one group, given the part that carries long strings (or none).
@@ -87,7 +87,7 @@ use crate::write;
 /// `$17` channels, `$18` types, `$19` bytes, `$20` whether fenced); the carried strings,
 /// in [`CHAINED`] only (`$21` channels, `$22` versions, `$23` the carrying put's parent,
 /// `$24` the parent's position among the puts, 1-based, or 0 for a stored parent).
-/// Returns the verdict, the head it saw and the blobs it inserted as [`crate::write::PUT`]
+/// Returns the verdict, the head it saw and the blobs it inserted as [`crate::sql::PUT`]
 /// does.
 macro_rules! chained_sql {
     ($($carried:tt)*) => {
@@ -153,7 +153,7 @@ macro_rules! chained_sql {
     WHERE EXCLUDED.idx < 0 \
 ) \
 SELECT ok, head, ",
-    crate::write::written_blobs_sql!(),
+    crate::sql::written_blobs_sql!(),
     " FROM fence"
         )
     };
@@ -168,7 +168,7 @@ macro_rules! carried_sql {
             "), carried AS ( \
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
     SELECT DISTINCT ON (k.channel, k.version) $1::text, $2::text, k.channel, k.version, 'msgpack', ",
-    crate::write::carried_blob_sql!(),
+    crate::sql::carried_blob_sql!(),
     " FROM unnest($21::text[], $22::text[], $23::text[], $24::int8[]) \
          WITH ORDINALITY AS k(channel, version, parent, src, ord) \
     CROSS JOIN fence \
@@ -459,7 +459,7 @@ pub(crate) type Written = Vec<(String, String, String)>;
 pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<Vec<Written>>> {
     let mut keys: Vec<(&str, &str)> = groups.iter().map(Group::key).collect();
     keys.sort_unstable();
-    let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
+    let lock = client.prepare_cached(sql::LOCK).await.map_err(pg)?;
     // Both are prepared once per connection, then found in its statement cache.
     let carried = client.prepare_cached(CHAINED).await.map_err(pg)?;
     let uncarried = client.prepare_cached(CHAINED_UNCARRIED).await.map_err(pg)?;
@@ -481,17 +481,17 @@ pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<
     // with several, a "yes" must not commit without the others.
     let rows = if groups.len() == 1 {
         let (_, _, rows, _) = futures::future::try_join4(
-            client.batch_execute(fence::BEGIN),
+            client.batch_execute(sql::BEGIN),
             locks,
             statements,
-            client.batch_execute(fence::COMMIT),
+            client.batch_execute(sql::COMMIT),
         )
         .await
         .map_err(pg)?;
         rows
     } else {
         let (_, _, rows) =
-            futures::future::try_join3(client.batch_execute(fence::BEGIN), locks, statements)
+            futures::future::try_join3(client.batch_execute(sql::BEGIN), locks, statements)
                 .await
                 .map_err(pg)?;
         rows
@@ -503,7 +503,7 @@ pub(crate) async fn run(client: &Client, groups: &[Group<'_>]) -> Result<Option<
     });
     if groups.len() > 1 {
         let end = if matches!(verdict, Ok(true)) {
-            fence::COMMIT
+            sql::COMMIT
         } else {
             "ROLLBACK"
         };

@@ -29,10 +29,11 @@ use stategraph_checkpoint::{CheckpointConfig, Error, PendingWrite, Result};
 use tokio_postgres::Row;
 
 use crate::blob_cache::{BlobCache, Fill, Held, MIN_CACHED_BYTES};
+use crate::error::col;
 use crate::error::pg;
 use crate::filter::some_id;
 use crate::json;
-use crate::read::{col, off_runtime};
+use crate::read::off_runtime;
 
 /// `$1` thread, `$2` namespace, `$3` the channels, `$4` the target id (NULL: the latest),
 /// `$5`–`$7` the channels, versions and identities of the blobs the cache holds (a seed

@@ -18,7 +18,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use stategraph_checkpoint::Error;
+use stategraph_checkpoint::{Error, Result};
+use tokio_postgres::types::FromSql;
+use tokio_postgres::Row;
 
 pub use tokio_postgres::error::{DbError, SqlState};
 
@@ -193,6 +195,12 @@ pub fn pg_error(error: &Error) -> Option<&PgError> {
         Error::Backend(source) => source.downcast_ref::<PgError>(),
         _ => None,
     }
+}
+
+/// One column, with a type mismatch as an error instead of a panic.
+pub(crate) fn col<'r, T: FromSql<'r>>(row: &'r Row, i: usize) -> Result<T> {
+    row.try_get(i)
+        .map_err(|e| Error::InvalidData(format!("column {i}: {e}")))
 }
 
 #[cfg(test)]

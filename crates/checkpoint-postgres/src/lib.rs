@@ -132,6 +132,7 @@ pub mod filter;
 mod json;
 mod layout;
 mod maintenance;
+mod op;
 pub mod options;
 pub mod prune;
 mod raw;
@@ -139,6 +140,7 @@ mod read;
 mod saver;
 pub mod schema;
 mod session;
+mod sql;
 mod write;
 
 pub use blob_cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};

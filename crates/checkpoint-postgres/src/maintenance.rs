@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use deadpool_postgres::Client;
 use stategraph_checkpoint::Result;
 
+use crate::error::col;
 use crate::error::pg;
-use crate::read::col;
 
 /// Deletes every row of one thread, in every namespace, in one statement.
 const DELETE_THREAD: &str = "WITH a AS (DELETE FROM checkpoints WHERE thread_id = $1), \

@@ -22,9 +22,9 @@ use deadpool_postgres::{Client, Transaction};
 use stategraph_checkpoint::{Error, PruneStrategy, Result};
 use tokio_postgres::IsolationLevel;
 
+use crate::error::col;
 use crate::error::pg;
 use crate::maintenance::{columns, GARBAGE_BLOBS};
-use crate::read::col;
 
 /// Deletes every row of the threads `$1`.
 const DELETE_THREADS: &str = "WITH a AS (DELETE FROM checkpoints WHERE thread_id = ANY($1)), \

@@ -23,10 +23,11 @@ use stategraph_checkpoint::{
 };
 use tokio_postgres::Row;
 
+use crate::error::col;
 use crate::error::pg;
 use crate::filter::{list_query, some_id};
 use crate::layout::{split, BlobRow};
-use crate::read::{col, SELECT};
+use crate::sql::SELECT;
 use crate::{write, PostgresSaver};
 
 impl PostgresSaver {

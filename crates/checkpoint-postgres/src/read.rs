@@ -25,64 +25,15 @@ use stategraph_checkpoint::{
     CheckpointConfig, CheckpointMetadata, CheckpointTuple, Error, ListOptions, PendingWrite,
     Result, Value, CHECKPOINT_FORMAT,
 };
-use tokio_postgres::types::FromSql;
 use tokio_postgres::Row;
 
 use crate::blob_cache::BlobCache;
 use crate::cached_read;
-use crate::error::pg;
+use crate::error::{col, pg};
 use crate::filter::{list_query, some_id, ListPage};
 use crate::json;
 use crate::layout::{decode_blobs, rebuild, JoinedBlob};
-
-/// The writes of checkpoint `c`, as arrays (a `CROSS JOIN LATERAL` of [`SELECT`] and
-/// [`crate::cached_read`]).
-macro_rules! writes_lateral {
-    () => {
-        "CROSS JOIN LATERAL ( \
-    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels, \
-           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs, \
-           array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs \
-    FROM checkpoint_writes cw \
-    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns \
-      AND cw.checkpoint_id = c.checkpoint_id \
-) w"
-    };
-}
-pub(crate) use writes_lateral;
-
-/// The columns of a checkpoint row, then of its blobs (`b.channels, b.types, b.blobs`),
-/// then of its writes; the blob lateral and a WHERE clause follow.
-macro_rules! select_columns {
-    () => {
-        "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
-c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text, \
-b.channels, b.types, b.blobs, \
-w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs"
-    };
-}
-pub(crate) use select_columns;
-
-/// Every checkpoint column, its joined blobs and its writes; a WHERE clause follows.
-pub(crate) const SELECT: &str = concat!(
-    select_columns!(),
-    " FROM checkpoints c \
-CROSS JOIN LATERAL ( \
-    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
-           array_agg(bl.blob) AS blobs \
-    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS cv \
-    JOIN checkpoint_blobs bl \
-      ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns \
-     AND bl.channel = cv.key AND bl.version = cv.value \
-) b ",
-    writes_lateral!()
-);
-
-/// The `__pregel_tasks` writes of a parent checkpoint, in write order (format ≤ 3 only).
-const PENDING_SENDS: &str = "SELECT array_agg(type ORDER BY task_path, task_id, idx), \
-array_agg(blob ORDER BY task_path, task_id, idx) FROM checkpoint_writes \
-WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-AND channel = '__pregel_tasks'";
+use crate::sql::{self, PENDING_SENDS, SELECT};
 
 /// The channel format ≤ 3 checkpoints get their parent's sends in.
 const TASKS: &str = "__pregel_tasks";
@@ -108,7 +59,7 @@ impl Reader<'_> {
         let (thread, ns) = (config.thread_id.as_str(), config.ns());
         let held = self.cache.held(thread, ns);
         let id = some_id(config.checkpoint_id.as_ref());
-        let sql = cached_read::get_sql(id.is_some());
+        let sql = sql::get_sql(id.is_some());
         let stmt = self.client.prepare_cached(sql).await.map_err(pg)?;
         let (c, v, i) = (&held.channels, &held.versions, &held.idents);
         let row = match id {
@@ -351,12 +302,6 @@ where
             .map_err(|e| Error::Backend(Box::new(e)))?,
         Err(_) => f(),
     }
-}
-
-/// One column, with a type mismatch as an error instead of a panic.
-pub(crate) fn col<'r, T: FromSql<'r>>(row: &'r Row, i: usize) -> Result<T> {
-    row.try_get(i)
-        .map_err(|e| Error::InvalidData(format!("column {i}: {e}")))
 }
 
 /// Zips the three blob arrays of a row (all NULL when nothing joined).

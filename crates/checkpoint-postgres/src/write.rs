@@ -10,7 +10,7 @@
 //! for each, a third part of the statement copies the string from the parent checkpoint's
 //! inline value into a msgpack blob of the same version, unless that blob exists. Only the
 //! channel and version travel; the string does not. Both puts run the same SQL for it,
-//! [`carry_sql!`].
+//! `carry_sql!` in [`crate::sql`].
 //!
 //! `put_writes` is one `INSERT … SELECT FROM unnest(…)` statement, hence one transaction,
 //! with the repeated-key rule of the trait: `ON CONFLICT DO UPDATE … WHERE idx < 0`, so a
@@ -34,102 +34,14 @@ use stategraph_checkpoint::{
 use tokio_postgres::Row;
 
 use crate::blob_cache::{BlobCache, Fill};
+use crate::error::col;
 use crate::error::pg;
 use crate::fence;
 use crate::filter::some_id;
 use crate::json;
 use crate::layout::{split, BlobRow, Split};
-use crate::read::{col, off_runtime};
-
-/// The msgpack blob of a carried long string: a `str8`/`str16`/`str32` header, as the
-/// encoder writes it, for `s.n` bytes, then the UTF-8 bytes `s.t`.
-macro_rules! carried_blob_sql {
-    () => {
-        "CASE WHEN s.n < 32 THEN set_byte('\\x00'::bytea, 0, 160 + s.n) \
-              WHEN s.n < 256 THEN set_byte('\\xd900'::bytea, 1, s.n) \
-              WHEN s.n < 65536 THEN '\\xda'::bytea || substring(int4send(s.n) FROM 3) \
-              ELSE '\\xdb'::bytea || int4send(s.n) END || s.t"
-    };
-}
-pub(crate) use carried_blob_sql;
-
-/// The `INSERT` that carries long strings: for each `($11 channel, $12 version)`, the
-/// parent `$4`'s inline string of that channel at that version becomes a msgpack blob (a
-/// `str8`/`str16`/`str32` header, as the encoder writes it, then the UTF-8 bytes), unless
-/// the blob exists. `$join` and `$cond` let the fenced put add its check.
-macro_rules! carry_sql {
-    ($join:literal, $cond:literal) => {
-        concat!(
-            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-            SELECT $1::text, $2::text, k.channel, k.version, 'msgpack', ",
-            crate::write::carried_blob_sql!(),
-            " FROM unnest($11::text[], $12::text[]) AS k(channel, version)",
-            $join,
-            " CROSS JOIN LATERAL ( \
-                SELECT v.t, octet_length(v.t) AS n FROM ( \
-                    SELECT convert_to(p.checkpoint -> 'channel_values' ->> k.channel, 'UTF8') AS t \
-                    FROM checkpoints p \
-                    WHERE p.thread_id = $1::text AND p.checkpoint_ns = $2::text \
-                      AND p.checkpoint_id = $4::text \
-                      AND p.checkpoint -> 'channel_versions' ->> k.channel = k.version \
-                      AND jsonb_typeof(p.checkpoint -> 'channel_values' -> k.channel) = 'string' \
-                ) AS v \
-            ) AS s \
-            WHERE NOT EXISTS ( \
-                SELECT 1 FROM checkpoint_blobs e \
-                WHERE e.thread_id = $1::text AND e.checkpoint_ns = $2::text \
-                  AND e.channel = k.channel AND e.version = k.version)",
-            $cond,
-            " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"
-        )
-    };
-}
-pub(crate) use carry_sql;
-
-/// The columns a put returns about the blobs it inserted: arrays of channel, version and
-/// row identity (NULL when it inserted none).
-macro_rules! written_blobs_sql {
-    () => {
-        "(SELECT array_agg(channel) FROM blobs), (SELECT array_agg(version) FROM blobs), \
-         (SELECT array_agg(ident) FROM blobs)"
-    };
-}
-pub(crate) use written_blobs_sql;
-
-/// The unfenced put: blobs (`$7`–`$10` as arrays of channel, version, type, blob), the
-/// carried long strings (`$11`, `$12`: channels and versions, see [`carry_sql!`]), then
-/// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
-/// Returns the channels, versions and row identities of the blobs it inserted
-/// ([`crate::blob_cache`]).
-pub(crate) const PUT: &str = concat!(
-    "WITH blobs AS ( \
-    INSERT INTO checkpoint_blobs AS bl (thread_id, checkpoint_ns, channel, version, type, blob) \
-    SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob \
-    FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
-    RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
-    " AS ident \
-), carried AS (",
-    carry_sql!("", ""),
-    ") \
-INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-VALUES ($1::text, $2::text, $3::text, $4::text, $5::text::jsonb, $6::text::jsonb) \
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
-RETURNING ",
-    written_blobs_sql!()
-);
-
-/// The writes of one task: `($1 thread, $2 ns, $3 checkpoint, $4 task, $5 task path)` and
-/// arrays of index, channel, type and blob.
-pub(crate) const PUT_WRITES: &str = "INSERT INTO checkpoint_writes \
-(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-SELECT $1::text, $2::text, $3::text, $4::text, $5::text, w.idx, w.channel, w.type, w.blob \
-FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w(idx, channel, type, blob) \
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) \
-DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob \
-WHERE EXCLUDED.idx < 0";
+use crate::read::off_runtime;
+use crate::sql;
 
 /// The metadata document a put stores: `get_checkpoint_metadata` (docs/format.md#metadata) without
 /// the
@@ -198,15 +110,15 @@ pub(crate) async fn put_split(
         &carried_versions,
     ];
     let written = if fencing {
-        let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
-        let stmt = client.prepare_cached(fence::FENCED_PUT).await.map_err(pg)?;
+        let lock = client.prepare_cached(sql::LOCK).await.map_err(pg)?;
+        let stmt = client.prepare_cached(sql::FENCED_PUT).await.map_err(pg)?;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
         // All four are sent when first polled, in order, before any reply: one round trip.
         let result = futures::future::try_join4(
-            client.batch_execute(fence::BEGIN),
+            client.batch_execute(sql::BEGIN),
             client.execute(&lock, &lock_params),
             client.query_one(&stmt, &params),
-            client.batch_execute(fence::COMMIT),
+            client.batch_execute(sql::COMMIT),
         )
         .await;
         // After an error the transaction may still be open (a statement failed before
@@ -219,7 +131,7 @@ pub(crate) async fn put_split(
         }
         written_blobs(&row, 2)?
     } else {
-        let stmt = client.prepare_cached(PUT).await.map_err(pg)?;
+        let stmt = client.prepare_cached(sql::PUT).await.map_err(pg)?;
         let row = client.query_one(&stmt, &params).await.map_err(pg)?;
         written_blobs(&row, 0)?
     };
@@ -275,7 +187,7 @@ pub(crate) async fn fill_cache(
     Ok(())
 }
 
-/// The blobs a put inserted, from the columns of [`written_blobs_sql!`] starting at
+/// The blobs a put inserted, from the columns of [`written_blobs_sql!`](crate::sql::written_blobs_sql) starting at
 /// `first`: `(channel, version, identity)`.
 pub(crate) fn written_blobs(row: &Row, first: usize) -> Result<Vec<(String, String, String)>> {
     let channels: Vec<String> = col::<Option<_>>(row, first)?.unwrap_or_default();
@@ -353,18 +265,18 @@ pub(crate) async fn put_encoded_writes(
         &blobs,
     ];
     if fencing {
-        let lock = client.prepare_cached(fence::LOCK).await.map_err(pg)?;
+        let lock = client.prepare_cached(sql::LOCK).await.map_err(pg)?;
         let stmt = client
-            .prepare_cached(fence::FENCED_WRITES)
+            .prepare_cached(sql::FENCED_WRITES)
             .await
             .map_err(pg)?;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&thread, &ns];
         // One round trip, as the fenced put.
         let (_, _, row, _) = futures::future::try_join4(
-            client.batch_execute(fence::BEGIN),
+            client.batch_execute(sql::BEGIN),
             client.execute(&lock, &lock_params),
             client.query_one(&stmt, &params),
-            client.batch_execute(fence::COMMIT),
+            client.batch_execute(sql::COMMIT),
         )
         .await
         .map_err(pg)?;
@@ -382,7 +294,7 @@ pub(crate) async fn put_encoded_writes(
             ));
         }
     } else {
-        let stmt = client.prepare_cached(PUT_WRITES).await.map_err(pg)?;
+        let stmt = client.prepare_cached(sql::PUT_WRITES).await.map_err(pg)?;
         client.execute(&stmt, &params).await.map_err(pg)?;
     }
     Ok(())

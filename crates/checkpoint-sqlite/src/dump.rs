@@ -2,8 +2,8 @@
 //! in the Python-repr notation `MemorySaver::dump` uses.
 
 use rusqlite::Connection;
-use stategraph_checkpoint::memory::repr::repr;
 use stategraph_checkpoint::serde::Serializer;
+use stategraph_checkpoint::value::repr::repr;
 use stategraph_checkpoint::{Error, Result, Value};
 
 use crate::read::bytes;

@@ -27,7 +27,7 @@ use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{CheckpointConfig, Result};
 
 use crate::error::SqlResultExt;
-use crate::write::{NewCheckpoint, NewWrite, WriteTarget};
+use crate::op::{NewCheckpoint, NewWrite, WriteTarget};
 
 /// Decides a fenced put inside its transaction; `Err(Conflict)` stores nothing.
 pub(crate) fn check_put(

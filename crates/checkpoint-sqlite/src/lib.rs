@@ -114,6 +114,7 @@ mod error;
 mod fence;
 pub mod json;
 mod maintenance;
+mod op;
 mod pool;
 mod query;
 mod raw;

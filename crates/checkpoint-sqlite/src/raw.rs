@@ -19,8 +19,8 @@ use stategraph_checkpoint::{
 };
 
 use crate::error::{Scope, SqlResultExt};
+use crate::op::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
-use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::{json, write, SqliteSaver};
 
 /// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order.

@@ -19,9 +19,9 @@ use stategraph_checkpoint::{
 
 use crate::cache::{DecodedCache, DEFAULT_READ_CACHE_BYTES};
 use crate::error::{named, Scope};
+use crate::op::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::pool::{blocking, Pool};
 use crate::read::PageSize;
-use crate::write::{NewCheckpoint, NewWrite, Op, WriteTarget};
 use crate::{json, maintenance, read, write, Synchronous};
 
 /// A checkpoint saver on a SQLite database laid out as LangGraph's `SqliteSaver`.

@@ -28,6 +28,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod delegate;
 pub mod delta;
 pub mod error;
 pub mod ext;
@@ -51,6 +52,7 @@ pub use checkpoint::{
     write_index, Checkpoint, CheckpointTuple, PendingWrite, CHECKPOINT_FORMAT, WRITES_IDX_MAP,
 };
 pub use config::{validate_config, CheckpointConfig, MAX_KEY_BYTES};
+pub use delegate::DelegatingSaver;
 pub use delta::DeltaChannelHistory;
 pub use error::{Error, Result};
 pub use ext::{Ext, Object, ObjectCode};

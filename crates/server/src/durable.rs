@@ -25,14 +25,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::stream::BoxStream;
-use indexmap::IndexMap;
 use parking_lot::Mutex;
-use stategraph_checkpoint::{
-    Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, PruneStrategy, Result,
-    SaveOp, Value,
-};
+use stategraph_checkpoint::{CheckpointConfig, CheckpointSaver, Result, SaveOp, Value};
 use tokio::sync::Notify;
 
 /// The task ids whose writes were stored, per watched thread.
@@ -109,37 +103,9 @@ impl Watched {
 }
 
 #[async_trait]
-impl CheckpointSaver for Watched {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        self.inner.get_tuple(config).await
-    }
-
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: &ListOptions,
-    ) -> Result<Vec<CheckpointTuple>> {
-        self.inner.list(config, options).await
-    }
-
-    fn list_stream(
-        &self,
-        config: Option<CheckpointConfig>,
-        options: ListOptions,
-    ) -> BoxStream<'_, Result<CheckpointTuple>> {
-        self.inner.list_stream(config, options)
-    }
-
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-    ) -> Result<CheckpointConfig> {
-        self.inner
-            .put(config, checkpoint, metadata, new_versions)
-            .await
+impl stategraph_checkpoint::DelegatingSaver for Watched {
+    fn inner(&self) -> &dyn CheckpointSaver {
+        &*self.inner
     }
 
     async fn put_writes(
@@ -156,14 +122,6 @@ impl CheckpointSaver for Watched {
         Ok(())
     }
 
-    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        self.inner.delete_thread(thread_id).await
-    }
-
-    fn get_next_version(&self, current: Option<&ChannelVersion>) -> ChannelVersion {
-        self.inner.get_next_version(current)
-    }
-
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
         self.inner.put_batch(ops).await?;
         self.stored.record(ops.iter().filter_map(|op| match op {
@@ -173,42 +131,6 @@ impl CheckpointSaver for Watched {
             SaveOp::Put { .. } => None,
         }));
         Ok(())
-    }
-
-    async fn get_delta_channel_history(
-        &self,
-        config: &CheckpointConfig,
-        channels: &[String],
-    ) -> Result<IndexMap<String, stategraph_checkpoint::delta::DeltaChannelHistory>> {
-        self.inner.get_delta_channel_history(config, channels).await
-    }
-
-    async fn get(&self, config: &CheckpointConfig) -> Result<Option<Checkpoint>> {
-        self.inner.get(config).await
-    }
-
-    fn is_in_process(&self) -> bool {
-        self.inner.is_in_process()
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-
-    fn in_flight_saves(&self) -> Option<&stategraph_checkpoint::InFlightSaves> {
-        self.inner.in_flight_saves()
-    }
-
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
-        self.inner.delete_for_runs(run_ids).await
-    }
-
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
-        self.inner.copy_thread(source, target).await
-    }
-
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
-        self.inner.prune(thread_ids, strategy).await
     }
 }
 

@@ -34,6 +34,7 @@
 //! the graph rebuilt from its description (see [`registry`]; an API process built
 //! without graphs is what the `stategraph serve` command runs).
 
+mod app;
 pub mod db;
 pub mod demo;
 mod durable;

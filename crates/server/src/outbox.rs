@@ -12,13 +12,13 @@ use std::time::Duration;
 use stategraph::{StreamEvent, StreamMode};
 use tracing::warn;
 
+use crate::app::AppState;
 use crate::db::{self, Claimed};
 use crate::hub::HubEvent;
 use crate::message_log::MessageLog;
 use crate::replay::{Replay, Verdict};
 use crate::run_config::StreamModes;
 use crate::run_events::RunEvents;
-use crate::server::AppState;
 
 /// The events of one run, from the graph to the log.
 pub(crate) struct Outbox<'a> {

@@ -11,7 +11,15 @@ use stategraph::graph::draw::DrawGraph;
 use uuid::Uuid;
 
 use crate::error::Result;
-use crate::server::assistant_id;
+
+/// The namespace of assistant ids: an assistant's id is `uuid5(NAMESPACE_GRAPH, graph_id)`,
+/// as LangGraph's server derives the id of a graph's default assistant.
+pub const NAMESPACE_GRAPH: Uuid = Uuid::from_u128(0x6ba7b821_9dad_11d1_80b4_00c04fd430c8);
+
+/// The id of the default assistant of graph `graph_id`.
+pub fn assistant_id(graph_id: &str) -> Uuid {
+    Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes())
+}
 
 /// A graph that a worker process registered in the database.
 #[derive(Clone, Debug, PartialEq)]
@@ -150,4 +158,21 @@ pub fn drawing_json(drawing: &DrawGraph) -> Json {
         })
         .collect();
     json!({ "nodes": nodes, "edges": edges })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_ids_are_uuid5_of_the_graph_id() {
+        assert_eq!(assistant_id("seed"), assistant_id("seed"));
+        assert_ne!(assistant_id("seed"), assistant_id("agent"));
+        assert_eq!(assistant_id("seed").get_version_num(), 5);
+        // The id LangGraph's server gives the assistant of a graph named "agent".
+        assert_eq!(
+            assistant_id("agent").to_string(),
+            "fe096781-5601-53d2-b2f6-0d3403f7e9ca"
+        );
+    }
 }

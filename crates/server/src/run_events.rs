@@ -96,7 +96,7 @@ impl RunEvents {
         base.insert("graph_id".into(), json!(graph_id));
         base.insert(
             "assistant_id".into(),
-            json!(crate::server::assistant_id(graph_id).to_string()),
+            json!(crate::registry::assistant_id(graph_id).to_string()),
         );
         base.insert("run_attempt".into(), json!(attempt));
         base.insert("thread_id".into(), json!(thread_id));

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn, Instrument};
 
+use crate::app::AppState;
 use crate::db::{self, Claimed};
 use crate::graph_input::GraphInput;
 use crate::hub::{HubEvent, RunEnd};
@@ -21,7 +22,6 @@ use crate::json::{interrupt_json, run_output_json, values_json};
 use crate::outbox::Outbox;
 use crate::replay::Replay;
 use crate::run_config::{run_config, stream_modes};
-use crate::server::AppState;
 
 /// How long the listener waits before it connects again.
 const RECONNECT: Duration = Duration::from_secs(1);

@@ -19,6 +19,8 @@ use crate::error::{Error, Result};
 mod coerce;
 mod role;
 
+pub(crate) use coerce::python_type;
+
 pub use role::Role;
 
 /// The id of a [`Role::Remove`] message that clears the whole list (`REMOVE_ALL_MESSAGES`).

@@ -14,7 +14,7 @@ use stategraph_checkpoint::serde::rust::{from_value, to_value};
 use stategraph_checkpoint::{List, Value};
 
 use crate::channels::{ChannelError, Reducer};
-use crate::messages::{Message, REMOVE_ALL_MESSAGES};
+use crate::messages::{python_type, Message, REMOVE_ALL_MESSAGES};
 
 /// Python's `operator.add` on values (see [`add_values`]). Every call returns the same
 /// reducer, by which a channel can name it ([`name_of`]).
@@ -352,23 +352,4 @@ fn add_type_error(a: &Value, b: &Value) -> ChannelError {
         Value::Bytes(_) => format!("can't concat {tb} to bytes"),
         _ => format!("unsupported operand type(s) for +: '{ta}' and '{tb}'"),
     })
-}
-
-/// The Python type name of a value, for error messages.
-pub(crate) fn python_type(v: &Value) -> &str {
-    match v {
-        Value::Nil => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Int(_) | Value::UInt(_) => "int",
-        Value::Float(_) => "float",
-        Value::Str(_) => "str",
-        Value::Bytes(_) => "bytes",
-        Value::List(_) => "list",
-        Value::Map(_) => "dict",
-        Value::Ext(e) => match e.as_ref() {
-            stategraph_checkpoint::Ext::Object(o) => &o.class,
-            stategraph_checkpoint::Ext::NumpyArray(_) => "ndarray",
-            stategraph_checkpoint::Ext::DeltaSnapshot(_) => "_DeltaSnapshot",
-        },
-    }
 }

@@ -19,8 +19,8 @@
 use crate::serde::{Serializer, Typed};
 use crate::version::ChannelVersion;
 
-use super::repr::{write_bytes, write_str, write_value};
 use super::store::Store;
+use crate::value::repr::{write_bytes, write_str, write_value};
 
 /// Renders the whole store.
 pub(super) fn dump(store: &Store, serde: &dyn Serializer) -> String {

@@ -28,8 +28,11 @@ mod layout;
 mod maintenance;
 mod raw;
 mod read;
-pub mod repr;
 mod store;
+
+/// Python `repr()`-style rendering of values: [`crate::value::repr`] (values render in the
+/// value module), under the path it had here.
+pub use crate::value::repr;
 
 use std::fmt;
 use std::sync::Arc;

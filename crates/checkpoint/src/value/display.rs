@@ -25,8 +25,8 @@
 
 use std::fmt;
 
+use super::repr::{repr, write_str};
 use super::Value;
-use crate::memory::repr::{repr, write_str};
 
 impl fmt::Display for Value {
     /// Python's `str()`: a string without quotes, UUIDs, datetimes and decimals as their

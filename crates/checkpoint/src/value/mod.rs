@@ -21,6 +21,7 @@ use crate::ext::Ext;
 mod display;
 pub mod json;
 mod map;
+pub mod repr;
 mod shared;
 
 pub use display::Repr;

@@ -6,9 +6,9 @@ use axum::extract::Path;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::{body_json, page, St};
+use super::extract::{body_json, page, St};
+use crate::app::Assistant;
 use crate::error::Result;
-use crate::server::Assistant;
 
 fn assistant_json(a: &Assistant) -> Value {
     json!({

@@ -1,6 +1,7 @@
 //! The HTTP API: paths, bodies and answers as the `langgraph-sdk` client uses them.
 
 mod assistants;
+mod extract;
 mod runs;
 mod store;
 mod system;
@@ -8,16 +9,11 @@ mod threads;
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::routing::{get, post};
 use axum::Router;
-use serde_json::Value as Json;
-use uuid::Uuid;
 
-use crate::error::{Result, ServerError};
-use crate::server::AppState;
-
-type St = axum::extract::State<Arc<AppState>>;
+use crate::app::AppState;
+use crate::error::ServerError;
 
 /// The API's router over the shared state.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
@@ -104,37 +100,4 @@ async fn json_errors(response: axum::response::Response) -> axum::response::Resp
 
 async fn not_found() -> ServerError {
     ServerError::NotFound("Not Found".into())
-}
-
-/// A JSON body (an empty body is `{}`); anything else is 422.
-fn body_json(body: &Bytes) -> Result<Json> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Json::Object(Default::default()));
-    }
-    let json: Json = serde_json::from_slice(body)
-        .map_err(|e| ServerError::Invalid(format!("invalid JSON body: {e}")))?;
-    if !json.is_object() {
-        return Err(ServerError::Invalid(
-            "the body must be a JSON object".into(),
-        ));
-    }
-    Ok(json)
-}
-
-/// A path id that must be a UUID; anything else names nothing (404).
-fn uuid_of(what: &str, id: &str) -> Result<Uuid> {
-    Uuid::parse_str(id).map_err(|_| ServerError::NotFound(format!("{what} {id} not found")))
-}
-
-/// `limit` / `offset` from a body or query, with defaults.
-fn page(body: &Json, default_limit: i64) -> Result<(i64, i64)> {
-    let num = |key: &str, default: i64| -> Result<i64> {
-        match body.get(key) {
-            None | Some(Json::Null) => Ok(default),
-            Some(v) => v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
-                ServerError::Invalid(format!("{key} must be a non-negative integer"))
-            }),
-        }
-    };
-    Ok((num("limit", default_limit)?, num("offset", 0)?))
 }

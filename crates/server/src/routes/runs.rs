@@ -15,13 +15,13 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
-use super::{body_json, page, uuid_of, St};
+use super::extract::{body_json, page, uuid_of, St};
+use crate::app::AppState;
 use crate::db::{self, NewRun};
 use crate::error::{Result, ServerError};
 use crate::graph_input::GraphInput;
 use crate::hub::{HubEvent, RunEnd};
 use crate::run_config::{run_config, stream_modes};
-use crate::server::AppState;
 
 /// A queued run and the receiver of its events (subscribed before it was queued).
 struct Created {

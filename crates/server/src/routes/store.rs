@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use stategraph_store::{BaseStore, IndexSpec, ListNamespacesOp, Namespace, PutOp, SearchOp};
 
-use super::{body_json, page, St};
+use super::extract::{body_json, page, St};
 use crate::error::{Result, ServerError};
 
 /// A namespace given as a list of strings.

@@ -12,13 +12,13 @@ use stategraph::pregel::spec::GraphSpec;
 use stategraph::{CompileOptions, CompiledGraph, DynState, RunConfig};
 use uuid::Uuid;
 
-use super::{body_json, page, uuid_of, St};
+use super::extract::{body_json, page, uuid_of, St};
+use crate::app::AppState;
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
 use crate::json::{
     checkpoint_json, interrupt_json, thread_state_json, to_value, to_writes, values_json,
 };
-use crate::server::AppState;
 use crate::{db, registry};
 
 pub(super) async fn create(axum::extract::State(state): St, body: Bytes) -> Result<Json<Value>> {

@@ -27,7 +27,7 @@ pub(super) fn coerce(v: &Value) -> Result<Message> {
         Value::Map(m) => from_dict(m),
         other => Err(invalid(format!(
             "Unsupported message type: {}",
-            crate::reducers::python_type(other)
+            python_type(other)
         ))),
     }
 }
@@ -255,5 +255,25 @@ pub(crate) fn truthy(v: &Value) -> bool {
         Value::Bytes(b) => !b.is_empty(),
         Value::List(l) => !l.is_empty(),
         Value::Map(m) => !m.is_empty(),
+    }
+}
+
+/// The Python type name of a value, for error messages (here and in the reducers'
+/// `TypeError` texts).
+pub(crate) fn python_type(v: &Value) -> &str {
+    match v {
+        Value::Nil => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::UInt(_) => "int",
+        Value::Float(_) => "float",
+        Value::Str(_) => "str",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "list",
+        Value::Map(_) => "dict",
+        Value::Ext(e) => match e.as_ref() {
+            stategraph_checkpoint::Ext::Object(o) => &o.class,
+            stategraph_checkpoint::Ext::NumpyArray(_) => "ndarray",
+            stategraph_checkpoint::Ext::DeltaSnapshot(_) => "_DeltaSnapshot",
+        },
     }
 }

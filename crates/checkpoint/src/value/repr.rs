@@ -1,4 +1,5 @@
-//! Python `repr()`-style rendering of stored values, for [`MemorySaver::dump`](super::MemorySaver::dump).
+//! Python `repr()`-style rendering of stored values: [`Value::repr`]'s base and what
+//! [`MemorySaver::dump`](crate::MemorySaver::dump) and the SQLite saver's dump print.
 //!
 //! `None`, `True`, `False`, quoted strings with Python's escapes and quote choice,
 //! `b'…'` bytes, floats as Python prints them (`1.0`, `1e-05`, `1e+16`, `inf`), lists,
@@ -8,8 +9,8 @@
 
 use std::fmt::Write;
 
+use super::Value;
 use crate::ext::{Ext, Object, ObjectCode};
-use crate::value::Value;
 use crate::version_gen::python_float_repr;
 
 /// The Python `repr()` of a value.
