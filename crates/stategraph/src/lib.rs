@@ -16,6 +16,9 @@ pub mod derive_support;
 pub mod error;
 pub mod graph;
 pub mod messages;
+#[cfg(feature = "models")]
+#[cfg_attr(docsrs, doc(cfg(feature = "models")))]
+pub mod models;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
