@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 use super::error::{ModelError, ModelErrorKind};
 use super::http::{status_error, Transport, DEFAULT_TIMEOUT};
 use super::wire::{self, int, str_at, StreamedCalls};
-use super::{option_builders, Options, ToolChoice, ToolSpec};
+use super::{option_builders, ChunkSink, Options, ToolChoice, ToolSpec};
 use crate::messages::{Message, Role};
 use crate::prebuilt::{run_message_id, ChatModel, Tool};
 use crate::pregel::context::NodeContext;
@@ -92,11 +92,21 @@ impl ChatAnthropic {
         self.answer(messages, stream, None).await
     }
 
+    /// Answers `messages` outside a graph, streaming: `on_chunk` gets each
+    /// `AIMessageChunk` as it arrives; the whole AI message is returned.
+    pub async fn stream_to(
+        &self,
+        messages: &[Message],
+        mut on_chunk: impl FnMut(&Message) + Send,
+    ) -> Result<Message, ModelError> {
+        self.answer(messages, true, Some(&mut on_chunk)).await
+    }
+
     async fn answer(
         &self,
         messages: &[Message],
         stream: bool,
-        ctx: Option<&NodeContext>,
+        sink: Option<ChunkSink<'_>>,
     ) -> Result<Message, ModelError> {
         let body = self.request_body(messages, stream);
         let transport = self
@@ -114,8 +124,7 @@ impl ChatAnthropic {
         let as_text = self.options.tools.is_empty() && self.options.json_schema.is_none();
         if stream {
             let events = transport.events(resp);
-            let meta = wire::ls_metadata(PROVIDER, &self.model, &self.options);
-            read_stream(events, id, ctx, &meta, as_text).await
+            read_stream(events, id, sink, as_text).await
         } else {
             let mut m = read_message(&transport.json(resp).await?)?;
             m.id = Some(format!("{id}-0"));
@@ -179,7 +188,9 @@ impl ChatModel for ChatAnthropic {
             .options
             .streaming
             .unwrap_or_else(|| ctx.streams_messages());
-        let answer = self.answer(messages, stream, Some(ctx)).await;
+        let meta = wire::ls_metadata(PROVIDER, &self.model, &self.options);
+        let mut send = |m: &Message| ctx.send_message_chunk_with(m, &meta);
+        let answer = self.answer(messages, stream, Some(&mut send)).await;
         answer.map_err(ModelError::into_node_error)
     }
 
@@ -291,11 +302,24 @@ fn usage_metadata(usage: &Json) -> Value {
     wire::usage(input, output, input + output, details, output_details)
 }
 
-/// A content block as the SDK dumps it (`tool_use` with `toolset_name`), `extra` added.
+/// A content block as the SDK dumps it: its model's fields in their order (`text`,
+/// `type`; `id`, `input`, `name`, `type`, `toolset_name`), the null `citations` and
+/// `caller` dropped as LangChain drops them, then the other keys, then `extra`.
 fn block_value(block: &Json, extra: Option<(&str, Value)>) -> Value {
-    let mut m = wire::map(block);
-    if block["type"] == "tool_use" && m.get("toolset_name").is_none() {
-        m.insert("toolset_name", Value::Nil);
+    let order: &[&str] = match str_at(block, "type") {
+        Some("text") => &["text", "type"],
+        Some("tool_use") => &["id", "input", "name", "type", "toolset_name"],
+        _ => &[],
+    };
+    let mut m = Map::new();
+    for key in order {
+        m.insert(*key, block.get(*key).map_or(Value::Nil, wire::value));
+    }
+    for (k, v) in block.as_object().into_iter().flatten() {
+        let dropped = matches!(k.as_str(), "citations" | "caller") && v.is_null();
+        if !order.contains(&k.as_str()) && !dropped {
+            m.insert(k.as_str(), wire::value(v));
+        }
     }
     if let Some((k, v)) = extra {
         m.insert(k, v);
@@ -527,8 +551,7 @@ impl Streamed {
 async fn read_stream(
     mut events: impl futures::Stream<Item = Result<eventsource_stream::Event, ModelError>> + Unpin,
     id: String,
-    ctx: Option<&NodeContext>,
-    meta: &Map,
+    mut sink: Option<ChunkSink<'_>>,
     as_text: bool,
 ) -> Result<Message, ModelError> {
     let mut state = Streamed::default();
@@ -549,8 +572,8 @@ async fn read_stream(
         } else {
             event.event.clone()
         };
-        if let (Some(out), Some(ctx)) = (state.take(&kind, &data, &id, as_text)?, ctx) {
-            ctx.send_message_chunk_with(&out, meta);
+        if let (Some(out), Some(sink)) = (state.take(&kind, &data, &id, as_text)?, sink.as_mut()) {
+            sink(&out);
         }
         if state.done {
             break;

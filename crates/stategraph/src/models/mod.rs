@@ -151,6 +151,9 @@ pub enum ToolChoice {
     Tool(String),
 }
 
+/// Where a streamed answer's chunks go.
+pub(crate) type ChunkSink<'a> = &'a mut (dyn FnMut(&crate::Message) + Send);
+
 /// Options both clients send with every request.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Options {

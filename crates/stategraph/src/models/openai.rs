@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 use super::error::{ModelError, ModelErrorKind};
 use super::http::{Transport, DEFAULT_TIMEOUT};
 use super::wire::{self, int, str_at, StreamedCalls};
-use super::{option_builders, Options, ToolChoice, ToolSpec};
+use super::{option_builders, ChunkSink, Options, ToolChoice, ToolSpec};
 use crate::messages::{Message, Role};
 use crate::prebuilt::{run_message_id, ChatModel, Tool};
 use crate::pregel::context::NodeContext;
@@ -125,6 +125,16 @@ impl ChatOpenAI {
         self.answer(messages, stream, None).await
     }
 
+    /// Answers `messages` outside a graph, streaming: `on_chunk` gets each
+    /// `AIMessageChunk` as it arrives; the whole AI message is returned.
+    pub async fn stream_to(
+        &self,
+        messages: &[Message],
+        mut on_chunk: impl FnMut(&Message) + Send,
+    ) -> Result<Message, ModelError> {
+        self.answer(messages, true, Some(&mut on_chunk)).await
+    }
+
     fn transport(&self) -> Result<&Transport, ModelError> {
         self.transport
             .get_or_init(|| Transport::new(PROVIDER, self.timeout))
@@ -136,7 +146,7 @@ impl ChatOpenAI {
         &self,
         messages: &[Message],
         stream: bool,
-        ctx: Option<&NodeContext>,
+        sink: Option<ChunkSink<'_>>,
     ) -> Result<Message, ModelError> {
         let body = self.request_body(messages, stream);
         let transport = self.transport()?;
@@ -153,8 +163,7 @@ impl ChatOpenAI {
         let id = run_message_id();
         if stream {
             let events = transport.events(resp);
-            let meta = wire::ls_metadata(PROVIDER, &self.model, &self.options);
-            read_stream(events, id, ctx, &meta).await
+            read_stream(events, id, sink).await
         } else {
             let json = transport.json(resp).await?;
             let mut message =
@@ -227,7 +236,9 @@ impl ChatModel for ChatOpenAI {
             .options
             .streaming
             .unwrap_or_else(|| ctx.streams_messages());
-        let answer = self.answer(messages, stream, Some(ctx)).await;
+        let meta = wire::ls_metadata(PROVIDER, &self.model, &self.options);
+        let mut send = |m: &Message| ctx.send_message_chunk_with(m, &meta);
+        let answer = self.answer(messages, stream, Some(&mut send)).await;
         answer.map_err(ModelError::into_node_error)
     }
 
@@ -578,8 +589,7 @@ impl Streamed {
 async fn read_stream(
     mut events: impl futures::Stream<Item = Result<eventsource_stream::Event, ModelError>> + Unpin,
     id: String,
-    ctx: Option<&NodeContext>,
-    meta: &Map,
+    mut sink: Option<ChunkSink<'_>>,
 ) -> Result<Message, ModelError> {
     let mut state = Streamed::default();
     while let Some(event) = events.next().await {
@@ -602,15 +612,15 @@ async fn read_stream(
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(error));
         }
-        if let (Some(out), Some(ctx)) = (state.take(&chunk, &id), ctx) {
-            ctx.send_message_chunk_with(&out, meta);
+        if let (Some(out), Some(sink)) = (state.take(&chunk, &id), sink.as_mut()) {
+            sink(&out);
         }
     }
     let message = state.finish(id.clone())?;
-    if let Some(ctx) = ctx {
+    if let Some(sink) = sink {
         let mut last = Message::ai("").with_id(id);
         last.extra.insert("chunk_position", "last");
-        ctx.send_message_chunk_with(&last, meta);
+        sink(&last);
     }
     Ok(message)
 }
