@@ -11,14 +11,6 @@ pub(crate) fn value(json: &serde_json::Value) -> Value {
     serde_json::from_value(json.clone()).unwrap_or(Value::Nil)
 }
 
-/// A JSON object as a stored map (anything else: an empty map).
-pub(crate) fn map(json: &serde_json::Value) -> Map {
-    match value(json) {
-        Value::Map(m) => m,
-        _ => Map::new(),
-    }
-}
-
 /// Reads the arguments of a tool call as LangChain's `parse_tool_call` does: empty text
 /// is `{}`, else JSON (any JSON value); `Err` is the error text of the invalid call.
 pub(crate) fn parse_args(name: &str, raw: &str) -> Result<Value, String> {
