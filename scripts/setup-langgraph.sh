@@ -28,6 +28,9 @@ pins=(
   xxhash==4.1.0
   aiosqlite==0.22.1
   pycryptodome==4.4.0
+  # tests/models_interop.rs: threads written with ChatOpenAI on the local model server.
+  langchain-openai==1.8.1
+  openai==3.60.0
   sqlite-vec==0.1.9
 )
 

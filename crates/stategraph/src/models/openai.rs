@@ -114,6 +114,11 @@ impl ChatOpenAI {
         &self.model
     }
 
+    /// The base URL requests go to (`{base}/chat/completions`).
+    pub fn base_url_str(&self) -> &str {
+        &self.base_url
+    }
+
     /// The tools bound to this model.
     pub fn bound_tools(&self) -> &[ToolSpec] {
         &self.options.tools
