@@ -54,7 +54,8 @@
 //! `async-openai` 0.31: 96 (OpenAI only: Anthropic would need a second stack);
 //! `genai` 0.4: 121; `rig-core` 0.24: 132. stategraph itself goes from 75 crates
 //! (`default-features = false, features = ["sqlite"]`) to 140 with this feature; a cold
-//! release build of the added crates takes about 40 s on one core of this machine.
+//! release build of reqwest and eventsource-stream with all their dependencies (tokio
+//! included, which stategraph needs anyway) took 65 s of CPU (`-j1`, user time).
 //! The SDKs' own message types would also have to be mapped to LangChain's fields
 //! anyway (what matters here is what is stored, down to `token_usage`'s keys), and none
 //! of them exposes every field we must store. reqwest is the most used async HTTP client,
