@@ -60,7 +60,7 @@ pub async fn run(
             if metadata.langgraph_node == "agent" {
                 write!(out, "{}", chunk.text())?;
                 for call in &chunk.tool_calls {
-                    write!(out, "[{} {}]", call.name, call.args.to_json())?;
+                    write!(out, "[calls {}]", call.name)?; // its arguments follow in pieces
                 }
             } else {
                 writeln!(out, "\n  {} -> {}", metadata.langgraph_node, chunk.text())?;
@@ -69,7 +69,11 @@ pub async fn run(
     }
     writeln!(out)?;
     let state = agent.get_state(&config).await?;
-    Ok(MessagesState::from_values(&state.values)?.messages)
+    let messages = MessagesState::from_values(&state.values)?.messages;
+    for call in messages.iter().flat_map(|m| &m.tool_calls) {
+        writeln!(out, "called {}({})", call.name, call.args.to_json())?;
+    }
+    Ok(messages)
 }
 
 #[tokio::main]

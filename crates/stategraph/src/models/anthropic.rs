@@ -435,10 +435,7 @@ impl Streamed {
                 if block["type"] == "tool_use" {
                     let (cid, name) = (str_at(block, "id"), str_at(block, "name"));
                     self.calls.add(index, cid, name, "");
-                    out.extra.insert(
-                        "tool_call_chunks",
-                        Value::list(vec![wire::tool_call_chunk(cid, name, "", index)]),
-                    );
+                    wire::set_call_chunks(&mut out, &[(cid, name, "", index)]);
                 }
                 let v = block_value(block, Some(("index", Value::from(index))));
                 if let Value::Map(m) = &v {
@@ -508,10 +505,7 @@ impl Streamed {
                     );
                     b.insert("partial_json", joined);
                 }
-                out.extra.insert(
-                    "tool_call_chunks",
-                    Value::list(vec![wire::tool_call_chunk(None, None, part, index)]),
-                );
+                wire::set_call_chunks(out, &[(None, None, part, index)]);
             }
             _ => {}
         }

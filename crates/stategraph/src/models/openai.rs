@@ -549,9 +549,9 @@ impl Streamed {
             let (cid, name) = (str_at(call, "id"), str_at(f, "name"));
             let args = str_at(f, "arguments").unwrap_or("");
             self.calls.add(index, cid, name, args);
-            chunks.push(wire::tool_call_chunk(cid, name, args, index));
+            chunks.push((cid, name, args, index));
         }
-        out.extra.insert("tool_call_chunks", Value::list(chunks));
+        wire::set_call_chunks(&mut out, &chunks);
         if let Some(reason) = str_at(choice, "finish_reason") {
             meta.insert("finish_reason", reason);
             for key in ["model", "system_fingerprint", "service_tier"] {

@@ -1,7 +1,7 @@
 //! Pieces both wire formats share: JSON to stored values, tool-call arguments read as
 //! LangChain reads them, streamed tool calls assembled, LangChain's `ls_*` metadata.
 
-use crate::messages::ToolCall;
+use crate::messages::{Message, ToolCall};
 use crate::{Map, Value};
 
 use super::Options;
@@ -97,12 +97,7 @@ impl StreamedCalls {
 }
 
 /// One `tool_call_chunk` of a streamed chunk, as LangChain stores it.
-pub(crate) fn tool_call_chunk(
-    id: Option<&str>,
-    name: Option<&str>,
-    args: &str,
-    index: i64,
-) -> Value {
+fn tool_call_chunk(id: Option<&str>, name: Option<&str>, args: &str, index: i64) -> Value {
     let mut m = Map::new();
     m.insert("name", name.map_or(Value::Nil, Value::from));
     m.insert("args", args);
@@ -110,6 +105,36 @@ pub(crate) fn tool_call_chunk(
     m.insert("index", index);
     m.insert("type", "tool_call_chunk");
     Value::Map(m)
+}
+
+/// Puts the tool-call fragments of one streamed chunk on it, as LangChain's chunk holds
+/// them: `tool_call_chunks`, and each fragment also read as a call (one with a name, its
+/// arguments if they are JSON already, else `{}`) or, without a name, as an invalid call.
+pub(crate) fn set_call_chunks(
+    out: &mut Message,
+    parts: &[(Option<&str>, Option<&str>, &str, i64)],
+) {
+    let mut chunks = Vec::with_capacity(parts.len());
+    for &(id, name, args, index) in parts {
+        chunks.push(tool_call_chunk(id, name, args, index));
+        match name {
+            Some(name) => out.tool_calls.push(ToolCall {
+                name: name.to_owned(),
+                args: parse_args(name, args).unwrap_or_else(|_| Value::Map(Map::new())),
+                id: id.map(str::to_owned),
+            }),
+            None => {
+                let mut m = Map::new();
+                m.insert("name", Value::Nil);
+                m.insert("args", args);
+                m.insert("id", id.map_or(Value::Nil, Value::from));
+                m.insert("error", Value::Nil);
+                m.insert("type", "invalid_tool_call");
+                out.invalid_tool_calls.push(Value::Map(m));
+            }
+        }
+    }
+    out.extra.insert("tool_call_chunks", Value::list(chunks));
 }
 
 /// LangChain's `ls_*` metadata of a model, sent with each streamed chunk.
