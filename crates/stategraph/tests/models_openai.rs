@@ -8,6 +8,9 @@
 
 #[path = "models_common/mod.rs"]
 mod common;
+#[path = "../examples/openai_agent.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod openai_agent_example;
 
 use std::sync::Arc;
 
@@ -246,6 +249,55 @@ async fn structured_output_follows_the_json_schema() {
         stategraph::Value::Map(answer.additional_kwargs.clone()).to_json()["parsed"],
         doc
     );
+}
+
+#[tokio::test]
+async fn the_openai_agent_example_runs_its_tools_on_the_real_model() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let dir = common::temp_dir("example");
+    let m = ChatOpenAI::new(&server.model)
+        .base_url(&server.base_url)
+        .max_tokens(64);
+    let mut out = Vec::new();
+    let conversation = openai_agent_example::run(
+        m,
+        &dir.join("t.sqlite"),
+        "calc",
+        "What is 6 times 7?",
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let roles: Vec<Role> = conversation.iter().map(|m| m.role.clone()).collect();
+    assert_eq!(
+        roles,
+        [Role::Human, Role::Ai, Role::Tool, Role::Ai],
+        "{conversation:?}"
+    );
+    let call = &conversation[1].tool_calls[0];
+    assert!(["add", "multiply"].contains(&call.name.as_str()));
+    let (a, b) = (
+        call.args.get("a").and_then(stategraph::Value::as_f64),
+        call.args.get("b").and_then(stategraph::Value::as_f64),
+    );
+    let want = if call.name == "add" {
+        a.unwrap() + b.unwrap()
+    } else {
+        a.unwrap() * b.unwrap()
+    };
+    assert_eq!(
+        conversation[2].text().parse::<f64>().unwrap(),
+        want,
+        "the tool's answer"
+    );
+    let printed = String::from_utf8(out).unwrap();
+    assert!(
+        printed.contains(&format!("called {}", call.name)),
+        "{printed}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
