@@ -278,10 +278,11 @@ async fn the_openai_agent_example_runs_its_tools_on_the_real_model() {
     );
     let call = &conversation[1].tool_calls[0];
     assert!(["add", "multiply"].contains(&call.name.as_str()));
-    let (a, b) = (
-        call.args.get("a").and_then(stategraph::Value::as_f64),
-        call.args.get("b").and_then(stategraph::Value::as_f64),
-    );
+    let num = |k: &str| {
+        let v = call.args.get(k).unwrap();
+        v.as_f64().or_else(|| v.as_i64().map(|i| i as f64))
+    };
+    let (a, b) = (num("a"), num("b"));
     let want = if call.name == "add" {
         a.unwrap() + b.unwrap()
     } else {
