@@ -112,6 +112,57 @@ fn agent(
 }
 
 #[tokio::test]
+async fn a_plain_answer_is_stored_as_chatopenai_stores_it() {
+    let (Some(python), Some(server)) = (python(), common::openai()) else {
+        return;
+    };
+    let dir = common::temp_dir("interop-plain");
+    let db = dir.join("shared.sqlite");
+    let saver = Arc::new(SqliteSaver::open(&db).unwrap());
+    let m = ChatOpenAI::new(&server.model)
+        .base_url(&server.base_url)
+        .temperature(0.0)
+        .max_tokens(24)
+        .seed(7);
+    let rust = create_react_agent(m, vec![])
+        .checkpointer(saver)
+        .compile()
+        .unwrap();
+    rust.invoke(
+        MessagesState::input(Message::human("Say hello.")),
+        &RunConfig::thread("rust"),
+    )
+    .await
+    .unwrap();
+    let from_rust = agent_py(&python, &db, &server, "read", "rust");
+    let from_python = tokio::task::spawn_blocking({
+        let (python, db, server) = (python.clone(), db.clone(), server.clone());
+        move || agent_py(&python, &db, &server, "plain", "python")
+    })
+    .await
+    .unwrap();
+    assert_eq!(from_rust[1]["class"], "AIMessage");
+    assert_eq!(
+        from_rust, from_python,
+        "the Rust answer has the shape of ChatOpenAI's"
+    );
+    // Rust continues the Python thread.
+    let more = rust
+        .invoke(
+            MessagesState::input(Message::human("Again.")),
+            &RunConfig::thread("python"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(more.messages.len(), 4);
+    assert!(
+        more.messages[1].usage_metadata.is_some(),
+        "Python's answer read back whole"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn threads_on_the_real_model_are_shared_with_python_both_ways() {
     let (Some(python), Some(server)) = (python(), common::openai()) else {
         return;

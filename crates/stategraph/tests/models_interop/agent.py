@@ -2,6 +2,7 @@
 ChatOpenAI on the local OpenAI-compatible server, on a SQLite file shared with Rust.
 
     agent.py DB BASE_URL MODEL write THREAD   # runs the agent: one tool call, then text
+    agent.py DB BASE_URL MODEL plain THREAD   # runs an agent without tools: one answer
     agent.py DB BASE_URL MODEL read THREAD    # prints the thread's messages, as JSON
 
 `read` loads the stored messages with LangChain's classes and prints, for each, its class
@@ -54,6 +55,11 @@ def main():
     db, base_url, model, action, thread = sys.argv[1:6]
     with SqliteSaver.from_conn_string(db) as saver:
         config = {"configurable": {"thread_id": thread}}
+        if action == "plain":
+            llm = ChatOpenAI(model=model, base_url=base_url, api_key="none",
+                             temperature=0.0, max_tokens=24, seed=7)
+            agent = create_react_agent(llm, [], checkpointer=saver)
+            agent.invoke({"messages": [("user", "Say hello.")]}, config)
         if action == "write":
             llm = ChatOpenAI(model=model, base_url=base_url, api_key="none",
                              temperature=0.0, max_tokens=24, seed=7)
