@@ -666,6 +666,33 @@ mod tests {
     }
 
     #[test]
+    fn options_go_out_as_the_api_reference_names_them() {
+        let m = ChatAnthropic::new("claude")
+            .temperature(0.5)
+            .stop(["END"])
+            .tool_choice(ToolChoice::Required)
+            .parallel_tool_calls(false)
+            .bind_tool_specs(vec![ToolSpec::new(
+                "add",
+                "Adds.",
+                json!({"type": "object"}),
+            )]);
+        let body = m.request_body(&[Message::human("hi")], true);
+        assert_eq!(
+            body,
+            json!({"max_tokens": 4096, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+                "model": "claude", "stream": true, "temperature": 0.5, "stop_sequences": ["END"],
+                "tools": [{"name": "add", "input_schema": {"type": "object"}, "description": "Adds."}],
+                "tool_choice": {"type": "any", "disable_parallel_tool_use": true}})
+        );
+        let structured =
+            ChatAnthropic::new("c").with_structured_output("out", json!({"type": "object"}));
+        let body = structured.request_body(&[], false);
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "out"}));
+        assert_eq!(body["tools"][0]["name"], "out");
+    }
+
+    #[test]
     fn tool_results_join_the_user_turn_and_system_goes_apart() {
         let ai = Message::ai("").with_tool_calls(vec![
             crate::ToolCall::new("add", crate::map! {"a" => 1}, "t1"),

@@ -731,6 +731,37 @@ mod tests {
     }
 
     #[test]
+    fn options_go_out_as_the_api_reference_names_them() {
+        let m = ChatOpenAI::new("m")
+            .base_url("http://127.0.0.1:1/v1")
+            .temperature(0.5)
+            .max_tokens(9)
+            .stop(["END"])
+            .seed(3)
+            .tool_choice(ToolChoice::Tool("add".into()))
+            .parallel_tool_calls(false)
+            .bind_tool_specs(vec![ToolSpec::new(
+                "add",
+                "Adds.",
+                json!({"type": "object"}),
+            )])
+            .with_structured_output("out", json!({"type": "object"}));
+        let body = m.request_body(&[Message::human("hi")], true);
+        assert_eq!(
+            body,
+            json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}],
+                "stream_options": {"include_usage": true}, "temperature": 0.5, "max_tokens": 9,
+                "stop": ["END"], "seed": 3,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "out", "schema": {"type": "object"}}},
+                "tools": [{"type": "function", "function": {"name": "add", "description": "Adds.", "parameters": {"type": "object"}}}],
+                "tool_choice": {"type": "function", "function": {"name": "add"}},
+                "parallel_tool_calls": false})
+        );
+        let openai = ChatOpenAI::new("m").base_url(OPENAI_BASE_URL).max_tokens(9);
+        assert_eq!(openai.request_body(&[], false)["max_completion_tokens"], 9);
+    }
+
+    #[test]
     fn history_goes_out_in_the_wire_form() {
         let ai = Message::ai("").with_tool_calls(vec![crate::ToolCall::new(
             "add",
