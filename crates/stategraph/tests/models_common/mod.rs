@@ -211,8 +211,20 @@ async fn relay(
         let _ = conn.write_all(body.as_bytes()).await;
         return;
     };
-    let Ok(mut up) = TcpStream::connect(&upstream).await else {
-        return;
+    let mut up = match TcpStream::connect(&upstream).await {
+        Ok(up) => up,
+        Err(e) => {
+            let body = format!(
+                r#"{{"error":{{"type":"relay","message":"the real server at {upstream} is unreachable: {e}"}}}}"#
+            );
+            let head = format!(
+                "HTTP/1.1 502 Relay\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.write_all(body.as_bytes()).await;
+            return;
+        }
     };
     let _ = up.write_all(&close_connection(request)).await;
     let mut buf = [0u8; 8192];
