@@ -14,15 +14,12 @@ mod openai_agent_example;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::json;
-use stategraph::models::{parse_structured, ChatOpenAI, ToolChoice};
-use stategraph::prebuilt::{create_react_agent, ChatModel, MessagesState, Tool, ToolError};
+use stategraph::models::{parse_structured, ChatOpenAI};
+use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
 use stategraph::sqlite::SqliteSaver;
-use stategraph::{
-    Message, NoInput, NodeContext, NodeError, Role, RunConfig, State, StreamMode, StreamPart,
-};
+use stategraph::{Message, NoInput, Role, RunConfig, State, StreamMode, StreamPart};
 
 fn model(server: &common::Server) -> ChatOpenAI {
     ChatOpenAI::new(&server.model)
@@ -122,44 +119,6 @@ async fn the_messages_mode_receives_the_answer_as_it_streams() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Calls a tool on the first turn (`tool_choice: required`: the server constrains the
-/// output to a call) and answers in text once a tool answered: a tiny random model would
-/// otherwise never stop or never call.
-struct ToolThenText {
-    first: Arc<dyn ChatModel>,
-    then: Arc<dyn ChatModel>,
-}
-
-#[async_trait]
-impl ChatModel for ToolThenText {
-    async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
-        let answered = messages.last().is_some_and(|m| m.role == Role::Tool);
-        if answered {
-            self.then.invoke(messages, ctx).await
-        } else {
-            self.first.invoke(messages, ctx).await
-        }
-    }
-
-    fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
-        Arc::new(ToolThenText {
-            first: self.first.bind_tools(tools),
-            then: self.then.bind_tools(tools),
-        })
-    }
-}
-
-fn tool_then_text(m: ChatOpenAI) -> ToolThenText {
-    ToolThenText {
-        first: Arc::new(
-            m.clone()
-                .tool_choice(ToolChoice::Required)
-                .parallel_tool_calls(false),
-        ),
-        then: Arc::new(m.tool_choice(ToolChoice::None)),
-    }
-}
-
 #[derive(serde::Deserialize)]
 struct Shout {
     word: String,
@@ -179,7 +138,7 @@ async fn a_tool_call_runs_end_to_end_through_the_agent() {
     let saver = Arc::new(SqliteSaver::open(dir.join("t.sqlite")).unwrap());
     for streamed in [false, true] {
         let agent = create_react_agent(
-            tool_then_text(model(&server).streaming(streamed)),
+            model(&server).max_tokens(256).streaming(streamed),
             vec![shout_tool()],
         )
         .checkpointer(saver.clone())
@@ -236,7 +195,7 @@ async fn structured_output_follows_the_json_schema() {
     };
     let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}, "ok": {"type": "boolean"}}, "required": ["n", "ok"]});
     let m = model(&server)
-        .max_tokens(40)
+        .max_tokens(300)
         .with_structured_output("answer", schema);
     let answer = m
         .call(&[Message::human("Give a number.")], false)
@@ -259,7 +218,7 @@ async fn the_openai_agent_example_runs_its_tools_on_the_real_model() {
     let dir = common::temp_dir("example");
     let m = ChatOpenAI::new(&server.model)
         .base_url(&server.base_url)
-        .max_tokens(64);
+        .max_tokens(256);
     let mut out = Vec::new();
     let conversation = openai_agent_example::run(
         m,

@@ -13,7 +13,7 @@ Rust with one written here by ChatOpenAI.
 import json
 import sys
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -62,15 +62,8 @@ def main():
             agent.invoke({"messages": [("user", "Say hello.")]}, config)
         if action == "write":
             llm = ChatOpenAI(model=model, base_url=base_url, api_key="none",
-                             temperature=0.0, max_tokens=24, seed=7)
-            first = llm.bind_tools([shout], tool_choice="required", parallel_tool_calls=False)
-            then = llm.bind_tools([shout], tool_choice="none")
-
-            def pick(state, runtime):
-                last = state["messages"][-1]
-                return then if isinstance(last, ToolMessage) else first
-
-            agent = create_react_agent(pick, [shout], checkpointer=saver)
+                             temperature=0.0, max_tokens=256, seed=7)
+            agent = create_react_agent(llm, [shout], checkpointer=saver)
             agent.invoke({"messages": [("user", "Shout hello.")]}, config)
         state = saver.get_tuple(config).checkpoint["channel_values"]["messages"]
         print(json.dumps([message_shape(m) for m in state]))
