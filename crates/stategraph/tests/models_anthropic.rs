@@ -3,6 +3,7 @@
 //! the `messages` mode, a tool call end to end through `create_react_agent`, structured
 //! output (a forced tool call).
 
+#![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
 
 #[path = "models_common/mod.rs"]

@@ -10,6 +10,7 @@
 //! written here: real servers do not produce these faults on demand); every success
 //! after one is the real server's.
 
+#![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
 
 #[path = "models_common/mod.rs"]

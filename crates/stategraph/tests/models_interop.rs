@@ -5,6 +5,7 @@
 //! thread is continued by the Rust agent. Needs `STATEGRAPH_INTEROP=1` and a
 //! `STATEGRAPH_PYTHON` with the pinned LangGraph and langchain-openai.
 
+#![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
 
 #[path = "models_common/mod.rs"]

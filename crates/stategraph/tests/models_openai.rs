@@ -4,6 +4,7 @@
 //! structured output, the `model_call` example, and a process killed mid-answer whose
 //! thread then resumes with no half message stored.
 
+#![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
 
 #[path = "models_common/mod.rs"]
