@@ -165,3 +165,20 @@ async fn structured_output_is_a_forced_tool_call() {
     let doc = parse_structured(&answer).unwrap();
     assert!(doc["n"].is_i64(), "{doc}");
 }
+
+#[tokio::test]
+async fn an_unknown_model_is_the_servers_typed_refusal() {
+    let Some(server) = common::anthropic() else {
+        return;
+    };
+    let m = ChatAnthropic::new("no-such-model")
+        .base_url(&server.base_url)
+        .api_key("sk-local")
+        .max_tokens(8);
+    let err = m.call(&[Message::human("hi")], false).await.unwrap_err();
+    // LiteLLM refuses an unknown model with a 400 (OpenAI's own API says 404).
+    assert_eq!(err.status, Some(400), "{err}");
+    assert_eq!(err.kind, stategraph::models::ModelErrorKind::BadRequest);
+    assert_eq!(err.error_type.as_deref(), Some("invalid_request_error"));
+    assert!(err.message.contains("no-such-model"), "{err}");
+}
