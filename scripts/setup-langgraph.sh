@@ -28,10 +28,11 @@ pins=(
   xxhash==4.1.0
   aiosqlite==0.22.1
   pycryptodome==4.4.0
-  # tests/models_interop.rs: threads written with ChatOpenAI on the local model server.
-  langchain-openai==1.8.1
-  openai==3.60.0
   sqlite-vec==0.1.9
+  # create_agent and the chat-model clients' interop tests (ChatOpenAI, ChatAnthropic).
+  langchain==1.5.0
+  langchain-openai==1.7.4
+  langchain-anthropic==1.7.10
 )
 
 # Prints the pins the venv's python does not satisfy (name==version, extras dropped).

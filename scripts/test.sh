@@ -6,6 +6,8 @@
 # venv for the interop tests -- then checks formatting and lints and runs every test of the
 # workspace, interop and Postgres tests included.
 #
+# MCP servers for crates/stategraph/tests/mcp.rs: scripts/mcp-servers.sh.
+#
 # Environment: STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
 # STATEGRAPH_PYTHON (a Python with the pinned LangGraph; default: the venv
 # scripts/setup-langgraph.sh makes in target/langgraph-venv).
@@ -45,6 +47,13 @@ export STATEGRAPH_PYTHON
 export STATEGRAPH_INTEROP=1
 echo "using $STATEGRAPH_PYTHON"
 
+echo "== mcp servers (npm @modelcontextprotocol/server-everything, PyPI mcp's FastMCP)"
+# Installed into ~/.cache/stategraph/mcp (kept between runs), the streamable-HTTP ones started
+# on 127.0.0.1 and stopped when this script exits; tests/mcp.rs spawns the stdio ones.
+eval "$(bash "$repo/scripts/mcp-servers.sh" start)"
+trap 'bash "$repo/scripts/mcp-servers.sh" stop' EXIT
+export STATEGRAPH_REQUIRE_MCP=1
+
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"
 
@@ -55,8 +64,9 @@ echo "== rustfmt"
 cargo fmt --all -- --check
 # `stategraph serve` is a feature of the command (off by default, so that `cargo install`
 # builds no server): the workspace is checked and tested with it, and the command alone
-# without it (its stand-in `serve` that says how to get the server).
-full=(--workspace --features stategraph-cli/serve)
+# without it (its stand-in `serve` that says how to get the server). MCP tools
+# (`stategraph/mcp`, off by default) likewise.
+full=(--workspace --features stategraph-cli/serve,stategraph/mcp)
 echo "== clippy"
 cargo clippy "${full[@]}" --all-targets -- -D warnings
 cargo clippy -p stategraph-cli --all-targets -- -D warnings

@@ -15,6 +15,9 @@ pub mod config;
 pub mod derive_support;
 pub mod error;
 pub mod graph;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod messages;
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
@@ -42,6 +45,11 @@ pub use stategraph_derive::State;
 pub use thread_head::ThreadHead;
 pub use types::{Command, Goto, Interrupt, Resume, Send};
 
+/// JSON schemas from Rust types (feature `schemars`, on by default): derive
+/// `JsonSchema` on a tool's argument type for [`Tool::typed`](prebuilt::Tool::typed).
+#[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+pub use schemars;
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The Postgres saver, `PostgresSaver` (feature `postgres`).

@@ -133,3 +133,39 @@ fn the_models_feature_gives_the_provider_clients() {
     assert!(init_chat_model("openai:gpt-4o-mini").is_ok());
     assert!(NodeError::msg("x").retry_after().is_none());
 }
+
+#[cfg(feature = "mcp")]
+#[test]
+fn the_mcp_feature_gives_mcp_tools() {
+    use stategraph::mcp::{
+        Connection, HttpConnection, McpError, MultiServerMcpClient, StdioConnection,
+    };
+
+    let names = [
+        std::any::type_name::<MultiServerMcpClient>(),
+        std::any::type_name::<Connection>(),
+        std::any::type_name::<StdioConnection>(),
+        std::any::type_name::<HttpConnection>(),
+        std::any::type_name::<McpError>(),
+    ];
+    assert!(
+        names.iter().all(|n| n.starts_with("stategraph::mcp::")),
+        "{names:?}"
+    );
+}
+
+#[cfg(feature = "schemars")]
+#[test]
+fn the_schemars_feature_gives_typed_tools() {
+    #[derive(serde::Deserialize, stategraph::schemars::JsonSchema)]
+    #[schemars(crate = "stategraph::schemars")]
+    struct Args {
+        /// What to echo.
+        text: String,
+    }
+    let tool = Tool::typed("echo", "Echoes.", |a: Args| async move { Ok(a.text) });
+    assert_eq!(
+        tool.schema()["properties"]["text"]["description"],
+        "What to echo."
+    );
+}

@@ -42,8 +42,10 @@ mod fake_model;
 mod messages_state;
 mod python_text;
 mod react_agent;
-mod tool;
+pub(crate) mod tool;
 mod tool_node;
+#[cfg(feature = "schemars")]
+mod tool_schema;
 mod tools_condition;
 
 pub use chat_history::validate_chat_history;

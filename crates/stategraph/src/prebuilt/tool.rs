@@ -67,8 +67,28 @@ pub(crate) enum ToolFailure {
     Node(NodeError),
 }
 
-type ToolFn =
-    Arc<dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;
+/// What a tool call returned.
+#[derive(Debug)]
+pub(crate) enum ToolReply {
+    /// A value (a closure tool's result): the tool message's content is the string, or
+    /// the JSON text of anything else.
+    Value(Value),
+    /// A whole tool message's parts (an MCP tool: content blocks, an artifact, and
+    /// whether the server reported an error, which the model reads as a failed call).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    Message {
+        /// The message's content, as is.
+        content: Value,
+        /// The artifact (`Nil` for none).
+        artifact: Value,
+        /// The call failed (the message's `status` is `"error"`).
+        error: bool,
+    },
+}
+
+pub(crate) type ToolFn = Arc<
+    dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<ToolReply, ToolFailure>> + Send + Sync,
+>;
 
 /// A tool: what the model sees (name, description, argument schema) and what runs.
 ///
@@ -120,7 +140,7 @@ impl Tool {
             let f = f.clone();
             async move {
                 let input: A = read_args(args)?;
-                write_result(&f(input).await.map_err(ToolFailure::Failed)?)
+                write_result(&f(input).await.map_err(ToolFailure::Failed)?).map(ToolReply::Value)
             }
             .boxed()
         });
@@ -147,11 +167,86 @@ impl Tool {
             let f = f.clone();
             async move {
                 let input: A = read_args(args)?;
-                write_result(&f(input, ctx).await.map_err(ToolFailure::Node)?)
+                write_result(&f(input, ctx).await.map_err(ToolFailure::Node)?).map(ToolReply::Value)
             }
             .boxed()
         });
         Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    /// A tool whose argument schema is derived from `A` (with `schemars`): field types,
+    /// doc comments as descriptions, serde's renames and defaults, nested types inlined
+    /// (see [`Tool::schema`]). Otherwise as [`Tool::new`]: arguments that do not read as
+    /// `A` come back to the model as an invocation error.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use stategraph::prebuilt::Tool;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Weather {
+    ///     /// The city to look up.
+    ///     city: String,
+    ///     /// How many days ahead (default 1).
+    ///     #[serde(default)]
+    ///     days: Option<u32>,
+    /// }
+    ///
+    /// let tool = Tool::typed("get_weather", "The weather in a city.", |a: Weather| async move {
+    ///     Ok(format!("sunny in {} for {} day(s)", a.city, a.days.unwrap_or(1)))
+    /// });
+    /// let schema = tool.schema();
+    /// assert_eq!(schema["properties"]["city"]["description"], "The city to look up.");
+    /// assert_eq!(schema["required"], serde_json::json!(["city"]));
+    /// ```
+    #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+    pub fn typed<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let tool = Tool::new(name, description, f);
+        let schema = super::tool_schema::schema_for::<A>(&tool.name, &tool.description);
+        tool.with_schema(schema)
+    }
+
+    /// [`Tool::with_context`] with the argument schema derived from `A`, as
+    /// [`Tool::typed`] derives it.
+    #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+    pub fn typed_with_context<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, NodeError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let tool = Tool::with_context(name, description, f);
+        let schema = super::tool_schema::schema_for::<A>(&tool.name, &tool.description);
+        tool.with_schema(schema)
+    }
+
+    /// A tool running `func` on the raw arguments, with the schema given (MCP tools).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn from_raw(
+        name: String,
+        description: String,
+        schema: serde_json::Value,
+        func: ToolFn,
+    ) -> Tool {
+        Tool::from_parts(name, description, func).with_schema(schema)
     }
 
     fn from_parts(name: String, description: String, func: ToolFn) -> Tool {
@@ -213,7 +308,11 @@ impl Tool {
 
     /// Runs the tool on `args` (a map); an invocation error's text is the one LangGraph
     /// returns to the model.
-    pub(crate) async fn run(&self, args: Value, ctx: NodeContext) -> Result<Value, ToolFailure> {
+    pub(crate) async fn run(
+        &self,
+        args: Value,
+        ctx: NodeContext,
+    ) -> Result<ToolReply, ToolFailure> {
         let errors = self.check(&args);
         if !errors.is_empty() {
             return Err(ToolFailure::Invocation(
@@ -231,19 +330,25 @@ impl Tool {
 
     /// Runs the tool directly (outside a graph, with a context that has no run: an
     /// `interrupt` there fails): its result, or its error (bad arguments: a
-    /// `ToolInvocationError` with the text an agent would see).
+    /// `ToolInvocationError` with the text an agent would see). For an MCP tool the
+    /// result is the tool message's content (a list of content blocks), and a result the
+    /// server marked as an error is a `ToolException` with its text.
     pub async fn invoke(&self, args: impl Into<Value>) -> Result<Value, ToolError> {
-        let ctx = NodeContext::detached(
-            String::new(),
-            self.name.clone(),
-            0,
-            Arc::new(crate::pregel::algo::Channels::default()),
-        );
-        self.run(args.into(), ctx).await.map_err(|f| match f {
-            ToolFailure::Invocation(text) => ToolError::named("ToolInvocationError", text),
-            ToolFailure::Failed(e) => e,
-            ToolFailure::Node(e) => ToolError::named("NodeError", e),
-        })
+        let ctx = detached_context(&self.name);
+        match self.run(args.into(), ctx).await {
+            Ok(ToolReply::Value(v)) => Ok(v),
+            Ok(ToolReply::Message {
+                content,
+                error: false,
+                ..
+            }) => Ok(content),
+            Ok(ToolReply::Message { content, .. }) => Err(ToolError::new(error_text(&content))),
+            Err(ToolFailure::Invocation(text)) => {
+                Err(ToolError::named("ToolInvocationError", text))
+            }
+            Err(ToolFailure::Failed(e)) => Err(e),
+            Err(ToolFailure::Node(e)) => Err(ToolError::named("NodeError", e)),
+        }
     }
 
     /// LangGraph's `ToolInvocationError` text.
@@ -276,6 +381,29 @@ impl Tool {
             }
         }
         lines.join("\n")
+    }
+}
+
+/// A context outside any run, for a tool or tool node invoked directly.
+pub(crate) fn detached_context(name: &str) -> NodeContext {
+    NodeContext::detached(
+        String::new(),
+        name.to_owned(),
+        0,
+        Arc::new(crate::pregel::algo::Channels::default()),
+    )
+}
+
+/// The text of an error result's content: its text blocks, one a line.
+fn error_text(content: &Value) -> String {
+    match content {
+        Value::Str(s) => s.to_string(),
+        Value::List(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.as_map()?.get("text")?.as_str().map(str::to_owned))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

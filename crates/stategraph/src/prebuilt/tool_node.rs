@@ -9,7 +9,7 @@ use stategraph_checkpoint::Value;
 
 use super::messages_state::HasMessages;
 use super::python_text::json_dumps;
-use super::tool::{Tool, ToolFailure};
+use super::tool::{detached_context, Tool, ToolFailure, ToolReply};
 use crate::messages::{Message, Role};
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
@@ -95,7 +95,7 @@ impl ToolNode {
                 return Ok(error_message(text, &call.name, id));
             };
             match self.tools[i].run(call.args.clone(), ctx.clone()).await {
-                Ok(out) => Ok(Message::tool(content_of(out), id).with_name(&call.name)),
+                Ok(reply) => Ok(reply_message(reply, &call.name, id)),
                 Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
                     Ok(error_message(text, &call.name, id))
                 }
@@ -121,6 +121,13 @@ impl ToolNode {
         futures::future::join_all(calls).await.into_iter().collect()
     }
 
+    /// Runs the tool calls of the last message of `messages` outside a graph (Python's
+    /// `ToolNode(tools).invoke({"messages": [...]})`): the tool messages a run would
+    /// store. A tool that interrupts fails here, as there is no run to pause.
+    pub async fn invoke(&self, messages: &[Message]) -> Result<Vec<Message>, NodeError> {
+        self.run(messages, &detached_context("tools")).await
+    }
+
     /// This tool node as a node function of a graph over `S`:
     /// `graph.add_node("tools", tool_node.node())`.
     pub fn node<S: HasMessages>(
@@ -142,6 +149,25 @@ fn error_message(text: String, name: &str, id: String) -> Message {
     let mut m = Message::tool(text, id).with_name(name);
     m.status = "error".to_owned();
     m
+}
+
+/// The tool message answering a call with `reply`.
+fn reply_message(reply: ToolReply, name: &str, id: String) -> Message {
+    match reply {
+        ToolReply::Value(out) => Message::tool(content_of(out), id).with_name(name),
+        ToolReply::Message {
+            content,
+            artifact,
+            error,
+        } => {
+            let mut m = Message::tool(content, id).with_name(name);
+            m.artifact = artifact;
+            if error {
+                m.status = "error".to_owned();
+            }
+            m
+        }
+    }
 }
 
 /// A tool's result as message content: a string as is, anything else as JSON text.
