@@ -81,12 +81,52 @@ async fn fails_then_resumes(name: &str, model: impl ChatModel, expected: &[&str]
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A client of the injector that does not send a request again after a connection
+/// failure (so that each fault reaches the run).
 fn openai_model(faults: &Faults, server: &Option<Server>) -> ChatOpenAI {
     let model = server.as_ref().map_or("gpt-test", |s| s.model.as_str());
     ChatOpenAI::new(model)
         .base_url(faults.openai_url())
         .api_key("test-key")
         .max_tokens(8)
+        .max_retries(0)
+}
+
+#[tokio::test]
+async fn a_reset_connection_is_sent_again_by_default() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let faults = Faults::start(
+        vec![Fault::Reset, Fault::Reset],
+        Some(common::host_port(&server.base_url)),
+    )
+    .await;
+    // Two resets, then the real server: the default two attempts more reach it.
+    let model = ChatOpenAI::new(&server.model)
+        .base_url(faults.openai_url())
+        .max_tokens(8);
+    let answer = model.call(&[Message::human("hi")], false).await.unwrap();
+    assert_eq!(answer.role, Role::Ai);
+    assert_eq!(faults.arrivals.lock().len(), 3);
+    let faults = Faults::start(
+        vec![Fault::Reset; 3],
+        Some(common::host_port(&server.base_url)),
+    )
+    .await;
+    let model = ChatOpenAI::new(&server.model)
+        .base_url(faults.openai_url())
+        .max_tokens(8);
+    let err = model
+        .call(&[Message::human("hi")], false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        stategraph::models::ModelErrorKind::Connection,
+        "{err}"
+    );
+    assert_eq!(faults.arrivals.lock().len(), 3, "three attempts in all");
 }
 
 #[tokio::test]
@@ -239,6 +279,7 @@ async fn anthropic_errors_are_typed_too() {
             .base_url(faults.anthropic_url())
             .api_key("test-key")
             .max_tokens(8)
+            .max_retries(0)
             .streaming(stream);
         fails_then_resumes(name, model, expected, server.is_some()).await;
     }

@@ -119,7 +119,9 @@ impl ChatAnthropic {
         if let Some(key) = &self.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        let resp = transport.post(&url, &headers, &body).await?;
+        let resp = transport
+            .post(&url, &headers, &body, self.options.retries())
+            .await?;
         let id = run_message_id();
         let as_text = self.options.tools.is_empty() && self.options.json_schema.is_none();
         if stream {

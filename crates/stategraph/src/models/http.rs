@@ -43,17 +43,32 @@ impl Transport {
         url: &str,
         headers: &[(&str, String)],
         body: &serde_json::Value,
+        retries: u32,
     ) -> Result<reqwest::Response, ModelError> {
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let mut req = self
-            .client
-            .post(url)
-            .header("content-type", "application/json")
-            .body(bytes);
-        for (name, value) in headers {
-            req = req.header(*name, value);
-        }
-        let resp = req.send().await.map_err(|e| self.transport_error(&e))?;
+        let mut attempt = 0;
+        let resp = loop {
+            let mut req = self
+                .client
+                .post(url)
+                .header("content-type", "application/json")
+                .body(bytes.clone());
+            for (name, value) in headers {
+                req = req.header(*name, value);
+            }
+            match req.send().await {
+                Ok(resp) => break resp,
+                Err(e) => {
+                    let err = self.transport_error(&e);
+                    if err.kind != ModelErrorKind::Connection || attempt >= retries {
+                        return Err(err);
+                    }
+                    tracing::debug!(error = %err, attempt, "model request: connection failed, sending again");
+                    tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
+                    attempt += 1;
+                }
+            }
+        };
         let status = resp.status();
         if status.is_success() {
             return Ok(resp);

@@ -168,6 +168,15 @@ pub(crate) struct Options {
     pub(crate) tools: Vec<ToolSpec>,
     /// `(name, schema)` of a structured-output format.
     pub(crate) json_schema: Option<(String, serde_json::Value)>,
+    /// Attempts again after a connection failure (`None`: the SDKs' default, 2).
+    pub(crate) max_retries: Option<u32>,
+}
+
+impl Options {
+    /// How many times a request is sent again after a connection failure.
+    pub(crate) fn retries(&self) -> u32 {
+        self.max_retries.unwrap_or(2)
+    }
 }
 
 /// The options builder methods both clients share (each forwards to its `Options`).
@@ -241,6 +250,17 @@ macro_rules! option_builders {
             schema: serde_json::Value,
         ) -> Self {
             self.options.json_schema = Some((name.into(), schema));
+            self
+        }
+
+        /// Sets how many times a request is sent again when its connection fails before
+        /// an answer (refused, reset, or a pooled connection the server had closed): 2 by
+        /// default, as the providers' Python SDKs (`max_retries`). Error statuses,
+        /// timeouts and cut streams are not retried here: they fail the call (a node's
+        /// `RetryPolicy` decides); builder style.
+        #[must_use]
+        pub fn max_retries(mut self, n: u32) -> Self {
+            self.options.max_retries = Some(n);
             self
         }
 

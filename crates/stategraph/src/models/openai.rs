@@ -164,7 +164,9 @@ impl ChatOpenAI {
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        let resp = transport.post(&url, &headers, &body).await?;
+        let resp = transport
+            .post(&url, &headers, &body, self.options.retries())
+            .await?;
         let id = run_message_id();
         if stream {
             let events = transport.events(resp);
