@@ -19,6 +19,9 @@ pub mod graph;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod messages;
+#[cfg(feature = "models")]
+#[cfg_attr(docsrs, doc(cfg(feature = "models")))]
+pub mod models;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;

@@ -100,6 +100,40 @@ async fn an_error_returned_from_main_prints_its_message_not_its_fields() {
     }
 }
 
+#[cfg(feature = "models")]
+#[test]
+fn the_models_feature_gives_the_provider_clients() {
+    use stategraph::models::{
+        init_chat_client, init_chat_model, parse_structured, ChatAnthropic, ChatClient, ChatOpenAI,
+        ModelError, ModelErrorKind, Provider, ToolChoice, ToolSpec,
+    };
+
+    // The paths the README and docs/coming-from-python.md name.
+    let _ = (
+        parse_structured,
+        init_chat_client,
+        ToolChoice::Required,
+        Provider::Ollama,
+    );
+    let _ = (
+        std::any::type_name::<ChatClient>(),
+        std::any::type_name::<ToolSpec>(),
+    );
+    let _ = (
+        std::any::type_name::<ModelError>(),
+        ModelErrorKind::RateLimited,
+    );
+    let model = ChatOpenAI::new("qwen2.5")
+        .base_url("http://127.0.0.1:8080/v1")
+        .temperature(0.0);
+    let _agent = create_react_agent(model, vec![])
+        .compile()
+        .expect("an agent");
+    let _ = ChatAnthropic::new("claude-sonnet-4-5");
+    assert!(init_chat_model("openai:gpt-4o-mini").is_ok());
+    assert!(NodeError::msg("x").retry_after().is_none());
+}
+
 #[cfg(feature = "mcp")]
 #[test]
 fn the_mcp_feature_gives_mcp_tools() {

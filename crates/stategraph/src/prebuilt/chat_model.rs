@@ -18,8 +18,9 @@ use crate::pregel::node_error::NodeError;
 /// message returned without an id gets one where LangChain gives it, when the agent
 /// stores it (see [`run_message_id`]).
 ///
-/// Only a scripted [`FakeChatModel`](super::FakeChatModel) ships here: clients of real
-/// providers are out of scope for this crate; implement this trait for yours.
+/// The scripted [`FakeChatModel`](super::FakeChatModel) is for tests; `stategraph::models`
+/// (feature `models`) has the OpenAI-compatible and Anthropic clients; implement this trait
+/// for another provider.
 #[async_trait]
 pub trait ChatModel: Send + Sync + 'static {
     /// Answers `messages` (oldest first; a system prompt, if any, comes first).

@@ -4,8 +4,9 @@
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
 //! LangGraph's ReAct loop (`agent` ⇄ `tools`).
 //!
-//! Real model providers (OpenAI, Anthropic, ...) are out of scope here: implement
-//! [`ChatModel`] for a client of your choice. A model that streams calls
+//! Real models: `stategraph::models` (feature `models`, on by default) has OpenAI-compatible
+//! and Anthropic clients; for another provider, implement [`ChatModel`]. A model that
+//! streams calls
 //! [`NodeContext::send_message_chunk`](crate::NodeContext::send_message_chunk) for each
 //! chunk, which feeds the `messages` stream mode.
 //!

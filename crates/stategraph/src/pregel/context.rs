@@ -104,6 +104,16 @@ impl NodeContext {
         }
     }
 
+    /// Whether someone streams the `messages` mode of this run: a chat model streams its
+    /// answer then even when not asked to (LangChain streams when a streaming callback
+    /// listens), so the chunks reach the caller as they come.
+    pub fn streams_messages(&self) -> bool {
+        self.inner
+            .sink
+            .as_ref()
+            .is_some_and(|sink| sink.task_meta().is_some() && sink.wants(StreamMode::Messages))
+    }
+
     /// Sends a chat-model chunk to the `messages` stream mode, with this task's metadata
     /// (ignored when nobody streams it). A [`ChatModel`](crate::messages) streaming its
     /// answer calls this for every chunk, as LangChain's callbacks feed Python's

@@ -8,6 +8,9 @@ use crate::types::{Command, Interrupt};
 /// Why a node did not produce an output.
 pub struct NodeError {
     pub(crate) kind: NodeErrorKind,
+    /// The shortest wait before another attempt, when the failure says so (a model
+    /// server's `Retry-After`).
+    retry_after: Option<std::time::Duration>,
 }
 
 pub(crate) enum NodeErrorKind {
@@ -32,6 +35,7 @@ impl NodeError {
     /// the way LangGraph stores `repr(exception)`.
     pub fn named(type_name: &str, message: impl fmt::Display) -> NodeError {
         NodeError {
+            retry_after: None,
             kind: NodeErrorKind::Failed {
                 repr: python_repr_call(type_name, &message.to_string()),
             },
@@ -41,6 +45,7 @@ impl NodeError {
     /// A failure whose stored text is given as is.
     pub(crate) fn repr_only(repr: String) -> NodeError {
         NodeError {
+            retry_after: None,
             kind: NodeErrorKind::Failed { repr },
         }
     }
@@ -48,6 +53,7 @@ impl NodeError {
     /// A pause with these interrupts (what [`NodeContext::interrupt`] returns).
     pub(crate) fn interrupt(interrupts: Vec<Interrupt>) -> NodeError {
         NodeError {
+            retry_after: None,
             kind: NodeErrorKind::Interrupt(interrupts),
         }
     }
@@ -55,8 +61,24 @@ impl NodeError {
     /// A command for the parent graph.
     pub fn parent_command(command: Command) -> NodeError {
         NodeError {
+            retry_after: None,
             kind: NodeErrorKind::ParentCommand(Box::new(command)),
         }
+    }
+
+    /// This failure with the shortest wait before another attempt (builder style): a
+    /// node's [`RetryPolicy`](super::retry::RetryPolicy) waits at least `wait` before it
+    /// runs the node again (its own backoff if that is longer). Set by a model client
+    /// from the server's `Retry-After`; not stored with the error.
+    pub fn with_retry_after(mut self, wait: std::time::Duration) -> NodeError {
+        self.retry_after = Some(wait);
+        self
+    }
+
+    /// The shortest wait before another attempt, if the failure gave one
+    /// ([`NodeError::with_retry_after`]).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after
     }
 
     /// The stored text of a failure, `None` for interrupts and parent commands.
@@ -104,6 +126,7 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for NodeError {
         let short = full.rsplit("::").next().unwrap_or(full);
         let short = short.split('<').next().unwrap_or(short);
         NodeError {
+            retry_after: None,
             kind: NodeErrorKind::Failed {
                 repr: python_repr_call(short, &e.to_string()),
             },

@@ -129,7 +129,10 @@ impl Attempts {
                 let failed = matches!(e.kind, NodeErrorKind::Failed { .. });
                 if failed && attempt < policy.max_attempts && (policy.retry_on)(e) {
                     tracing::info!(node = %self.scope.name, attempt, error = %e, "retrying node");
-                    tokio::time::sleep(policy.wait(attempt)).await;
+                    let wait = policy
+                        .wait(attempt)
+                        .max(e.retry_after().unwrap_or_default());
+                    tokio::time::sleep(wait).await;
                     continue;
                 }
             }

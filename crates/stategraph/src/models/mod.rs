@@ -1,0 +1,293 @@
+//! Chat-model clients of real providers (feature `models`, on by default): the
+//! OpenAI-compatible Chat Completions API ([`ChatOpenAI`]: OpenAI, Azure OpenAI, vLLM,
+//! llama.cpp's server, Ollama's `/v1`, LM Studio, OpenRouter, Groq, ...) and Anthropic's
+//! Messages API ([`ChatAnthropic`]), each a [`ChatModel`](crate::prebuilt::ChatModel) for
+//! [`create_react_agent`](crate::prebuilt::create_react_agent) or any node, and
+//! [`init_chat_model`] to make one from `"provider:model"`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), stategraph::models::ModelError> {
+//! use stategraph::models::{init_chat_model, ChatOpenAI};
+//! // From OPENAI_API_KEY / OPENAI_BASE_URL:
+//! let model = init_chat_model("openai:gpt-4o-mini")?;
+//! // Any OpenAI-compatible server, with options:
+//! let local = ChatOpenAI::new("qwen2.5")
+//!     .base_url("http://127.0.0.1:8080/v1")
+//!     .temperature(0.0)
+//!     .max_tokens(256)
+//!     .timeout(std::time::Duration::from_secs(30));
+//! # let _ = (model, local); Ok(()) }
+//! ```
+//!
+//! # What is stored
+//! The answer is the `AIMessage` LangChain's `ChatOpenAI` / `ChatAnthropic` (langchain-openai
+//! 1.8, langchain-anthropic 1.7) would store, field by field: `tool_calls` (arguments that
+//! are not JSON go to `invalid_tool_calls`, with LangChain's error text), `usage_metadata`
+//! (input/output/total tokens and the token details the provider gives),
+//! `response_metadata` (`model_provider`, `model_name`, `finish_reason` / `stop_reason`, the
+//! raw usage, ...) and the id LangChain gives (`lc_run--<uuid7>`, with `-0` after it for an
+//! answer that was not streamed). A thread written here reads in Python as one written
+//! with those classes, and the other way round (tests/models_interop.rs).
+//!
+//! # Streaming
+//! A model streams (server-sent events) when built with `.streaming(true)`, or, unless
+//! built with `.streaming(false)`, whenever the run streams the `messages` mode (as
+//! LangChain streams when a streaming callback listens). Each delta is sent as an
+//! `AIMessageChunk` through [`NodeContext::send_message_chunk_with`](crate::NodeContext::send_message_chunk_with)
+//! (with LangChain's `ls_*` metadata); tool-call argument fragments are assembled by
+//! their index, so parallel calls come out whole. A usage chunk is asked for
+//! (`stream_options.include_usage`; LangChain asks for it only on OpenAI's own host
+//! unless `stream_usage=True`).
+//!
+//! # Failures
+//! Every failure is a [`ModelError`] of a [`ModelErrorKind`] (401/403, 404, 429 with its
+//! `Retry-After`, other 4xx, 5xx, a connection refused or reset, a stream cut before its
+//! end, a timeout, a malformed answer), stored as the node's error under the Python SDK's
+//! exception name (`RateLimitError(...)`). A 429's wait travels with the node error
+//! ([`NodeError::retry_after`](crate::NodeError::retry_after)): a node's `RetryPolicy`
+//! waits at least that long. A failed call returns no message, so nothing half-made is
+//! stored and the thread resumes from its last checkpoint.
+//!
+//! # Why reqwest and our own wire types
+//! Measured (resolved `cargo tree -e normal` of a crate depending on each, Dec 2026):
+//! `reqwest` 0.12 (rustls + ring, no HTTP/2) with `eventsource-stream`: 91 crates;
+//! `async-openai` 0.31: 96 (OpenAI only: Anthropic would need a second stack);
+//! `genai` 0.4: 121; `rig-core` 0.24: 132. stategraph itself goes from 75 crates
+//! (`default-features = false, features = ["sqlite"]`) to 140 with this feature; a cold
+//! release build of reqwest and eventsource-stream with all their dependencies (tokio
+//! included, which stategraph needs anyway) took 65 s of CPU (`-j1`, user time).
+//! The SDKs' own message types would also have to be mapped to LangChain's fields
+//! anyway (what matters here is what is stored, down to `token_usage`'s keys), and none
+//! of them exposes every field we must store. reqwest is the most used async HTTP client,
+//! built on hyper and tokio that stategraph's server already uses; TLS is rustls with
+//! Mozilla's roots compiled in (`webpki-roots`), so no system OpenSSL is needed, and ring
+//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. `eventsource-stream`
+//! (the parser under `reqwest-eventsource` and async-openai) splits the byte stream
+//! into events. The two wire formats are small JSON shapes read with `serde_json`.
+
+mod anthropic;
+mod error;
+mod http;
+mod init;
+mod openai;
+mod wire;
+
+pub use anthropic::{ChatAnthropic, ANTHROPIC_BASE_URL};
+pub use error::{ModelError, ModelErrorKind};
+pub use init::{init_chat_client, init_chat_model, ChatClient, Provider, OLLAMA_BASE_URL};
+pub use openai::{ChatOpenAI, OPENAI_BASE_URL};
+
+use crate::prebuilt::Tool;
+
+/// A tool as the model sees it: name, description and the JSON schema of its arguments.
+/// Made from a [`Tool`] by [`ChatModel::bind_tools`](crate::prebuilt::ChatModel::bind_tools),
+/// or given directly (e.g. read from OpenAI-style JSON) to `bind_tool_specs`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// The JSON schema of the arguments (an object schema).
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// A tool spec from its parts.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+
+    /// Reads an OpenAI-style function tool, `{"type": "function", "function": {"name",
+    /// "description", "parameters"}}` (or the inner `function` object alone).
+    pub fn from_openai_json(v: &serde_json::Value) -> Result<ToolSpec, ModelError> {
+        let f = v.get("function").unwrap_or(v);
+        let name = f.get("name").and_then(|n| n.as_str()).ok_or_else(|| {
+            ModelError::new(
+                ModelErrorKind::Config,
+                "openai",
+                format!("a tool without a name: {v}"),
+            )
+        })?;
+        let description = f.get("description").and_then(|d| d.as_str()).unwrap_or("");
+        let parameters = f
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        Ok(ToolSpec::new(name, description, parameters))
+    }
+}
+
+impl From<&Tool> for ToolSpec {
+    /// The tool's schema without its top-level `title` and `description` (the
+    /// description travels beside it), as LangChain's `convert_to_openai_tool` sends it.
+    fn from(tool: &Tool) -> ToolSpec {
+        let mut parameters = tool.schema();
+        if let Some(map) = parameters.as_object_mut() {
+            map.remove("title");
+            map.remove("description");
+        }
+        ToolSpec::new(tool.name(), tool.description(), parameters)
+    }
+}
+
+/// Which tool the model must call (`tool_choice`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the default when tools are bound).
+    Auto,
+    /// No tool (OpenAI `"none"`; Anthropic `{"type": "none"}`).
+    None,
+    /// At least one tool (OpenAI `"required"`, Anthropic `{"type": "any"}`).
+    Required,
+    /// This tool.
+    Tool(String),
+}
+
+/// Where a streamed answer's chunks go.
+pub(crate) type ChunkSink<'a> = &'a mut (dyn FnMut(&crate::Message) + Send);
+
+/// Options both clients send with every request.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Options {
+    pub(crate) temperature: Option<f64>,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) stop: Vec<String>,
+    pub(crate) seed: Option<i64>,
+    pub(crate) streaming: Option<bool>,
+    pub(crate) tool_choice: Option<ToolChoice>,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) tools: Vec<ToolSpec>,
+    /// `(name, schema)` of a structured-output format.
+    pub(crate) json_schema: Option<(String, serde_json::Value)>,
+    /// Attempts again after a connection failure (`None`: the SDKs' default, 2).
+    pub(crate) max_retries: Option<u32>,
+}
+
+impl Options {
+    /// How many times a request is sent again after a connection failure.
+    pub(crate) fn retries(&self) -> u32 {
+        self.max_retries.unwrap_or(2)
+    }
+}
+
+/// The options builder methods both clients share (each forwards to its `Options`).
+macro_rules! option_builders {
+    () => {
+        /// Sets the sampling temperature (builder style).
+        #[must_use]
+        pub fn temperature(mut self, t: f64) -> Self {
+            self.options.temperature = Some(t);
+            self
+        }
+
+        /// Sets the most tokens the answer may have (builder style).
+        #[must_use]
+        pub fn max_tokens(mut self, n: u32) -> Self {
+            self.options.max_tokens = Some(n);
+            self
+        }
+
+        /// Sets the stop sequences (builder style).
+        #[must_use]
+        pub fn stop<I, S>(mut self, stop: I) -> Self
+        where
+            I: IntoIterator<Item = S>,
+            S: Into<String>,
+        {
+            self.options.stop = stop.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// Streams every answer (`true`), or never (`false`); unset, the model streams
+        /// when the run streams the `messages` mode (builder style).
+        #[must_use]
+        pub fn streaming(mut self, on: bool) -> Self {
+            self.options.streaming = Some(on);
+            self
+        }
+
+        /// Sets which tool the model must call (builder style).
+        #[must_use]
+        pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+            self.options.tool_choice = Some(choice);
+            self
+        }
+
+        /// Allows (or forbids) several tool calls in one answer (builder style; unset,
+        /// the provider's default, which allows them).
+        #[must_use]
+        pub fn parallel_tool_calls(mut self, on: bool) -> Self {
+            self.options.parallel_tool_calls = Some(on);
+            self
+        }
+
+        /// Binds tools given as specs (e.g. read from OpenAI-style JSON) rather than as
+        /// [`Tool`](crate::prebuilt::Tool)s (builder style).
+        #[must_use]
+        pub fn bind_tool_specs(mut self, tools: Vec<crate::models::ToolSpec>) -> Self {
+            self.options.tools = tools;
+            self
+        }
+
+        /// Asks for an answer that is a JSON document matching `schema` (structured
+        /// output: LangChain's `with_structured_output(schema, method="json_schema")`);
+        /// the answer's content is the JSON text, read it with
+        /// [`parse_structured`](crate::models::parse_structured). `name` names the
+        /// schema (OpenAI requires one).
+        #[must_use]
+        pub fn with_structured_output(
+            mut self,
+            name: impl Into<String>,
+            schema: serde_json::Value,
+        ) -> Self {
+            self.options.json_schema = Some((name.into(), schema));
+            self
+        }
+
+        /// Sets how many times a request is sent again when its connection fails before
+        /// an answer (refused, reset, or a pooled connection the server had closed): 2 by
+        /// default, as the providers' Python SDKs (`max_retries`). Error statuses,
+        /// timeouts and cut streams are not retried here: they fail the call (a node's
+        /// `RetryPolicy` decides); builder style.
+        #[must_use]
+        pub fn max_retries(mut self, n: u32) -> Self {
+            self.options.max_retries = Some(n);
+            self
+        }
+
+        /// Sets how long to wait for the connection and for each read of the answer
+        /// (default 10 minutes; builder style).
+        #[must_use]
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.timeout = timeout;
+            self.transport = Default::default();
+            self
+        }
+    };
+}
+pub(crate) use option_builders;
+
+/// The JSON document of a structured answer (see `with_structured_output`): the content's
+/// text read as JSON (Anthropic's forced tool call, if the answer has one, else the text).
+pub fn parse_structured(message: &crate::Message) -> Result<serde_json::Value, ModelError> {
+    if let Some(call) = message.tool_calls.first() {
+        return Ok(call.args.to_json());
+    }
+    let text = message.text();
+    serde_json::from_str(&text).map_err(|e| {
+        ModelError::new(
+            ModelErrorKind::InvalidResponse,
+            "model",
+            format!("the structured answer is not JSON ({e}): {text}"),
+        )
+    })
+}

@@ -1,0 +1,198 @@
+//! Threads shared with Python on the real local model server (see tests/models_common):
+//! a thread written by a Rust agent on `ChatOpenAI` is read by Python LangGraph with
+//! LangChain's classes, its messages the same shape, field by field, as those Python's
+//! `ChatOpenAI` stores in a twin thread (tests/models_interop/agent.py); and the Python
+//! thread is continued by the Rust agent. Needs `STATEGRAPH_INTEROP=1` and a
+//! `STATEGRAPH_PYTHON` with the pinned LangGraph and langchain-openai.
+
+#![cfg(all(feature = "models", feature = "sqlite"))]
+#![allow(clippy::unwrap_used)]
+
+#[path = "models_common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+use stategraph::models::ChatOpenAI;
+use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
+use stategraph::sqlite::SqliteSaver;
+use stategraph::{Message, RunConfig, State};
+
+fn python() -> Option<std::ffi::OsString> {
+    if std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v.is_empty() || v == "0") {
+        println!("note: skipping: STATEGRAPH_INTEROP is not set");
+        return None;
+    }
+    Some(std::env::var_os("STATEGRAPH_PYTHON").expect("STATEGRAPH_INTEROP needs STATEGRAPH_PYTHON"))
+}
+
+/// Runs agent.py; its stdout's last line as JSON.
+fn agent_py(
+    python: &std::ffi::OsStr,
+    db: &Path,
+    server: &common::Server,
+    action: &str,
+    thread: &str,
+) -> Json {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models_interop/agent.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(db)
+        .args([&server.base_url, &server.model, action, thread])
+        .env("LANGSMITH_TRACING", "false")
+        .env("LANGCHAIN_TRACING_V2", "false")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
+#[derive(serde::Deserialize)]
+struct Shout {
+    word: String,
+}
+
+fn agent(
+    server: &common::Server,
+    saver: Arc<SqliteSaver>,
+) -> stategraph::CompiledGraph<MessagesState> {
+    let m = ChatOpenAI::new(&server.model)
+        .base_url(&server.base_url)
+        .temperature(0.0)
+        .max_tokens(256)
+        .seed(7);
+    let shout = Tool::new("shout", "Shouts a word.", |a: Shout| async move {
+        Ok::<_, ToolError>(a.word.to_uppercase())
+    })
+    .arg("word", "string");
+    create_react_agent(m, vec![shout])
+        .checkpointer(saver)
+        .compile()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_plain_answer_is_stored_as_chatopenai_stores_it() {
+    let (Some(python), Some(server)) = (python(), common::openai()) else {
+        return;
+    };
+    let dir = common::temp_dir("interop-plain");
+    let db = dir.join("shared.sqlite");
+    let saver = Arc::new(SqliteSaver::open(&db).unwrap());
+    let m = ChatOpenAI::new(&server.model)
+        .base_url(&server.base_url)
+        .temperature(0.0)
+        .max_tokens(24)
+        .seed(7);
+    let rust = create_react_agent(m, vec![])
+        .checkpointer(saver)
+        .compile()
+        .unwrap();
+    let first = rust
+        .invoke(
+            MessagesState::input(Message::human("Say hello.")),
+            &RunConfig::thread("rust"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.done().unwrap().messages.len(), 2);
+    let from_rust = agent_py(&python, &db, &server, "read", "rust");
+    let from_python = tokio::task::spawn_blocking({
+        let (python, db, server) = (python.clone(), db.clone(), server.clone());
+        move || agent_py(&python, &db, &server, "plain", "python")
+    })
+    .await
+    .unwrap();
+    assert_eq!(from_rust[1]["class"], "AIMessage");
+    assert_eq!(
+        from_rust, from_python,
+        "the Rust answer has the shape of ChatOpenAI's"
+    );
+    // Rust continues the Python thread.
+    let more = rust
+        .invoke(
+            MessagesState::input(Message::human("Again.")),
+            &RunConfig::thread("python"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(more.messages.len(), 4);
+    assert!(
+        more.messages[1].usage_metadata.is_some(),
+        "Python's answer read back whole"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn threads_on_the_real_model_are_shared_with_python_both_ways() {
+    let (Some(python), Some(server)) = (python(), common::openai()) else {
+        return;
+    };
+    let dir = common::temp_dir("interop");
+    let db = dir.join("shared.sqlite");
+    let saver = Arc::new(SqliteSaver::open(&db).unwrap());
+    let rust = agent(&server, saver.clone());
+    let done = rust
+        .invoke(
+            MessagesState::input(Message::human("Shout hello.")),
+            &RunConfig::thread("rust"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.messages.len(), 4, "{:?}", done.messages);
+
+    // Python reads the Rust thread with LangChain's classes, and writes its own.
+    let from_rust = agent_py(&python, &db, &server, "read", "rust");
+    let from_python = tokio::task::spawn_blocking({
+        let (python, db, server) = (python.clone(), db.clone(), server.clone());
+        move || agent_py(&python, &db, &server, "write", "python")
+    })
+    .await
+    .unwrap();
+    let classes: Vec<&str> = from_rust
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        classes,
+        ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    );
+    // Field by field (keys in order, value types), each message as ChatOpenAI stores it.
+    assert_eq!(
+        from_rust, from_python,
+        "the Rust thread's messages have the shape of ChatOpenAI's"
+    );
+
+    // Rust continues the Python thread.
+    let config = RunConfig::thread("python");
+    let state = rust.get_state(&config).await.unwrap();
+    let before = MessagesState::from_values(&state.values).unwrap().messages;
+    assert_eq!(before.len(), 4);
+    assert_eq!(before[1].tool_calls[0].name, "shout");
+    assert!(before[1].usage_metadata.is_some());
+    let more = rust
+        .invoke(
+            MessagesState::input(Message::human("Again, louder.")),
+            &config,
+        )
+        .await
+        .unwrap();
+    // The tiny model answers a conversation holding a tool result in text ("Done.").
+    assert_eq!(more.messages.len(), 6, "{:?}", more.messages);
+    assert_eq!(more.messages[5].role, stategraph::Role::Ai);
+    assert_eq!(&more.messages[..4], &before[..]);
+    // And Python reads the continued thread.
+    let continued = agent_py(&python, &db, &server, "read", "python");
+    assert_eq!(continued.as_array().unwrap().len(), 6);
+    let _ = std::fs::remove_dir_all(dir);
+}
