@@ -13,18 +13,15 @@
 use std::error::Error;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use stategraph::mcp::{Connection, MultiServerMcpClient};
 use stategraph::prebuilt::{create_react_agent, ChatModel, FakeChatModel, MessagesState, Tool};
-use stategraph::{map, Message, NodeContext, NodeError, RunConfig, ToolCall};
+use stategraph::{map, Message, RunConfig, ToolCall};
 
-/// The agent's model.
-///
-/// TODO(lead): when `stategraph::models` is merged, return
-/// `stategraph::models::init_chat_model(&spec)?` here, with `spec` from `MODEL` (default
-/// `"openai:gpt-4o-mini"`; keys and base URL from `OPENAI_API_KEY` / `OPENAI_BASE_URL`).
+/// The agent's model: `MODEL` (default `openai:gpt-4o-mini`; keys and base URL from
+/// `OPENAI_API_KEY` / `OPENAI_BASE_URL`, or the other providers' variables).
 fn model() -> Result<Arc<dyn ChatModel>, Box<dyn Error>> {
-    Err("this build has no model client yet: run with --fake".into())
+    let spec = std::env::var("MODEL").unwrap_or_else(|_| "openai:gpt-4o-mini".into());
+    Ok(stategraph::models::init_chat_model(&spec)?)
 }
 
 /// A scripted model for `--fake`: it asks the reference server to add 1 and 2, then
@@ -39,20 +36,6 @@ fn fake_model() -> Arc<dyn ChatModel> {
             _ => Message::ai("Let me add them.").with_tool_calls(vec![call.clone()]),
         },
     ))
-}
-
-/// A `ChatModel` held as `Arc<dyn ChatModel>` (what `model()` returns), for the agent.
-struct Shared(Arc<dyn ChatModel>);
-
-#[async_trait]
-impl ChatModel for Shared {
-    async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
-        self.0.invoke(messages, ctx).await
-    }
-
-    fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
-        self.0.bind_tools(tools)
-    }
 }
 
 #[tokio::main]
@@ -79,7 +62,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let path = std::env::temp_dir().join("mcp_agent.sqlite");
     let saver = Arc::new(stategraph::sqlite::SqliteSaver::open(path)?);
-    let agent = create_react_agent(Shared(model), tools)
+    let agent = create_react_agent(model, tools)
         .checkpointer(saver)
         .compile()?;
     let config = RunConfig::thread(uuid::Uuid::new_v4().to_string());

@@ -31,6 +31,20 @@ pub trait ChatModel: Send + Sync + 'static {
     fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel>;
 }
 
+/// A shared model is a model: what `stategraph::models::init_chat_model`
+/// returns (`Arc<dyn ChatModel>`) goes straight to
+/// [`create_react_agent`](super::create_react_agent).
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
+    async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
+        (**self).invoke(messages, ctx).await
+    }
+
+    fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
+        (**self).bind_tools(tools)
+    }
+}
+
 /// A fresh message id as LangChain gives one to a model's answer that has none:
 /// `lc_run--<uuid7 of the model run>` (the form of a streamed answer; an answer made
 /// without streaming gets the same with `-0` after it).
