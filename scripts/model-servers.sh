@@ -146,9 +146,11 @@ start_all() {
   lport=$(free_port)
   # Threads: 1 for generation (the model is tiny; the machine is shared); 2 slots so that
   # two requests at once do not wait; a 16k-token context per slot; at most 512 tokens
-  # per answer when the request sets no max_tokens (the model stops far sooner).
+  # per answer when the request sets no max_tokens (the model stops far sooner). Top-k 1 by
+  # default: greedy, so answers are the same whatever temperature a client sends (a request
+  # that sets top_k itself gets what it asks for).
   "$(llama_bin)" --host 127.0.0.1 --port "$lport" -m "$(model_file)" --alias "$MODEL_NAME" \
-    --jinja -c 32768 -np 2 -n 512 -t 1 -tb 1 --no-webui --metrics --offline \
+    --jinja -c 32768 -np 2 -n 512 -t 1 -tb 1 --no-webui --metrics --offline --top-k 1 \
     >"$run/llama-server.log" 2>&1 &
   echo $! >"$run/llama-server.pid"
   wait_http "http://127.0.0.1:$lport/health" llama-server "$(cat "$run/llama-server.pid")"
@@ -166,6 +168,8 @@ litellm_settings:
   drop_params: false
 general_settings:
   disable_spend_logs: true
+  # no key: it listens on 127.0.0.1 only, and clients send whatever key they like
+  dangerously_permit_weak_or_unset_master_key: true
 EOF
   (
     litellm_env

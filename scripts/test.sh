@@ -64,6 +64,7 @@ trap 'bash "$repo/scripts/model-servers.sh" stop; bash "$repo/scripts/mcp-server
 bash "$repo/scripts/model-servers.sh" start
 eval "$(bash "$repo/scripts/model-servers.sh" env)"
 export STATEGRAPH_REQUIRE_MODELS=1
+python3 "$repo/scripts/model-servers/check.py"
 
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"

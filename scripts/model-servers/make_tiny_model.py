@@ -8,8 +8,8 @@ hand, not trained, so that its answers are fixed and known:
   and it stops after one call;
 * a tool result in the conversation: it answers ``Done.`` and stops.
 
-How: one layer whose attention has three heads, each a detector of one marker token anywhere
-in the context (``<tools>``, ``<tool_response>``, ``</tool_call>``); each writes a flag into
+How: one layer whose attention has four heads, each a detector of one marker token anywhere
+in the context (``<tools>``, ``<tool_response>``, ``<tool_call>``, ``</tool_call>``); each writes a flag into
 the residual stream. The output layer reads the flags and a one-hot code of the current token
 (a bigram table for the two answers). RoPE is made harmless for the detectors by a huge
 frequency base and by using the last rotary pair of each head, whose angle stays ~0. The
@@ -103,9 +103,9 @@ def build():
     def byte(c):
         return ids[table[ord(c)]]
 
-    # residual dims: 0 constant, 1-3 marker inputs, 4-6 flags, 8.. one-hot code of chain tokens
-    marker_dim = {"<tools>": 1, "<tool_response>": 2, "</tool_call>": 3}
-    flag_dim = {"<tools>": 4, "<tool_response>": 5, "</tool_call>": 6}
+    # residual dims: 0 constant, 1-4 marker inputs, 5-8 flags, 10.. one-hot code of chain tokens
+    marker_dim = {"<tools>": 1, "<tool_response>": 2, "</tool_call>": 3, "<tool_call>": 4}
+    flag_dim = {t: d + 4 for t, d in marker_dim.items()}
     emb = np.zeros((n_vocab, N_EMBD), dtype=np.float32)
     emb[:, 0] = 1.0
     for t, d in marker_dim.items():
@@ -113,10 +113,11 @@ def build():
     chain_text = "\n0123456789.Done\"hi"
     code = {}
     for i, c in enumerate(dict.fromkeys(chain_text)):
-        code[byte(c)] = 8 + i
-        emb[byte(c), 8 + i] = 1.0
-    code[ids["</tool_call>"]] = 8 + len(code)
-    emb[ids["</tool_call>"], code[ids["</tool_call>"]]] = 1.0
+        code[byte(c)] = 10 + i
+        emb[byte(c), 10 + i] = 1.0
+    for t in ("<tool_call>", "</tool_call>"):
+        code[ids[t]] = 10 + len(code)
+        emb[ids[t], code[ids[t]]] = 1.0
     assert max(code.values()) < N_EMBD
 
     wq = np.zeros((N_EMBD, N_EMBD), dtype=np.float32)
@@ -138,15 +139,25 @@ def build():
     for i in range(n_vocab):
         if i not in printable:
             bias[i] = -50.0
-    bias[byte('"')] = 5.0
-    bias[byte("}")] = 4.0
-    bias[byte("]")] = 4.0
-    bias[byte("1")] = 1.0
-    bias[ids["</tool_call>"]] = 6.0
+    # ties broken towards lower bytes (so of several tools the name that sorts first is called)
+    for c in range(0x20, 0x7F):
+        bias[byte(chr(c))] = -0.001 * c
+    # where a grammar leaves a choice: close strings, objects and arrays, no optional spaces,
+    # and end a tool call after one call (a "," would start another)
+    bias[byte('"')] = 12.0
+    bias[byte("}")] = 8.0
+    bias[byte("]")] = 8.0
+    bias[byte(":")] = 4.0
+    bias[byte(",")] = 6.0
+    bias[byte("{")] = 4.0
+    bias[byte("[")] = 4.0
+    bias[byte("1")] = 4.0
+    bias[ids["</tool_call>"]] = 10.0
     bias[ids["<tool_call>"]] = -10.0
     bias[ids["<|im_end|>"]] = -5.0
-    T, F, G = (flag_dim[t] for t in ("<tools>", "<tool_response>", "</tool_call>"))
+    T, F, G, C = (flag_dim[t] for t in ("<tools>", "<tool_response>", "</tool_call>", "<tool_call>"))
     out[ids["<tool_call>"], T] = 40.0 / unit
+    out[ids["<tool_call>"], C] = -80.0 / unit
     out[ids["<tool_call>"], F] = -80.0 / unit
     out[ids["<tool_call>"], G] = -80.0 / unit
     out[ids["<|im_end|>"], G] = 40.0 / unit
@@ -155,6 +166,8 @@ def build():
     def chain(prev, nxt, weight=20.0):
         out[nxt, code[prev]] += weight
 
+    # the tool-call format is "<tool_call>\n{...}\n</tool_call>": the newline, then the grammar
+    chain(ids["<tool_call>"], byte("\n"), 40.0)
     digits = "0123456789."
     chain(byte("\n"), byte("0"))
     for a, b in zip(digits, digits[1:]):
@@ -167,6 +180,8 @@ def build():
     # inside a JSON string (only a grammar gets it there) "hi", then the closing quote
     chain(byte('"'), byte("h"))
     chain(byte("h"), byte("i"))
+    # wide margins, so that sampling at the servers' default temperature picks the same tokens
+    out *= 3.0
     return tokens, types, ids, merge_tok, emb, (wq, wk, wv, wo), out
 
 
