@@ -93,12 +93,17 @@ make_model() {
 
 install_all() {
   local start=$SECONDS
+  # one install at a time in a cache (two checkouts may run their tests at once)
+  mkdir -p "$cache"
+  exec 9>"$cache/.install.lock"
+  flock 9
   # pip for LiteLLM waits on the network, the build on the CPU: run them side by side
   venv_with "$cache/litellm" "$LITELLM_PINS" &
   local litellm_pid=$!
   build_llama_server || { wait "$litellm_pid" || true; return 1; }
   make_model
   wait "$litellm_pid"
+  flock -u 9
   log "installed in $((SECONDS - start)) s"
 }
 
