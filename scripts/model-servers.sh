@@ -114,7 +114,7 @@ free_port() {
 # Waits until $1 answers 200 ($2: what, $3: its pid).
 wait_http() {
   local url=$1 what=$2 pid=$3
-  for _ in $(seq 1 240); do
+  for _ in $(seq 1 600); do
     if ! kill -0 "$pid" 2>/dev/null; then
       log "$what exited; its log:" && tail -n 40 "$run/$what.log" >&2
       return 1
@@ -122,7 +122,7 @@ wait_http() {
     curl -sf -o /dev/null "$url" && return 0
     sleep 0.5
   done
-  log "$what did not answer at $url in 120 s" && tail -n 40 "$run/$what.log" >&2
+  log "$what did not answer at $url in 300 s" && tail -n 40 "$run/$what.log" >&2
   return 1
 }
 
@@ -145,6 +145,7 @@ start_all() {
     log "already running (stop first)"
     return 0
   fi
+  stop_all # what a start that failed half-way may have left
   install_all
   rm -rf "$run" && mkdir -p "$run"
   local lport aport
