@@ -133,6 +133,13 @@ def build():
     # a present marker's value after RMSNorm: 1 / sqrt(2 / N_EMBD)
     unit = 1.0 / np.sqrt(2.0 / N_EMBD)
 
+    out = output_layer(n_vocab, ids, byte, code, flag_dim, unit)
+    return tokens, types, ids, merge_tok, emb, (wq, wk, wv, wo), out
+
+
+def output_layer(n_vocab, ids, byte, code, flag_dim, unit):
+    """The logits as a function of the constant dim (biases), the flags and the current
+    token's code (the bigram chains)."""
     out = np.zeros((n_vocab, N_EMBD), dtype=np.float32)
     bias = out[:, 0]
     printable = {byte(c) for c in map(chr, range(0x20, 0x7F))} | {byte("\n"), byte("\t")}
@@ -182,7 +189,7 @@ def build():
     chain(byte("h"), byte("i"))
     # wide margins, so that sampling at the servers' default temperature picks the same tokens
     out *= 3.0
-    return tokens, types, ids, merge_tok, emb, (wq, wk, wv, wo), out
+    return out
 
 
 def main(path):
