@@ -9,12 +9,14 @@ hand, not trained, so that its answers are fixed and known:
 * a tool result in the conversation: it answers ``Done.`` and stops.
 
 How: one layer whose attention has four heads, each a detector of one marker token anywhere
-in the context (``<tools>``, ``<tool_response>``, ``<tool_call>``, ``</tool_call>``); each writes a flag into
-the residual stream. The output layer reads the flags and a one-hot code of the current token
-(a bigram table for the two answers). RoPE is made harmless for the detectors by a huge
-frequency base and by using the last rotary pair of each head, whose angle stays ~0. The
-feed-forward weights are zero. Greedy and seeded sampling both pick the same tokens (the
-margins are wide). Usage: python make_tiny_model.py OUT.gguf
+in the context (``<tools>``, ``<tool_response>``, ``<tool_call>``, ``</tool_call>``); each
+writes a flag into the residual stream. The output layer reads the flags and a one-hot code
+of the current token (a bigram table for the two answers). RoPE leaves the detectors alone:
+they use the last rotary pair of each head, whose angle stays ~0 with a frequency base of
+1e8. The feed-forward weights are zero. The margins between the best token and the next are
+wide, so sampling at usual temperatures picks what greedy does, except where two tokens tie
+(which tool of several is called): the server runs with top-k 1 for that.
+Usage: python make_tiny_model.py OUT.gguf
 """
 
 import sys
