@@ -2,9 +2,10 @@
 # The project's test command (the README's second set-up command; .ci/run calls it).
 #
 # It prepares what the tests need -- a running Postgres (127.0.0.1:5432, user postgres, trust
-# auth; each test creates and drops its own database) and the pinned Python LangGraph in a
-# venv for the interop tests -- then checks formatting and lints and runs every test of the
-# workspace, interop and Postgres tests included.
+# auth; each test creates and drops its own database), the pinned Python LangGraph in a
+# venv for the interop tests and the local model servers of scripts/model-servers.sh -- then
+# checks formatting and lints and runs every test of the workspace, interop, Postgres and
+# model tests included.
 #
 # MCP servers for crates/stategraph/tests/mcp.rs: scripts/mcp-servers.sh.
 #
@@ -53,6 +54,17 @@ echo "== mcp servers (npm @modelcontextprotocol/server-everything, PyPI mcp's Fa
 eval "$(bash "$repo/scripts/mcp-servers.sh" start)"
 trap 'bash "$repo/scripts/mcp-servers.sh" stop' EXIT
 export STATEGRAPH_REQUIRE_MCP=1
+
+echo "== model servers (llama.cpp's server over a tiny model, LiteLLM's proxy for Anthropic's wire)"
+# Built and installed from PyPI on the first run (cached in ~/.cache/stategraph/model-servers);
+# started on free 127.0.0.1 ports and stopped when this script ends, however it ends.
+export STATEGRAPH_MODEL_SERVERS_RUN="$repo/target/model-servers"
+# one EXIT trap stops both the MCP servers and these
+trap 'bash "$repo/scripts/model-servers.sh" stop; bash "$repo/scripts/mcp-servers.sh" stop' EXIT
+bash "$repo/scripts/model-servers.sh" start
+eval "$(bash "$repo/scripts/model-servers.sh" env)"
+export STATEGRAPH_REQUIRE_MODELS=1
+python3 "$repo/scripts/model-servers/check.py"
 
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"
