@@ -19,6 +19,7 @@ pub mod messages;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
+pub mod spans;
 pub mod state;
 pub mod thread_head;
 pub mod types;
@@ -42,6 +43,10 @@ pub use types::{Command, Goto, Interrupt, Resume, Send};
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The Postgres saver, `PostgresSaver` (feature `postgres`).
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
+
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use stategraph_checkpoint_postgres as postgres;

@@ -433,12 +433,17 @@ fn subgraph_runner(
                 lenient_writes: sub_options.lenient_writes,
                 keep_head: false,
             };
-            let run = async move {
+            let span = crate::spans::run_span(
+                &crate::spans::RunName::Named(Arc::from(ctx.inner.name.as_str())),
+                &params.config,
+                &params.ns,
+            );
+            let run = crate::spans::in_run(span, async move {
                 Loop::start(params, RunInput::Values(input))
                     .await?
                     .run()
                     .await
-            };
+            });
             let outcome = match run.await {
                 Ok(o) => o,
                 // The subgraph's node addressed this graph: run this node's writers with it.

@@ -39,7 +39,7 @@ mod chat_history;
 mod chat_model;
 mod fake_model;
 mod messages_state;
-mod python_text;
+pub(crate) mod python_text;
 mod react_agent;
 mod tool;
 mod tool_node;

@@ -9,6 +9,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use parking_lot::Mutex;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};
+use tracing::Instrument;
 
 use super::algo::Channels;
 use super::cache::CacheKey;
@@ -47,6 +48,8 @@ struct Attempts {
     scope: TaskScopeParts,
     retry: Option<RetryPolicy>,
     timeout: Option<std::time::Duration>,
+    /// The task's span (`crate::spans::task_span`).
+    span: tracing::Span,
 }
 
 /// The parts of a task's scope that do not change between attempts.
@@ -107,6 +110,7 @@ impl Attempts {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            crate::spans::task_attempt(&self.span, attempt);
             let ctx = self.scope.context(attempt > 1);
             let fut = (self.runner)(self.input.clone(), ctx.clone());
             let guarded = AssertUnwindSafe(fut).catch_unwind();
@@ -133,6 +137,7 @@ impl Attempts {
                     continue;
                 }
             }
+            crate::spans::task_result(&self.span, &result);
             return (self.index, result, body);
         }
     }
@@ -217,8 +222,16 @@ pub(crate) async fn run_tasks(
             },
             retry,
             timeout,
+            span: crate::spans::task_span(
+                &task.name,
+                lp.step(),
+                &task.id,
+                lp.checkpoint_id(),
+                lp.params().config.thread_id.as_deref(),
+            ),
         };
-        futures.push(attempts.run().boxed());
+        let span = attempts.span.clone();
+        futures.push(attempts.run().instrument(span).boxed());
     }
 
     let cache_keys = Arc::new(cache_keys);
