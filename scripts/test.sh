@@ -6,7 +6,8 @@
 # venv for the interop tests -- then checks formatting and lints and runs every test of the
 # workspace, interop and Postgres tests included.
 #
-# Environment: STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
+# Environment: STATEGRAPH_TEST_OTLP_URL (set here: the OTLP receiver it starts),
+# STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
 # STATEGRAPH_PYTHON (a Python with the pinned LangGraph; default: the venv
 # scripts/setup-langgraph.sh makes in target/langgraph-venv).
 set -euo pipefail
@@ -45,6 +46,15 @@ export STATEGRAPH_PYTHON
 export STATEGRAPH_INTEROP=1
 echo "using $STATEGRAPH_PYTHON"
 
+echo "== OTLP receiver (traces: crates/stategraph/tests/otel.rs)"
+# Arize Phoenix from PyPI (a venv under ~/.cache/stategraph), on 127.0.0.1, SQLite in a
+# temporary directory, its telemetry off; stopped when this script ends.
+otlp_dir=$(mktemp -d)
+trap 'bash "$repo/scripts/otlp-receiver.sh" stop "$otlp_dir"' EXIT
+STATEGRAPH_TEST_OTLP_URL=$(bash "$repo/scripts/otlp-receiver.sh" start "$otlp_dir")
+export STATEGRAPH_TEST_OTLP_URL STATEGRAPH_REQUIRE_OTLP=1
+echo "receiving on $STATEGRAPH_TEST_OTLP_URL"
+
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"
 
@@ -56,7 +66,8 @@ cargo fmt --all -- --check
 # `stategraph serve` is a feature of the command (off by default, so that `cargo install`
 # builds no server): the workspace is checked and tested with it, and the command alone
 # without it (its stand-in `serve` that says how to get the server).
-full=(--workspace --features stategraph-cli/serve)
+# `stategraph/otel` (and the command's `otel`): the OTLP export, tested against the receiver.
+full=(--workspace --features stategraph-cli/serve,stategraph/otel,stategraph-cli/otel)
 echo "== clippy"
 cargo clippy "${full[@]}" --all-targets -- -D warnings
 cargo clippy -p stategraph-cli --all-targets -- -D warnings

@@ -192,7 +192,18 @@ async fn work(
         };
         reap = false;
         if let Some(run) = run {
-            let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
+            // The run's trace: the graph's `invoke_workflow` / `invoke_agent` span and its
+            // tasks go under this one (README, "Traces (OpenTelemetry)").
+            let span = tracing::info_span!(
+                "run",
+                run_id = %run.run_id,
+                thread_id = %run.thread_id,
+                otel.name = %format_args!("run {}", run.graph_id),
+                gen_ai.conversation.id = %run.thread_id,
+                stategraph.run.id = %run.run_id,
+                stategraph.graph.id = %run.graph_id,
+                stategraph.run.attempt = run.attempt,
+            );
             execute(&state, run, &mut shutdown).instrument(span).await;
             continue;
         }

@@ -295,5 +295,44 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         r#"{"a": 1, "b": 2}"#
     );
     assert_eq!(tool["attributes"]["gen_ai.tool.call.result"], "3");
+
+    // A failing tool fails its span, its task and the run, each with the error's type.
+    let boom = Tool::new("boom", "Fails.", |_: stategraph::Value| async move {
+        Err::<String, _>(stategraph::prebuilt::ToolError::named(
+            "ValueError",
+            "it broke",
+        ))
+    })
+    .arg("x", "string");
+    let model = FakeChatModel::new([answer("", "tool_calls", 1, 1)
+        .with_tool_calls(vec![ToolCall::new("boom", map! {"x" => "y"}, "call-9")])]);
+    let agent = create_react_agent(model, vec![boom]).compile().unwrap();
+    let thread = uuid::Uuid::new_v4().to_string();
+    let failed = agent
+        .invoke(
+            MessagesState::input(Message::human("go")),
+            &RunConfig::thread(thread.as_str()),
+        )
+        .await;
+    assert!(failed.is_err());
+    guard.flush().unwrap();
+    let spans = spans_of(&url, &thread, 5).await;
+    for name in ["execute_tool boom", "task tools", "invoke_agent agent"] {
+        let span = one(&spans, name);
+        assert_eq!(span["status_code"], "ERROR", "{span:#?}");
+        assert!(span["status_message"]
+            .as_str()
+            .unwrap()
+            .contains("it broke"));
+    }
+    assert_eq!(
+        one(&spans, "execute_tool boom")["attributes"]["error.type"],
+        "ValueError"
+    );
+    assert_eq!(
+        one(&spans, "task tools")["attributes"]["error.type"],
+        "ValueError"
+    );
+    assert_eq!(one(&spans, "task agent")["status_code"], "UNSET");
     drop(guard);
 }
