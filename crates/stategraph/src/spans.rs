@@ -5,7 +5,7 @@
 //! Always compiled. With no `tracing` subscriber, or one that takes no `INFO` spans of this
 //! crate, each span below is a level check (one atomic load) and nothing is built: the
 //! macros evaluate their field values only for an enabled span, and every helper returns
-//! early on a disabled one. The `otel` feature's [`crate::otel`] exports the spans over
+//! early on a disabled one. The `otel` feature's `stategraph::otel` exports the spans over
 //! OTLP; any other `tracing-opentelemetry` set-up exports them as well.
 //!
 //! Conventions used (`gen_ai.*`, OpenTelemetry semantic conventions, GenAI, development
@@ -130,14 +130,12 @@ pub(crate) fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
     }
 }
 
-/// Runs `run` inside `span` and marks the span failed when it fails.
+/// Runs `run` inside `span` and marks the span failed when it fails (callers await an
+/// untraced run themselves, so as not to move its future into this one).
 pub(crate) async fn in_run<T>(
     span: Span,
     run: impl Future<Output = crate::Result<T>>,
 ) -> crate::Result<T> {
-    if span.is_disabled() {
-        return run.await;
-    }
     let result = run.instrument(span.clone()).await;
     if let Err(e) = &result {
         let debug = format!("{e:?}");
@@ -174,6 +172,20 @@ pub(crate) fn task_span(
         otel.status_description = Empty,
         error.type = Empty,
     )
+}
+
+/// Whether any `INFO` span can be enabled (one atomic load): `false` with no subscriber.
+pub(crate) fn enabled() -> bool {
+    tracing::level_enabled!(tracing::Level::INFO)
+}
+
+/// The current span, or a disabled one at once when no `INFO` span can be enabled.
+pub(crate) fn current() -> Span {
+    if enabled() {
+        Span::current()
+    } else {
+        Span::none()
+    }
 }
 
 /// Records the attempt a task is at (1 for the first).

@@ -438,13 +438,19 @@ fn subgraph_runner(
                 &params.config,
                 &params.ns,
             );
-            let run = crate::spans::in_run(span, async move {
+            let run = async move {
                 Loop::start(params, RunInput::Values(input))
                     .await?
                     .run()
                     .await
-            });
-            let outcome = match run.await {
+            };
+            // Untraced, the run is awaited as is: wrapping it would move its future.
+            let outcome = if span.is_disabled() {
+                run.await
+            } else {
+                crate::spans::in_run(span, run).await
+            };
+            let outcome = match outcome {
                 Ok(o) => o,
                 // The subgraph's node addressed this graph: run this node's writers with it.
                 Err(crate::Error::ParentCommand(cmd)) => {
