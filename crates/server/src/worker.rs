@@ -193,8 +193,10 @@ async fn work(
         reap = false;
         if let Some(run) = run {
             // The run's trace: the graph's `invoke_workflow` / `invoke_agent` span and its
-            // tasks go under this one (README, "Traces (OpenTelemetry)").
+            // tasks go under this one (README, "Traces (OpenTelemetry)"). A root: the
+            // worker's span never ends, so it would never be exported.
             let span = tracing::info_span!(
+                parent: None,
                 "run",
                 run_id = %run.run_id,
                 thread_id = %run.thread_id,

@@ -80,8 +80,7 @@ pub(crate) enum RunName {
 /// the thread id as `gen_ai.conversation.id`, the run id (the config's `run_id` metadata)
 /// as `stategraph.run.id`.
 pub(crate) fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
-    let disabled = tracing::info_span!("invoke_workflow").is_disabled();
-    if disabled {
+    if !enabled() {
         return Span::none();
     }
     let thread = config.thread_id.as_deref();

@@ -175,6 +175,14 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
 
     let run = one(&spans, "invoke_agent calculator");
     assert!(run["parent_id"].is_null());
+    // Every span of the trace hangs off the run (no stray span of the set-up).
+    let ids: Vec<&Json> = spans.iter().map(id).collect();
+    for s in &spans {
+        assert!(
+            s["parent_id"].is_null() || ids.contains(&&s["parent_id"]),
+            "{s:#?}"
+        );
+    }
     let a = &run["attributes"];
     assert_eq!(a["gen_ai.operation.name"], "invoke_agent");
     assert_eq!(a["gen_ai.agent.name"], "calculator");
@@ -252,6 +260,22 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
     assert_eq!(a["gen_ai.tool.call.id"], "call-1");
     assert!(a.get("gen_ai.tool.call.arguments").is_none());
     assert!(a.get("gen_ai.tool.call.result").is_none());
+    // No stray span: every span of this crate names its operation or its node.
+    let all: Json = reqwest::get(format!("{url}/v1/projects/default/spans?limit=1000"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for s in all["data"].as_array().unwrap() {
+        let a = &s["attributes"];
+        if a["code.module.name"] == "stategraph::spans" {
+            assert!(
+                a.get("gen_ai.operation.name").is_some() || a.get("stategraph.node").is_some(),
+                "a span without its attributes: {s:#?}"
+            );
+        }
+    }
     let dump = serde_json::to_string(&spans).unwrap();
     assert!(!dump.contains("secret-123"), "content leaked: {dump}");
 
