@@ -204,6 +204,8 @@ async fn work(
                 gen_ai.conversation.id = %run.thread_id,
                 stategraph.run.id = %run.run_id,
                 stategraph.graph.id = %run.graph_id,
+                // As the client named it (an assistant's id or its graph's name).
+                stategraph.assistant.id = run.kwargs.get("assistant_id").and_then(Json::as_str),
                 stategraph.run.attempt = run.attempt,
             );
             execute(&state, run, &mut shutdown).instrument(span).await;
