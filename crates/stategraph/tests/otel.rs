@@ -151,11 +151,18 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         .install()
         .unwrap();
 
-    // Content is off by default.
+    content_off(&url, &guard).await;
+    content_on(&url, &guard).await;
+    failures(&url, &guard).await;
+    drop(guard);
+}
+
+/// Content is off by default: names, attributes, parent links, no message text.
+async fn content_off(url: &str, guard: &stategraph::otel::OtelGuard) {
     let thread = run_agent("what is 1 + 2? (secret-123)").await;
     guard.flush().unwrap();
     // run, the input task, agent task x2, tools task, chat x2, execute_tool.
-    let spans = spans_of(&url, &thread, 8).await;
+    let spans = spans_of(url, &thread, 8).await;
     let names: HashMap<&str, usize> = spans.iter().fold(HashMap::new(), |mut m, s| {
         *m.entry(s["name"].as_str().unwrap()).or_default() += 1;
         m
@@ -190,6 +197,16 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
     assert_eq!(a["stategraph.run.id"], "run-otel-1");
     assert_eq!(run["status_code"], "UNSET");
 
+    tasks_and_calls(&spans, &thread);
+    no_stray_span(url).await;
+    let dump = serde_json::to_string(&spans).unwrap();
+    assert!(!dump.contains("secret-123"), "content leaked: {dump}");
+}
+
+/// Tasks under the run, model and tool calls under their tasks, with their attributes.
+fn tasks_and_calls(spans: &[Json], thread: &str) {
+    let spans = spans.to_vec();
+    let run = one(&spans, "invoke_agent calculator");
     // Tasks: children of the run, with node, step, attempt, task and checkpoint ids.
     let tasks = [
         by_name(&spans, "task __start__"),
@@ -202,7 +219,7 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         assert_eq!(&t["parent_id"], id(run), "{t:#?}");
         let a = &t["attributes"];
         assert_eq!(a["stategraph.attempt"], 1);
-        assert_eq!(a["gen_ai.conversation.id"], thread.as_str());
+        assert_eq!(a["gen_ai.conversation.id"], thread);
         assert_eq!(a["stategraph.task.id"].as_str().unwrap().len(), 36);
         assert_eq!(a["stategraph.checkpoint.id"].as_str().unwrap().len(), 36);
         steps.push((
@@ -227,7 +244,7 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         assert_eq!(a["gen_ai.provider.name"], "openai");
         assert_eq!(a["gen_ai.request.model"], "gpt-4o-mini-2024-07-18");
         assert_eq!(a["gen_ai.response.model"], "gpt-4o-mini-2024-07-18");
-        assert_eq!(a["gen_ai.conversation.id"], thread.as_str());
+        assert_eq!(a["gen_ai.conversation.id"], thread);
         assert!(
             a.get("gen_ai.input.messages").is_none(),
             "content off: {c:#?}"
@@ -260,7 +277,10 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
     assert_eq!(a["gen_ai.tool.call.id"], "call-1");
     assert!(a.get("gen_ai.tool.call.arguments").is_none());
     assert!(a.get("gen_ai.tool.call.result").is_none());
-    // No stray span: every span of this crate names its operation or its node.
+}
+
+/// No stray span: every span of this crate names its operation or its node.
+async fn no_stray_span(url: &str) {
     let all: Json = reqwest::get(format!("{url}/v1/projects/default/spans?limit=1000"))
         .await
         .unwrap()
@@ -276,15 +296,15 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
             );
         }
     }
-    let dump = serde_json::to_string(&spans).unwrap();
-    assert!(!dump.contains("secret-123"), "content leaked: {dump}");
+}
 
-    // Opted in: the conversation and the tool's arguments and result are recorded.
+/// Opted in: the conversation and the tool's arguments and result are recorded.
+async fn content_on(url: &str, guard: &stategraph::otel::OtelGuard) {
     stategraph::otel::set_capture_content(true);
     let thread = run_agent("what is 1 + 2? (secret-456)").await;
     stategraph::otel::set_capture_content(false);
     guard.flush().unwrap();
-    let spans = spans_of(&url, &thread, 8).await;
+    let spans = spans_of(url, &thread, 8).await;
     let chats = by_name(&spans, "chat gpt-4o-mini-2024-07-18");
     let first = chats
         .iter()
@@ -319,8 +339,10 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         r#"{"a": 1, "b": 2}"#
     );
     assert_eq!(tool["attributes"]["gen_ai.tool.call.result"], "3");
+}
 
-    // A failing tool fails its span, its task and the run, each with the error's type.
+/// A failing tool fails its span, its task and the run, each with the error's type.
+async fn failures(url: &str, guard: &stategraph::otel::OtelGuard) {
     let boom = Tool::new("boom", "Fails.", |_: stategraph::Value| async move {
         Err::<String, _>(stategraph::prebuilt::ToolError::named(
             "ValueError",
@@ -340,7 +362,7 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         .await;
     assert!(failed.is_err());
     guard.flush().unwrap();
-    let spans = spans_of(&url, &thread, 5).await;
+    let spans = spans_of(url, &thread, 5).await;
     for name in ["execute_tool boom", "task tools", "invoke_agent agent"] {
         let span = one(&spans, name);
         assert_eq!(span["status_code"], "ERROR", "{span:#?}");
@@ -358,5 +380,4 @@ async fn an_agent_run_arrives_at_a_real_otlp_receiver() {
         "ValueError"
     );
     assert_eq!(one(&spans, "task agent")["status_code"], "UNSET");
-    drop(guard);
 }
