@@ -14,8 +14,10 @@
 //! What is traced is described in the README's "Traces (OpenTelemetry)": a span per run
 //! (`invoke_agent {name}` / `invoke_workflow {name}`), per task, per model call
 //! (`chat {model}`) and per tool call (`execute_tool {tool}`), after the GenAI semantic
-//! conventions. Message content is left out unless [`Otel::capture_content`] (or
-//! [`set_capture_content`], or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`).
+//! conventions. Message content is left out unless asked:
+//! [`Otel::capture_content`](crate::otel::Otel::capture_content),
+//! [`set_capture_content`](crate::spans::set_capture_content), or
+//! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 //!
 //! The crates: `opentelemetry` / `opentelemetry_sdk` / `opentelemetry-otlp` 0.33 (the
 //! OpenTelemetry project's own Rust SDK and exporter) and `tracing-opentelemetry` 0.34
@@ -24,7 +26,8 @@
 //! OTLP over HTTP with protobuf (`http/protobuf`, the SDKs' default) through a blocking
 //! `reqwest` client on the batch processor's own thread, so no async runtime is needed
 //! and no gRPC stack (`tonic`) is built; set `OTEL_EXPORTER_OTLP_PROTOCOL` to
-//! `http/protobuf` or leave it unset (`grpc` is refused with [`OtelError::Protocol`]).
+//! `http/protobuf` or leave it unset (`grpc` is refused with
+//! [`OtelError::Protocol`](crate::otel::OtelError::Protocol)).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::KeyValue;
