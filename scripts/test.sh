@@ -9,7 +9,8 @@
 #
 # MCP servers for crates/stategraph/tests/mcp.rs: scripts/mcp-servers.sh.
 #
-# Environment: STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
+# Environment: STATEGRAPH_TEST_OTLP_URL (set here: the OTLP receiver it starts),
+# STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
 # STATEGRAPH_PYTHON (a Python with the pinned LangGraph; default: the venv
 # scripts/setup-langgraph.sh makes in target/langgraph-venv).
 set -euo pipefail
@@ -48,23 +49,36 @@ export STATEGRAPH_PYTHON
 export STATEGRAPH_INTEROP=1
 echo "using $STATEGRAPH_PYTHON"
 
+# Every server this script starts is stopped when it ends, however it ends (one EXIT trap).
+otlp_dir=$(mktemp -d)
+export STATEGRAPH_MODEL_SERVERS_RUN="$repo/target/model-servers"
+stop_servers() {
+  bash "$repo/scripts/otlp-receiver.sh" stop "$otlp_dir" || true
+  bash "$repo/scripts/model-servers.sh" stop || true
+  bash "$repo/scripts/mcp-servers.sh" stop || true
+}
+trap stop_servers EXIT
+
 echo "== mcp servers (npm @modelcontextprotocol/server-everything, PyPI mcp's FastMCP)"
 # Installed into ~/.cache/stategraph/mcp (kept between runs), the streamable-HTTP ones started
-# on 127.0.0.1 and stopped when this script exits; tests/mcp.rs spawns the stdio ones.
+# on 127.0.0.1; tests/mcp.rs spawns the stdio ones.
 eval "$(bash "$repo/scripts/mcp-servers.sh" start)"
-trap 'bash "$repo/scripts/mcp-servers.sh" stop' EXIT
 export STATEGRAPH_REQUIRE_MCP=1
 
 echo "== model servers (llama.cpp's server over a tiny model, LiteLLM's proxy for Anthropic's wire)"
 # Built and installed from PyPI on the first run (cached in ~/.cache/stategraph/model-servers);
-# started on free 127.0.0.1 ports and stopped when this script ends, however it ends.
-export STATEGRAPH_MODEL_SERVERS_RUN="$repo/target/model-servers"
-# one EXIT trap stops both the MCP servers and these
-trap 'bash "$repo/scripts/model-servers.sh" stop; bash "$repo/scripts/mcp-servers.sh" stop' EXIT
+# started on free 127.0.0.1 ports.
 bash "$repo/scripts/model-servers.sh" start
 eval "$(bash "$repo/scripts/model-servers.sh" env)"
 export STATEGRAPH_REQUIRE_MODELS=1
 python3 "$repo/scripts/model-servers/check.py"
+
+echo "== OTLP receiver (traces: crates/stategraph/tests/otel.rs, crates/server/tests/otel.rs)"
+# Arize Phoenix from PyPI (a venv under ~/.cache/stategraph), on 127.0.0.1, SQLite in a
+# temporary directory, its telemetry off.
+STATEGRAPH_TEST_OTLP_URL=$(bash "$repo/scripts/otlp-receiver.sh" start "$otlp_dir")
+export STATEGRAPH_TEST_OTLP_URL STATEGRAPH_REQUIRE_OTLP=1
+echo "receiving on $STATEGRAPH_TEST_OTLP_URL"
 
 echo "== rust-version"
 bash "$repo/scripts/check-msrv.sh"
@@ -81,8 +95,9 @@ cargo fmt --all -- --check
 # `stategraph serve` is a feature of the command (off by default, so that `cargo install`
 # builds no server): the workspace is checked and tested with it, and the command alone
 # without it (its stand-in `serve` that says how to get the server). MCP tools
-# (`stategraph/mcp`, off by default) likewise.
-full=(--workspace --features stategraph-cli/serve,stategraph/mcp)
+# (`stategraph/mcp`, off by default) likewise, and `stategraph/otel` (and the command's
+# `otel`): the OTLP export, tested against the receiver.
+full=(--workspace --features stategraph-cli/serve,stategraph/mcp,stategraph/otel,stategraph-cli/otel)
 echo "== clippy"
 cargo clippy "${full[@]}" --all-targets -- -D warnings
 cargo clippy -p stategraph-cli --all-targets -- -D warnings

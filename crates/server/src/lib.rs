@@ -62,3 +62,6 @@ pub use server::{
     assistant_id, Server, ServerBuilder, DEFAULT_EVENT_RETENTION, DEFAULT_POLL, NAMESPACE_GRAPH,
 };
 pub use shutdown::shutdown_signal;
+/// The runs' spans exported over OTLP (feature `otel`): `stategraph::otel`.
+#[cfg(feature = "otel")]
+pub use stategraph::otel;

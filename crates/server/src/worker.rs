@@ -192,7 +192,22 @@ async fn work(
         };
         reap = false;
         if let Some(run) = run {
-            let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id);
+            // The run's trace: the graph's `invoke_workflow` / `invoke_agent` span and its
+            // tasks go under this one (README, "Traces (OpenTelemetry)"). A root: the
+            // worker's span never ends, so it would never be exported.
+            let span = tracing::info_span!(
+                parent: None,
+                "run",
+                run_id = %run.run_id,
+                thread_id = %run.thread_id,
+                otel.name = %format_args!("run {}", run.graph_id),
+                gen_ai.conversation.id = %run.thread_id,
+                stategraph.run.id = %run.run_id,
+                stategraph.graph.id = %run.graph_id,
+                // As the client named it (an assistant's id or its graph's name).
+                stategraph.assistant.id = run.kwargs.get("assistant_id").and_then(Json::as_str),
+                stategraph.run.attempt = run.attempt,
+            );
             execute(&state, run, &mut shutdown).instrument(span).await;
             continue;
         }

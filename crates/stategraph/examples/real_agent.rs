@@ -27,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile()?;
     let config = RunConfig::thread(uuid::Uuid::new_v4().to_string());
     let input = MessagesState::input(Message::human("What is the weather in Paris?"));
-    for m in agent.invoke(input, &config).await?.messages {
+    for m in &agent.invoke(input, &config).await?.messages {
         println!("{}: {}", m.role.type_name(), m.text());
     }
     Ok(())

@@ -25,6 +25,7 @@ pub mod models;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
+pub mod spans;
 pub mod state;
 pub mod thread_head;
 pub mod types;
@@ -53,6 +54,10 @@ pub use schemars;
 pub use stategraph_checkpoint as checkpoint;
 pub use stategraph_checkpoint::{list, map, Map, Value};
 /// The Postgres saver, `PostgresSaver` (feature `postgres`).
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
+
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use stategraph_checkpoint_postgres as postgres;

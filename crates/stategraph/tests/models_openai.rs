@@ -442,3 +442,52 @@ async fn a_run_killed_mid_answer_resumes_with_no_half_message() {
     assert_langchain_answer(&done.messages[1], false);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The README's agent on a real model (`examples/real_agent.rs`) and its Python twin
+/// (`examples/python/real_agent.py`, LangChain's `init_chat_model` and `ChatOpenAI`) print
+/// the same conversation on the same server.
+#[test]
+fn the_real_agent_example_prints_what_its_python_twin_prints() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/real_agent");
+    if !example.exists() {
+        assert!(
+            std::env::var("STATEGRAPH_REQUIRE_MODELS").map_or(true, |v| v != "1"),
+            "{example:?} was not built"
+        );
+        println!("note: skipping: {example:?} is not built");
+        return;
+    }
+    let run = |program: &std::ffi::OsStr, args: &[std::path::PathBuf]| {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "local")
+            .env("MODEL", format!("openai:{}", server.model))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{program:?}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let rust = run(example.as_os_str(), &[]);
+    assert!(
+        rust.starts_with("human: What is the weather in Paris?\nai: "),
+        "{rust}"
+    );
+    assert!(rust.contains("\ntool: It is sunny in "), "{rust}");
+    if std::env::var("STATEGRAPH_INTEROP").is_ok_and(|v| v == "1") {
+        let python = std::env::var_os("STATEGRAPH_PYTHON").expect("STATEGRAPH_PYTHON");
+        let twin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/python/real_agent.py");
+        assert_eq!(run(&python, &[twin]), rust);
+    }
+}

@@ -16,8 +16,11 @@ const DEFAULT_DATABASE_URL: &str = "postgresql://postgres@127.0.0.1:5432/postgre
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(ctx: &mut Ctx, args: &ServeArgs) -> Result<ExitCode> {
+    #[cfg(feature = "otel")]
+    let _traces = traces();
     // Logs on stderr: each run's lines carry its run_id and thread_id (tracing spans).
-    // An error means a subscriber is already installed (a host program's): keep it.
+    // An error means a subscriber is already installed (a host program's, or the one
+    // `traces` set up): keep it.
     let _ = tracing_subscriber::fmt()
         .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
         .with_writer(std::io::stderr)
@@ -64,4 +67,36 @@ pub async fn run(ctx: &mut Ctx, args: &ServeArgs) -> Result<ExitCode> {
         .serve(listener, stategraph_server::shutdown_signal())
         .await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// With an OTLP endpoint in the environment (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+/// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), the logs on stderr and the runs' spans exported
+/// over OTLP; the guard sends the last spans when the server stops.
+#[cfg(feature = "otel")]
+fn traces() -> Option<stategraph_server::otel::OtelGuard> {
+    use tracing_subscriber::filter::LevelFilter;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if !set("OTEL_EXPORTER_OTLP_ENDPOINT") && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        return None;
+    }
+    match stategraph_server::otel::Otel::new().layer() {
+        Ok((layer, guard)) => {
+            let logs = tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_filter(LevelFilter::INFO);
+            let _ = tracing_subscriber::registry()
+                .with(layer)
+                .with(logs)
+                .try_init();
+            Some(guard)
+        }
+        Err(e) => {
+            eprintln!("traces are not exported: {e}");
+            None
+        }
+    }
 }

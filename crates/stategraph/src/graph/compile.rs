@@ -433,13 +433,24 @@ fn subgraph_runner(
                 lenient_writes: sub_options.lenient_writes,
                 keep_head: false,
             };
+            let span = crate::spans::run_span(
+                &crate::spans::RunName::Named(Arc::from(ctx.inner.name.as_str())),
+                &params.config,
+                &params.ns,
+            );
             let run = async move {
                 Loop::start(params, RunInput::Values(input))
                     .await?
                     .run()
                     .await
             };
-            let outcome = match run.await {
+            // Untraced, the run is awaited as is: wrapping it would move its future.
+            let outcome = if span.is_disabled() {
+                run.await
+            } else {
+                crate::spans::in_run(span, run).await
+            };
+            let outcome = match outcome {
                 Ok(o) => o,
                 // The subgraph's node addressed this graph: run this node's writers with it.
                 Err(crate::Error::ParentCommand(cmd)) => {

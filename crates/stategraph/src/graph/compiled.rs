@@ -68,6 +68,8 @@ pub struct CompiledGraph<S> {
     pub(crate) topology: Arc<super::draw::topology::Topology>,
     /// What [`CompiledGraph::with_config`] set: merged under every call's config.
     pub(crate) defaults: Option<Arc<RunConfig>>,
+    /// What the run's span is named after (see [`crate::spans`]).
+    pub(crate) run_name: crate::spans::RunName,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -79,6 +81,7 @@ impl<S> Clone for CompiledGraph<S> {
             sources: self.sources.clone(),
             topology: self.topology.clone(),
             defaults: self.defaults.clone(),
+            run_name: self.run_name.clone(),
             _state: PhantomData,
         }
     }
@@ -116,6 +119,7 @@ impl<S: State> CompiledGraph<S> {
             sources: Sources::default(),
             topology,
             defaults: None,
+            run_name: crate::spans::RunName::Workflow,
             _state: PhantomData,
         }
     }
@@ -257,8 +261,29 @@ impl<S: State> CompiledGraph<S> {
         }
         let mut params = self.params(config, sink);
         params.keep_head = keep_head;
-        let lp = Loop::start(params, input).await?;
-        lp.run().await
+        let span = crate::spans::run_span(&self.run_name, config, "");
+        // Untraced, the run is awaited as is: wrapping it would move its (large) future.
+        if span.is_disabled() {
+            return Loop::start(params, input).await?.run().await;
+        }
+        crate::spans::in_run(span, async move {
+            Loop::start(params, input).await?.run().await
+        })
+        .await
+    }
+
+    /// Names the graph in its traces: each run's span is `invoke_workflow {name}` (without
+    /// a name: the Agent Server's `graph_id`, else `LangGraph`). Agents made by
+    /// [`create_react_agent`](crate::prebuilt::create_react_agent) are `invoke_agent`
+    /// spans instead, named by their `.name(...)`.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        let name: Arc<str> = Arc::from(name.into());
+        self.run_name = match self.run_name {
+            crate::spans::RunName::Agent(_) => crate::spans::RunName::Agent(Some(name)),
+            _ => crate::spans::RunName::Named(name),
+        };
+        self
     }
 
     /// Waits until no run of `config`'s thread in this process (on this graph's saver) is

@@ -144,23 +144,28 @@ impl<S: State> CompiledGraph<S> {
         };
         // Boxed: the run's future is large, and tokio moves a spawned future by value
         // several times (and its task cell holds it whole); a box moves as a pointer.
-        let handle = tokio::spawn(Box::pin(async move {
-            let _alive = alive;
-            let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
-            if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
-                let tuple = Arc::new(tuple);
-                let copy = CheckpointTuple::clone(&tuple);
-                match super::state_api::head_snapshot(&this.graph, saver, copy).await {
-                    Ok(snapshot) => {
-                        let _ = slot.set(snapshot);
-                        let _ = head_slot.set(ThreadHead::new(tuple));
+        // The run's spans go under the caller's span (the spawned task has none of its own).
+        let caller = tracing::Span::current();
+        let handle = tokio::spawn(tracing::Instrument::instrument(
+            Box::pin(async move {
+                let _alive = alive;
+                let outcome = this.run_with(input, &config, Some(sink), keep_head).await?;
+                if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
+                    let tuple = Arc::new(tuple);
+                    let copy = CheckpointTuple::clone(&tuple);
+                    match super::state_api::head_snapshot(&this.graph, saver, copy).await {
+                        Ok(snapshot) => {
+                            let _ = slot.set(snapshot);
+                            let _ = head_slot.set(ThreadHead::new(tuple));
+                        }
+                        // The caller reads the state instead (and meets the failure there).
+                        Err(e) => tracing::debug!(error = %e, "no final state for the run"),
                     }
-                    // The caller reads the state instead (and meets the failure there).
-                    Err(e) => tracing::debug!(error = %e, "no final state for the run"),
                 }
-            }
-            Ok::<_, Error>(())
-        }));
+                Ok::<_, Error>(())
+            }),
+            caller,
+        ));
         let cancel = AbortOnDrop {
             task: handle.abort_handle(),
             watched,

@@ -40,7 +40,7 @@ mod chat_history;
 mod chat_model;
 mod fake_model;
 mod messages_state;
-mod python_text;
+pub(crate) mod python_text;
 mod react_agent;
 pub(crate) mod tool;
 mod tool_node;

@@ -134,6 +134,7 @@ impl ReactAgentBuilder {
             self.model.bind_tools(&self.tools)
         };
         let (prompt, name) = (self.prompt, self.name);
+        let run_name = crate::spans::RunName::Agent(name.as_deref().map(std::sync::Arc::from));
         let agent = move |state: S, ctx: NodeContext| {
             let (model, prompt, name) = (model.clone(), prompt.clone(), name.clone());
             async move {
@@ -142,7 +143,8 @@ impl ReactAgentBuilder {
                 let mut input = Vec::with_capacity(messages.len() + 1);
                 input.extend(prompt);
                 input.extend_from_slice(messages);
-                let mut answer = model.invoke(&input, &ctx).await?;
+                let call = model.invoke(&input, &ctx);
+                let mut answer = crate::spans::chat(ctx.thread_id(), &input, call).await?;
                 // LangChain ids an answer made without streaming `lc_run--<run>-0`.
                 if answer.id.is_none() {
                     answer.id = Some(format!("{}-0", run_message_id()));
@@ -167,6 +169,7 @@ impl ReactAgentBuilder {
             g.add_edge("tools", "agent");
         }
         let mut compiled = g.compile_with(self.options)?;
+        compiled.run_name = run_name;
         let topology = Arc::make_mut(&mut compiled.topology);
         if let Some(node) = topology.nodes.iter_mut().find(|n| n.name == "tools") {
             node.tools = names;

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use stategraph_checkpoint::Value;
+use tracing::Instrument;
 
 use super::messages_state::HasMessages;
 use super::python_text::json_dumps;
 use super::tool::{detached_context, Tool, ToolFailure, ToolReply};
-use crate::messages::{Message, Role};
+use crate::messages::{Message, Role, ToolCall};
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
 
@@ -83,39 +84,20 @@ impl ToolNode {
                 "Last message is not an AIMessage",
             ));
         }
-        let calls = last.tool_calls.iter().map(|call| async move {
-            let id = call.id.clone().unwrap_or_default();
-            let Some(&i) = self.by_name.get(&call.name) else {
-                let names: Vec<&str> = self.tools.iter().map(Tool::name).collect();
-                let text = format!(
-                    "Error: {} is not a valid tool, try one of [{}].",
-                    call.name,
-                    names.join(", ")
-                );
-                return Ok(error_message(text, &call.name, id));
-            };
-            match self.tools[i].run(call.args.clone(), ctx.clone()).await {
-                Ok(reply) => Ok(reply_message(reply, &call.name, id)),
-                Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
-                    Ok(error_message(text, &call.name, id))
-                }
-                Err(ToolFailure::Invocation(text)) => {
-                    Err(NodeError::named("ToolInvocationError", text))
-                }
-                Err(ToolFailure::Failed(e)) if self.errors == ToolErrorHandling::All => {
-                    let text = format!("Error: {}\n Please fix your mistakes.", e.repr());
-                    Ok(error_message(text, &call.name, id))
-                }
-                Err(ToolFailure::Failed(e)) => Err(NodeError::named(&e.kind, &e.message)),
-                // A failure of a context tool is handled as any tool's; an interrupt or a
-                // parent command always goes up.
-                Err(ToolFailure::Node(e)) => match e.repr() {
-                    Some(repr) if self.errors == ToolErrorHandling::All => {
-                        let text = format!("Error: {repr}\n Please fix your mistakes.");
-                        Ok(error_message(text, &call.name, id))
-                    }
-                    _ => Err(e),
-                },
+        let calls = last.tool_calls.iter().map(|call| {
+            let tool = self.by_name.get(&call.name).map(|&i| &self.tools[i]);
+            let span = crate::spans::tool_span(
+                &call.name,
+                tool.map_or("", Tool::description),
+                call.id.as_deref(),
+                ctx.thread_id(),
+                &call.args,
+            );
+            let run = self.call(call, tool, ctx);
+            async move {
+                let (result, error_kind) = run.instrument(span.clone()).await;
+                crate::spans::tool_result(&span, &result, error_kind);
+                result
             }
         });
         futures::future::join_all(calls).await.into_iter().collect()
@@ -126,6 +108,53 @@ impl ToolNode {
     /// store. A tool that interrupts fails here, as there is no run to pause.
     pub async fn invoke(&self, messages: &[Message]) -> Result<Vec<Message>, NodeError> {
         self.run(messages, &detached_context("tools")).await
+    }
+
+    /// Runs one tool call; with the error's kind when the answer is an error message.
+    async fn call(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        ctx: &NodeContext,
+    ) -> (Result<Message, NodeError>, Option<&'static str>) {
+        let id = call.id.clone().unwrap_or_default();
+        let Some(tool) = tool else {
+            let names: Vec<&str> = self.tools.iter().map(Tool::name).collect();
+            let text = format!(
+                "Error: {} is not a valid tool, try one of [{}].",
+                call.name,
+                names.join(", ")
+            );
+            return (
+                Ok(error_message(text, &call.name, id)),
+                Some("ToolNotFound"),
+            );
+        };
+        let result = match tool.run(call.args.clone(), ctx.clone()).await {
+            Ok(reply) => Ok(reply_message(reply, &call.name, id)),
+            Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
+                let answer = error_message(text, &call.name, id);
+                return (Ok(answer), Some("ToolInvocationError"));
+            }
+            Err(ToolFailure::Invocation(text)) => {
+                Err(NodeError::named("ToolInvocationError", text))
+            }
+            Err(ToolFailure::Failed(e)) if self.errors == ToolErrorHandling::All => {
+                let text = format!("Error: {}\n Please fix your mistakes.", e.repr());
+                return (Ok(error_message(text, &call.name, id)), Some("ToolError"));
+            }
+            Err(ToolFailure::Failed(e)) => Err(NodeError::named(&e.kind, &e.message)),
+            // A failure of a context tool is handled as any tool's; an interrupt or a
+            // parent command always goes up.
+            Err(ToolFailure::Node(e)) => match e.repr() {
+                Some(repr) if self.errors == ToolErrorHandling::All => {
+                    let text = format!("Error: {repr}\n Please fix your mistakes.");
+                    return (Ok(error_message(text, &call.name, id)), Some("ToolError"));
+                }
+                _ => Err(e),
+            },
+        };
+        (result, None)
     }
 
     /// This tool node as a node function of a graph over `S`:
@@ -151,6 +180,14 @@ fn error_message(text: String, name: &str, id: String) -> Message {
     m
 }
 
+/// A tool's result as message content: a string as is, anything else as JSON text.
+fn content_of(out: Value) -> Value {
+    match out {
+        Value::Str(s) => Value::Str(s),
+        other => Value::from(json_dumps(&other)),
+    }
+}
+
 /// The tool message answering a call with `reply`.
 fn reply_message(reply: ToolReply, name: &str, id: String) -> Message {
     match reply {
@@ -167,13 +204,5 @@ fn reply_message(reply: ToolReply, name: &str, id: String) -> Message {
             }
             m
         }
-    }
-}
-
-/// A tool's result as message content: a string as is, anything else as JSON text.
-fn content_of(out: Value) -> Value {
-    match out {
-        Value::Str(s) => Value::Str(s),
-        other => Value::from(json_dumps(&other)),
     }
 }

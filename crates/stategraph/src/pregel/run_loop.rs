@@ -1053,6 +1053,11 @@ impl Loop {
         &mut self.tasks
     }
 
+    /// The checkpoint the current step's tasks were planned from.
+    pub(crate) fn checkpoint_id(&self) -> &str {
+        &self.checkpoint.id
+    }
+
     pub(crate) fn step(&self) -> i64 {
         self.step
     }

@@ -9,6 +9,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use parking_lot::Mutex;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};
+use tracing::Instrument;
 
 use super::algo::Channels;
 use super::cache::CacheKey;
@@ -104,9 +105,12 @@ impl Attempts {
         Result<Vec<(String, Value)>, NodeError>,
         Vec<(String, Value)>,
     ) {
+        // The task's span, when one is recorded (run_tasks wraps this future in it).
+        let span = crate::spans::current();
         let mut attempt = 0;
         loop {
             attempt += 1;
+            crate::spans::task_attempt(&span, attempt);
             let ctx = self.scope.context(attempt > 1);
             let fut = (self.runner)(self.input.clone(), ctx.clone());
             let guarded = AssertUnwindSafe(fut).catch_unwind();
@@ -136,6 +140,7 @@ impl Attempts {
                     continue;
                 }
             }
+            crate::spans::task_result(&span, &result);
             return (self.index, result, body);
         }
     }
@@ -160,6 +165,7 @@ pub(crate) async fn run_tasks(
     let mut outcome = StepOutcome::default();
     let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
     let mut cache_keys: Vec<(usize, CacheKey, Option<std::time::Duration>)> = Vec::new();
+    let traced = crate::spans::enabled();
     for &i in indices {
         let task = &lp.tasks()[i];
         // Only what the task needs of its node is copied (not the node's names and lists).
@@ -221,7 +227,20 @@ pub(crate) async fn run_tasks(
             retry,
             timeout,
         };
-        futures.push(attempts.run().boxed());
+        let span = traced.then(|| {
+            crate::spans::task_span(
+                &task.name,
+                lp.step(),
+                &task.id,
+                lp.checkpoint_id(),
+                lp.params().config.thread_id.as_deref(),
+            )
+        });
+        // Without a subscriber the task's future is not wrapped (nothing to enter).
+        match span.filter(|s| !s.is_disabled()) {
+            Some(span) => futures.push(attempts.run().instrument(span).boxed()),
+            None => futures.push(attempts.run().boxed()),
+        }
     }
 
     let cache_keys = Arc::new(cache_keys);
