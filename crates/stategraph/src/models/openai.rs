@@ -11,8 +11,8 @@ use serde_json::{json, Value as Json};
 
 use super::error::{ModelError, ModelErrorKind};
 use super::http::{Transport, DEFAULT_TIMEOUT};
+use super::options::{option_builders, ChunkSink, Options, ToolChoice, ToolSpec};
 use super::wire::{self, int, str_at, StreamedCalls};
-use super::{option_builders, ChunkSink, Options, ToolChoice, ToolSpec};
 use crate::messages::{Message, Role};
 use crate::prebuilt::{run_message_id, ChatModel, Tool};
 use crate::pregel::context::NodeContext;

@@ -4,7 +4,7 @@
 use crate::messages::{Message, ToolCall};
 use crate::{Map, Value};
 
-use super::Options;
+use super::options::Options;
 
 /// A JSON tree as a stored value (maps keep their order).
 pub(crate) fn value(json: &serde_json::Value) -> Value {
