@@ -145,6 +145,10 @@ impl Otel {
             .endpoint
             .as_ref()
             .map(|e| format!("{}/v1/traces", e.trim_end_matches('/')));
+        // With the `mcp` feature, the reqwest the exporter shares with rmcp is built with
+        // no TLS provider of its own: it needs a process default before any client exists.
+        #[cfg(feature = "mcp")]
+        crate::mcp::install_crypto_provider();
         // The blocking HTTP client is built (and later dropped) off any async runtime.
         let exporter = std::thread::spawn(move || {
             let mut builder = opentelemetry_otlp::SpanExporter::builder()

@@ -249,7 +249,7 @@ fn client_info() -> ClientConfig {
 
 /// Installs rustls' `ring` provider as the process default unless one is installed:
 /// the SDK's reqwest is built without a provider of its own (no aws-lc C build).
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Another thread may install one first: either is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();
