@@ -180,8 +180,17 @@ pub(crate) fn status_error(provider: &'static str, status: u16, body: &str) -> M
 }
 
 /// The wait a response asks for: `retry-after-ms` (milliseconds, as OpenAI sends), else
-/// `Retry-After` in seconds (a date form is not read).
+/// `Retry-After` in seconds, else `Retry-After` as an HTTP date (the time until then; none
+/// when it has passed), as the providers' Python SDKs read them.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, std::time::SystemTime::now())
+}
+
+/// [`retry_after`] with the present time given (a date is read against it).
+fn retry_after_at(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
     let read = |name: &str| {
         headers
             .get(name)
@@ -192,7 +201,12 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     if let Some(ms) = read("retry-after-ms") {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
-    read("retry-after").map(Duration::from_secs_f64)
+    if let Some(secs) = read("retry-after") {
+        return Some(Duration::from_secs_f64(secs));
+    }
+    let date = headers.get("retry-after")?.to_str().ok()?;
+    let at = httpdate::parse_http_date(date.trim()).ok()?;
+    at.duration_since(now).ok().filter(|d| !d.is_zero())
 }
 
 #[cfg(test)]
@@ -232,6 +246,14 @@ mod tests {
             "retry-after",
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("header"),
         );
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(
+            retry_after(&h),
+            None,
+            "a date that has passed asks for no wait"
+        );
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:27:55 GMT").expect("date");
+        assert_eq!(retry_after_at(&h, now), Some(Duration::from_secs(5)));
+        h.insert("retry-after", "soon".parse().expect("header"));
+        assert_eq!(retry_after_at(&h, now), None, "neither seconds nor a date");
     }
 }
