@@ -2,8 +2,10 @@
 //! a thread written by a Rust agent on `ChatOpenAI` is read by Python LangGraph with
 //! LangChain's classes, its messages the same shape, field by field, as those Python's
 //! `ChatOpenAI` stores in a twin thread (tests/models_interop/agent.py); and the Python
-//! thread is continued by the Rust agent. Needs `STATEGRAPH_INTEROP=1` and a
-//! `STATEGRAPH_PYTHON` with the pinned LangGraph and langchain-openai.
+//! thread is continued by the Rust agent. The same for `ChatAnthropic` against Python's
+//! `ChatAnthropic`, both on the local Anthropic-speaking proxy. Needs `STATEGRAPH_INTEROP=1`
+//! and a `STATEGRAPH_PYTHON` with the pinned LangGraph, langchain-openai and
+//! langchain-anthropic.
 
 #![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
@@ -15,8 +17,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
-use stategraph::models::ChatOpenAI;
-use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
+use stategraph::models::{ChatAnthropic, ChatOpenAI};
+use stategraph::prebuilt::{create_react_agent, ChatModel, MessagesState, Tool, ToolError};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{Message, RunConfig, State};
 
@@ -41,6 +43,7 @@ fn agent_py(
         .arg(script)
         .arg(db)
         .args([&server.base_url, &server.model, action, thread])
+        .env("PROVIDER", &server.provider)
         .env("LANGSMITH_TRACING", "false")
         .env("LANGCHAIN_TRACING_V2", "false")
         .output()
@@ -59,15 +62,23 @@ struct Shout {
     word: String,
 }
 
+/// The server's provider's client, as agent.py makes its twin.
+fn model(server: &common::Server, max_tokens: u32) -> Arc<dyn ChatModel> {
+    if server.provider == "anthropic" {
+        let m = ChatAnthropic::new(&server.model)
+            .base_url(&server.base_url)
+            .api_key("none");
+        return Arc::new(m.temperature(0.0).max_tokens(max_tokens));
+    }
+    let m = ChatOpenAI::new(&server.model).base_url(&server.base_url);
+    Arc::new(m.temperature(0.0).max_tokens(max_tokens).seed(7))
+}
+
 fn agent(
     server: &common::Server,
     saver: Arc<SqliteSaver>,
 ) -> stategraph::CompiledGraph<MessagesState> {
-    let m = ChatOpenAI::new(&server.model)
-        .base_url(&server.base_url)
-        .temperature(0.0)
-        .max_tokens(256)
-        .seed(7);
+    let m = model(server, 256);
     let shout = Tool::new("shout", "Shouts a word.", |a: Shout| async move {
         Ok::<_, ToolError>(a.word.to_uppercase())
     })
@@ -80,17 +91,39 @@ fn agent(
 
 #[tokio::test]
 async fn a_plain_answer_is_stored_as_chatopenai_stores_it() {
-    let (Some(python), Some(server)) = (python(), common::openai()) else {
-        return;
-    };
-    let dir = common::temp_dir("interop-plain");
+    if let (Some(python), Some(server)) = (python(), common::openai()) {
+        plain_answer(python, server).await;
+    }
+}
+
+#[tokio::test]
+async fn a_plain_answer_is_stored_as_chatanthropic_stores_it() {
+    if let (Some(python), Some(server)) = (python(), common::anthropic()) {
+        plain_answer(python, server).await;
+    }
+}
+
+#[tokio::test]
+async fn threads_on_the_real_model_are_shared_with_python_both_ways() {
+    if let (Some(python), Some(server)) = (python(), common::openai()) {
+        shared_both_ways(python, server).await;
+    }
+}
+
+#[tokio::test]
+async fn anthropic_threads_are_shared_with_python_both_ways() {
+    if let (Some(python), Some(server)) = (python(), common::anthropic()) {
+        shared_both_ways(python, server).await;
+    }
+}
+
+/// One answer without tools, in Rust and in Python: the same shape; Rust continues
+/// Python's thread.
+async fn plain_answer(python: std::ffi::OsString, server: common::Server) {
+    let dir = common::temp_dir(&format!("interop-plain-{}", server.provider));
     let db = dir.join("shared.sqlite");
     let saver = Arc::new(SqliteSaver::open(&db).unwrap());
-    let m = ChatOpenAI::new(&server.model)
-        .base_url(&server.base_url)
-        .temperature(0.0)
-        .max_tokens(24)
-        .seed(7);
+    let m = model(&server, 24);
     let rust = create_react_agent(m, vec![])
         .checkpointer(saver)
         .compile()
@@ -113,7 +146,8 @@ async fn a_plain_answer_is_stored_as_chatopenai_stores_it() {
     assert_eq!(from_rust[1]["class"], "AIMessage");
     assert_eq!(
         from_rust, from_python,
-        "the Rust answer has the shape of ChatOpenAI's"
+        "the Rust answer has the shape of the Python client's ({})",
+        server.provider
     );
     // Rust continues the Python thread.
     let more = rust
@@ -131,12 +165,10 @@ async fn a_plain_answer_is_stored_as_chatopenai_stores_it() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[tokio::test]
-async fn threads_on_the_real_model_are_shared_with_python_both_ways() {
-    let (Some(python), Some(server)) = (python(), common::openai()) else {
-        return;
-    };
-    let dir = common::temp_dir("interop");
+/// An agent with a tool, in Rust and in Python: Python reads the Rust thread as its own
+/// client writes one; Rust continues Python's thread, and Python reads the result.
+async fn shared_both_ways(python: std::ffi::OsString, server: common::Server) {
+    let dir = common::temp_dir(&format!("interop-{}", server.provider));
     let db = dir.join("shared.sqlite");
     let saver = Arc::new(SqliteSaver::open(&db).unwrap());
     let rust = agent(&server, saver.clone());
@@ -167,10 +199,12 @@ async fn threads_on_the_real_model_are_shared_with_python_both_ways() {
         classes,
         ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
     );
-    // Field by field (keys in order, value types), each message as ChatOpenAI stores it.
+    // Field by field (keys in order, value types), each message as the Python client
+    // (ChatOpenAI, ChatAnthropic) stores it.
     assert_eq!(
         from_rust, from_python,
-        "the Rust thread's messages have the shape of ChatOpenAI's"
+        "the Rust thread's messages have the shape of the Python client's ({})",
+        server.provider
     );
 
     // Rust continues the Python thread.

@@ -29,6 +29,8 @@ use tokio::net::{TcpListener, TcpStream};
 pub struct Server {
     pub base_url: String,
     pub model: String,
+    /// `openai` or `anthropic`: the wire the server speaks.
+    pub provider: String,
 }
 
 fn require() -> bool {
@@ -42,7 +44,11 @@ fn server(prefix: &str) -> Option<Server> {
             .filter(|v| !v.is_empty())
     };
     match (get("BASE_URL"), get("MODEL")) {
-        (Some(base_url), Some(model)) => Some(Server { base_url, model }),
+        (Some(base_url), Some(model)) => Some(Server {
+            base_url,
+            model,
+            provider: prefix.to_lowercase(),
+        }),
         _ => {
             assert!(
                 !require(),

@@ -1,5 +1,7 @@
 """The Python side of tests/models_interop.rs: LangGraph's create_react_agent with
-ChatOpenAI on the local OpenAI-compatible server, on a SQLite file shared with Rust.
+ChatOpenAI on the local OpenAI-compatible server (or, with PROVIDER=anthropic in the
+environment, ChatAnthropic on the local Anthropic-speaking proxy), on a SQLite file shared
+with Rust.
 
     agent.py DB BASE_URL MODEL write THREAD   # runs the agent: one tool call, then text
     agent.py DB BASE_URL MODEL plain THREAD   # runs an agent without tools: one answer
@@ -15,6 +17,8 @@ import sys
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
+import os
+
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt import create_react_agent
@@ -51,18 +55,26 @@ def message_shape(m):
     return out
 
 
+def chat_model(base_url, model, max_tokens):
+    """The provider's LangChain client on the local server."""
+    if os.environ.get("PROVIDER") == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+        return ChatAnthropic(model=model, base_url=base_url, api_key="none",
+                             temperature=0.0, max_tokens=max_tokens)
+    return ChatOpenAI(model=model, base_url=base_url, api_key="none",
+                      temperature=0.0, max_tokens=max_tokens, seed=7)
+
+
 def main():
     db, base_url, model, action, thread = sys.argv[1:6]
     with SqliteSaver.from_conn_string(db) as saver:
         config = {"configurable": {"thread_id": thread}}
         if action == "plain":
-            llm = ChatOpenAI(model=model, base_url=base_url, api_key="none",
-                             temperature=0.0, max_tokens=24, seed=7)
+            llm = chat_model(base_url, model, 24)
             agent = create_react_agent(llm, [], checkpointer=saver)
             agent.invoke({"messages": [("user", "Say hello.")]}, config)
         if action == "write":
-            llm = ChatOpenAI(model=model, base_url=base_url, api_key="none",
-                             temperature=0.0, max_tokens=256, seed=7)
+            llm = chat_model(base_url, model, 256)
             agent = create_react_agent(llm, [shout], checkpointer=saver)
             agent.invoke({"messages": [("user", "Shout hello.")]}, config)
         state = saver.get_tuple(config).checkpoint["channel_values"]["messages"]
@@ -70,7 +82,8 @@ def main():
         for m in state:
             if isinstance(m, AIMessage):
                 assert m.usage_metadata is not None, m
-                assert m.response_metadata.get("model_provider") == "openai", m
+                provider = os.environ.get("PROVIDER", "openai")
+                assert m.response_metadata.get("model_provider") == provider, m
 
 
 if __name__ == "__main__":
