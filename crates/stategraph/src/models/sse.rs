@@ -67,7 +67,7 @@ impl Reader {
                 }
             }
             let rest = &self.buf[self.pos..];
-            let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
                 return Ok(None);
             };
             self.after_cr = rest[end] == b'\r';
