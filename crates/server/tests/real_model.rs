@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use stategraph::checkpoint::CheckpointSaver;
 use stategraph::models::ChatOpenAI;
 use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
-use stategraph::checkpoint::CheckpointSaver;
 use stategraph::CompiledGraph;
 use stategraph_server::Server;
 

@@ -545,7 +545,7 @@ impl Streamed {
 
 /// Reads a streamed answer, streaming each chunk to `ctx`.
 async fn read_stream(
-    mut events: impl futures::Stream<Item = Result<eventsource_stream::Event, ModelError>> + Unpin,
+    mut events: impl futures::Stream<Item = Result<super::sse::Event, ModelError>> + Unpin,
     id: String,
     mut sink: Option<ChunkSink<'_>>,
     as_text: bool,

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
 use super::error::{ModelError, ModelErrorKind};
+use super::sse::{Event, Reader};
 
 /// The timeout when none is set: LangChain's clients wait 10 minutes by default (the
 /// SDKs' `DEFAULT_TIMEOUT`).
@@ -102,22 +102,41 @@ impl Transport {
         resp: reqwest::Response,
     ) -> impl Stream<Item = Result<Event, ModelError>> + Send + Unpin + 'static {
         let this = self.clone();
-        resp.bytes_stream().eventsource().map(move |item| {
-            item.map_err(|e| match e {
-                EventStreamError::Transport(e) => {
-                    let mut err = this.transport_error(&e);
-                    if err.kind == ModelErrorKind::Connection {
-                        err.kind = ModelErrorKind::StreamCut;
-                    }
-                    err
+        let bytes = Box::pin(resp.bytes_stream());
+        let state = (bytes, Reader::default(), this, false);
+        Box::pin(futures::stream::unfold(
+            state,
+            |(mut bytes, mut reader, this, done)| async move {
+                if done {
+                    return None;
                 }
-                other => ModelError::new(
-                    ModelErrorKind::InvalidResponse,
-                    this.provider,
-                    format!("bad event stream: {other}"),
-                ),
-            })
-        })
+                loop {
+                    match reader.next_event() {
+                        Ok(Some(event)) => return Some((Ok(event), (bytes, reader, this, false))),
+                        Ok(None) => {}
+                        Err(e) => {
+                            let err = ModelError::new(
+                                ModelErrorKind::InvalidResponse,
+                                this.provider,
+                                format!("bad event stream: UTF8 error: {}", e.0),
+                            );
+                            return Some((Err(err), (bytes, reader, this, true)));
+                        }
+                    }
+                    match bytes.next().await {
+                        Some(Ok(chunk)) => reader.push(&chunk),
+                        Some(Err(e)) => {
+                            let mut err = this.transport_error(&e);
+                            if err.kind == ModelErrorKind::Connection {
+                                err.kind = ModelErrorKind::StreamCut;
+                            }
+                            return Some((Err(err), (bytes, reader, this, true)));
+                        }
+                        None => return None,
+                    }
+                }
+            },
+        ))
     }
 
     /// A failure of the request itself (no HTTP status to read).

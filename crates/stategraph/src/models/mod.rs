@@ -61,9 +61,9 @@
 //! of them exposes every field we must store. reqwest is the most used async HTTP client,
 //! built on hyper and tokio that stategraph's server already uses; TLS is rustls with
 //! Mozilla's roots compiled in (`webpki-roots`), so no system OpenSSL is needed, and ring
-//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. `eventsource-stream`
-//! (the parser under `reqwest-eventsource` and async-openai) splits the byte stream
-//! into events. The two wire formats are small JSON shapes read with `serde_json`.
+//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. The byte stream is
+//! split into events by our own reader (`sse.rs`; it replaced `eventsource-stream`,
+//! whose per-line buffer copies were the largest CPU cost of a streamed call). The two wire formats are small JSON shapes read with `serde_json`.
 
 mod anthropic;
 mod error;
@@ -71,6 +71,7 @@ mod http;
 mod init;
 mod openai;
 mod options;
+mod sse;
 mod wire;
 
 pub use anthropic::{ChatAnthropic, ANTHROPIC_BASE_URL};

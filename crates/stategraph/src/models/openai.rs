@@ -510,6 +510,198 @@ fn stream_error(error: &Json) -> ModelError {
     e
 }
 
+/// What one streamed chunk says, read from either its typed form or its JSON tree.
+struct ChunkView<'a> {
+    usage: Option<&'a Json>,
+    choice: Option<ChoiceView<'a>>,
+    model: Option<&'a str>,
+    system_fingerprint: Option<&'a str>,
+    service_tier: Option<&'a str>,
+}
+
+/// The first choice of a chunk: its text, tool-call fragments (id, name, arguments,
+/// index) and finish reason.
+struct ChoiceView<'a> {
+    text: &'a str,
+    calls: Vec<(Option<&'a str>, Option<&'a str>, &'a str, i64)>,
+    finish_reason: Option<&'a str>,
+}
+
+impl<'a> ChunkView<'a> {
+    /// Reads a chunk's JSON tree: strings that are not strings are absent, as are
+    /// objects that are not objects.
+    fn of_json(chunk: &'a Json) -> ChunkView<'a> {
+        let choice = chunk.get("choices").and_then(|c| c.get(0)).map(|choice| {
+            let delta = choice.get("delta").unwrap_or(&Json::Null);
+            let calls = delta
+                .get("tool_calls")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(n, call)| {
+                    let f = call.get("function").unwrap_or(&Json::Null);
+                    (
+                        str_at(call, "id"),
+                        str_at(f, "name"),
+                        str_at(f, "arguments").unwrap_or(""),
+                        int(call, "index").unwrap_or(n as i64),
+                    )
+                })
+                .collect();
+            ChoiceView {
+                text: str_at(delta, "content").unwrap_or(""),
+                calls,
+                finish_reason: str_at(choice, "finish_reason"),
+            }
+        });
+        ChunkView {
+            usage: chunk.get("usage").filter(|u| !u.is_null()),
+            choice,
+            model: str_at(chunk, "model"),
+            system_fingerprint: str_at(chunk, "system_fingerprint"),
+            service_tier: str_at(chunk, "service_tier"),
+        }
+    }
+}
+
+/// A `chat.completion.chunk` read straight into types: the fields the stream uses, their
+/// text borrowed from the event where it has no escapes. Any field of another type than
+/// these fails the read (the caller then reads the JSON tree, whose reading is the
+/// reference), so both reads agree.
+mod chunk {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use serde_json::Value as Json;
+
+    use super::{ChoiceView, ChunkView};
+
+    /// A JSON string, borrowed where it can be.
+    pub(super) struct Text<'a>(Cow<'a, str>);
+
+    impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+                type Value = Text<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_borrowed_str<E: serde::de::Error>(
+                    self,
+                    s: &'de str,
+                ) -> Result<Text<'a>, E> {
+                    Ok(Text(Cow::Borrowed(s)))
+                }
+                fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text<'a>, E> {
+                    Ok(Text(Cow::Owned(s.to_owned())))
+                }
+                fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text<'a>, E> {
+                    Ok(Text(Cow::Owned(s)))
+                }
+            }
+            d.deserialize_str(V(std::marker::PhantomData))
+        }
+    }
+
+    /// The text of an optional string.
+    fn text<'s>(t: &'s Option<Text<'_>>) -> Option<&'s str> {
+        t.as_ref().map(|t| t.0.as_ref())
+    }
+
+    /// A chunk (or an `error` in its place).
+    #[derive(Deserialize)]
+    pub(super) struct Chunk<'a> {
+        #[serde(borrow, default)]
+        choices: Option<Vec<Choice<'a>>>,
+        #[serde(default)]
+        usage: Option<Json>,
+        #[serde(default)]
+        pub(super) error: Option<Json>,
+        #[serde(borrow, default)]
+        model: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        system_fingerprint: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        service_tier: Option<Text<'a>>,
+    }
+
+    /// One choice of a chunk.
+    #[derive(Deserialize)]
+    struct Choice<'a> {
+        #[serde(borrow, default)]
+        delta: Option<Delta<'a>>,
+        #[serde(borrow, default)]
+        finish_reason: Option<Text<'a>>,
+    }
+
+    /// What a choice adds.
+    #[derive(Deserialize)]
+    struct Delta<'a> {
+        #[serde(borrow, default)]
+        content: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        tool_calls: Option<Vec<CallDelta<'a>>>,
+    }
+
+    /// A fragment of a tool call.
+    #[derive(Deserialize)]
+    struct CallDelta<'a> {
+        #[serde(default)]
+        index: Option<i64>,
+        #[serde(borrow, default)]
+        id: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        function: Option<Function<'a>>,
+    }
+
+    /// The function part of a fragment.
+    #[derive(Deserialize)]
+    struct Function<'a> {
+        #[serde(borrow, default)]
+        name: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        arguments: Option<Text<'a>>,
+    }
+
+    impl Chunk<'_> {
+        /// What the chunk says.
+        pub(super) fn view(&self) -> ChunkView<'_> {
+            let choice = self.choices.as_ref().and_then(|c| c.first()).map(|c| {
+                let delta = c.delta.as_ref();
+                let calls = delta
+                    .and_then(|d| d.tool_calls.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(n, call)| {
+                        let f = call.function.as_ref();
+                        (
+                            text(&call.id),
+                            f.and_then(|f| text(&f.name)),
+                            f.and_then(|f| text(&f.arguments)).unwrap_or(""),
+                            call.index.unwrap_or(n as i64),
+                        )
+                    })
+                    .collect();
+                ChoiceView {
+                    text: delta.and_then(|d| text(&d.content)).unwrap_or(""),
+                    calls,
+                    finish_reason: text(&c.finish_reason),
+                }
+            });
+            ChunkView {
+                usage: self.usage.as_ref().filter(|u| !u.is_null()),
+                choice,
+                model: text(&self.model),
+                system_fingerprint: text(&self.system_fingerprint),
+                service_tier: text(&self.service_tier),
+            }
+        }
+    }
+}
+
 /// What a streamed answer has said so far.
 #[derive(Default)]
 struct Streamed {
@@ -522,43 +714,40 @@ struct Streamed {
 }
 
 impl Streamed {
-    /// Takes one `chat.completion.chunk`; the message chunk to stream, if any.
+    /// Takes one `chat.completion.chunk` (as a JSON tree); the message chunk to stream,
+    /// if any.
+    #[cfg(test)]
     fn take(&mut self, chunk: &Json, id: &str) -> Option<Message> {
+        self.take_view(&ChunkView::of_json(chunk), id)
+    }
+
+    /// Takes one chunk, read; the message chunk to stream, if any.
+    fn take_view(&mut self, chunk: &ChunkView<'_>, id: &str) -> Option<Message> {
         let mut out = Message::ai("").with_id(id);
-        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+        if let Some(usage) = chunk.usage {
             let u = usage_metadata(usage);
             self.usage = Some(u.clone());
             out.usage_metadata = Some(u);
         }
-        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+        let Some(choice) = &chunk.choice else {
             return out.usage_metadata.is_some().then_some(out);
         };
         let mut meta = Map::new();
-        let delta = choice.get("delta").unwrap_or(&Json::Null);
-        let text = str_at(delta, "content").unwrap_or("");
-        self.content.push_str(text);
-        out.content = text.into();
-        let mut chunks = Vec::new();
-        for (n, call) in delta
-            .get("tool_calls")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let index = int(call, "index").unwrap_or(n as i64);
-            let f = call.get("function").unwrap_or(&Json::Null);
-            let (cid, name) = (str_at(call, "id"), str_at(f, "name"));
-            let args = str_at(f, "arguments").unwrap_or("");
+        self.content.push_str(choice.text);
+        out.content = choice.text.into();
+        for &(cid, name, args, index) in &choice.calls {
             self.calls.add(index, cid, name, args);
-            chunks.push((cid, name, args, index));
         }
-        wire::set_call_chunks(&mut out, &chunks);
-        if let Some(reason) = str_at(choice, "finish_reason") {
+        wire::set_call_chunks(&mut out, &choice.calls);
+        if let Some(reason) = choice.finish_reason {
             meta.insert("finish_reason", reason);
-            for key in ["model", "system_fingerprint", "service_tier"] {
-                if let Some(v) = str_at(chunk, key).filter(|v| !v.is_empty()) {
-                    meta.insert(if key == "model" { "model_name" } else { key }, v);
+            for (key, v) in [
+                ("model_name", chunk.model),
+                ("system_fingerprint", chunk.system_fingerprint),
+                ("service_tier", chunk.service_tier),
+            ] {
+                if let Some(v) = v.filter(|v| !v.is_empty()) {
+                    meta.insert(key, v);
                 }
             }
             for (k, v) in meta.iter() {
@@ -594,7 +783,7 @@ impl Streamed {
 
 /// Reads a streamed answer, streaming each chunk to `ctx`.
 async fn read_stream(
-    mut events: impl futures::Stream<Item = Result<eventsource_stream::Event, ModelError>> + Unpin,
+    mut events: impl futures::Stream<Item = Result<super::sse::Event, ModelError>> + Unpin,
     id: String,
     mut sink: Option<ChunkSink<'_>>,
 ) -> Result<Message, ModelError> {
@@ -609,17 +798,30 @@ async fn read_stream(
         if data.is_empty() {
             continue;
         }
-        let chunk: Json = serde_json::from_str(data).map_err(|e| {
-            ModelError::new(
-                ModelErrorKind::InvalidResponse,
-                PROVIDER,
-                format!("a chunk that is not JSON ({e}): {data}"),
-            )
-        })?;
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(stream_error(error));
-        }
-        if let (Some(out), Some(sink)) = (state.take(&chunk, &id), sink.as_mut()) {
+        // The typed read borrows the chunk's text and builds no JSON tree; a chunk of an
+        // unusual shape (a field of another type) is read as a tree, as before.
+        let out = match serde_json::from_str::<chunk::Chunk<'_>>(data) {
+            Ok(typed) => {
+                if let Some(error) = &typed.error {
+                    return Err(stream_error(error));
+                }
+                state.take_view(&typed.view(), &id)
+            }
+            Err(_) => {
+                let chunk: Json = serde_json::from_str(data).map_err(|e| {
+                    ModelError::new(
+                        ModelErrorKind::InvalidResponse,
+                        PROVIDER,
+                        format!("a chunk that is not JSON ({e}): {data}"),
+                    )
+                })?;
+                if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+                    return Err(stream_error(error));
+                }
+                state.take_view(&ChunkView::of_json(&chunk), &id)
+            }
+        };
+        if let (Some(out), Some(sink)) = (out, sink.as_mut()) {
             sink(&out);
         }
     }
