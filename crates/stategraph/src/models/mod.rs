@@ -70,6 +70,7 @@ mod error;
 mod http;
 mod init;
 mod openai;
+mod openai_chunk;
 mod options;
 mod sse;
 mod wire;
