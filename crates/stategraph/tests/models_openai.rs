@@ -261,27 +261,30 @@ async fn the_openai_agent_example_runs_its_tools_on_the_real_model() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The example `name` as `cargo test` builds it, beside the test binaries; `None` (a
+/// skip) when it was not built, which fails under `STATEGRAPH_REQUIRE_MODELS=1`.
+fn built_example(name: &str) -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().unwrap();
+    let example = exe.parent()?.parent()?.join("examples").join(name);
+    if example.exists() {
+        return Some(example);
+    }
+    assert!(
+        std::env::var("STATEGRAPH_REQUIRE_MODELS").map_or(true, |v| v != "1"),
+        "{example:?} was not built"
+    );
+    println!("note: skipping: {example:?} is not built");
+    None
+}
+
 #[test]
 fn the_model_call_example_prints_the_answer_as_json() {
     let Some(server) = common::openai() else {
         return;
     };
-    // `cargo test` builds the examples beside the test binaries.
-    let exe = std::env::current_exe().unwrap();
-    let example = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/model_call");
-    if !example.exists() {
-        assert!(
-            std::env::var("STATEGRAPH_REQUIRE_MODELS").map_or(true, |v| v != "1"),
-            "{example:?} was not built"
-        );
-        println!("note: skipping: {example:?} is not built");
+    let Some(example) = built_example("model_call") else {
         return;
-    }
+    };
     let tools = common::temp_dir("model-call").join("tools.json");
     let spec = json!([{"type": "function", "function": {"name": "shout", "description": "Shouts.", "parameters": shout_tool().schema()}}]);
     std::fs::write(&tools, spec.to_string()).unwrap();
@@ -451,21 +454,9 @@ fn the_real_agent_example_prints_what_its_python_twin_prints() {
     let Some(server) = common::openai() else {
         return;
     };
-    let exe = std::env::current_exe().unwrap();
-    let example = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/real_agent");
-    if !example.exists() {
-        assert!(
-            std::env::var("STATEGRAPH_REQUIRE_MODELS").map_or(true, |v| v != "1"),
-            "{example:?} was not built"
-        );
-        println!("note: skipping: {example:?} is not built");
+    let Some(example) = built_example("real_agent") else {
         return;
-    }
+    };
     let run = |program: &std::ffi::OsStr, args: &[std::path::PathBuf]| {
         let out = std::process::Command::new(program)
             .args(args)
