@@ -4,6 +4,7 @@ use indexmap::IndexMap;
 
 use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
+use crate::fields::{bad, into_string, string_map};
 use crate::metadata::CheckpointMetadata;
 use crate::value::{Map, Value};
 use crate::version::{ChannelVersion, ChannelVersions};
@@ -160,35 +161,8 @@ pub(crate) fn versions_to_value(versions: &ChannelVersions) -> Value {
     Value::Map(m)
 }
 
-fn bad(field: &str) -> Error {
-    Error::InvalidData(format!("checkpoint field {field:?} has the wrong type"))
-}
-
-fn into_string(v: Value, field: &str) -> Result<String> {
-    match v {
-        Value::Str(s) => Ok(s.to_string()),
-        _ => Err(bad(field)),
-    }
-}
-
 fn version(v: Value) -> Result<ChannelVersion> {
     ChannelVersion::from_value(&v).ok_or_else(|| bad("channel version"))
-}
-
-/// Reads a map with string keys, converting each value.
-pub(crate) fn string_map<T, S: std::hash::BuildHasher + Default>(
-    v: Value,
-    field: &str,
-    mut f: impl FnMut(Value) -> Result<T>,
-) -> Result<IndexMap<String, T, S>> {
-    let Value::Map(m) = v else {
-        return Err(bad(field));
-    };
-    let mut out = IndexMap::with_capacity_and_hasher(m.len(), S::default());
-    for (k, v) in m {
-        out.insert(into_string(k, field)?, f(v)?);
-    }
-    Ok(out)
 }
 
 /// One write of a task: `(task_id, channel, value)`, as `pending_writes` returns it.

@@ -1,5 +1,6 @@
 //! What a saver returns to rebuild a DeltaChannel's value (docs/format.md#deltachannel):
-//! [`DeltaChannelHistory`], and the walk every saver can do through `get_tuple`.
+//! [`DeltaChannelHistory`], and the [`Collector`] every saver's walk of the parent chain
+//! fills (the walk through `get_tuple` is `saver::history_by_walk`).
 //!
 //! A DeltaChannel stores its value only now and then (a `_DeltaSnapshot`, msgpack ext 7);
 //! in between, only the writes it received are stored, as pending writes of the checkpoint
@@ -8,14 +9,9 @@
 //! The walk starts at the target's parent: the target's own value, when stored, is read
 //! directly, and the target's own writes belong to the step after it.
 
-use std::collections::HashSet;
-
 use indexmap::IndexMap;
 
 use crate::checkpoint::PendingWrite;
-use crate::config::CheckpointConfig;
-use crate::error::Result;
-use crate::saver::CheckpointSaver;
 use crate::value::Value;
 
 /// The history of one channel up to a checkpoint (LangGraph's `DeltaChannelHistory`).
@@ -37,44 +33,6 @@ pub fn empty_histories(channels: &[String]) -> IndexMap<String, DeltaChannelHist
         .iter()
         .map(|c| (c.clone(), DeltaChannelHistory::default()))
         .collect()
-}
-
-/// The histories of `channels` at the checkpoint `config` addresses, by walking
-/// `get_tuple` and `parent_config`, each ancestor read once for all channels. What
-/// [`CheckpointSaver::get_delta_channel_history`] does unless a saver reads its storage
-/// directly. Every requested channel gets an entry (empty when the target is unknown).
-pub async fn history_by_walk<S: CheckpointSaver + ?Sized>(
-    saver: &S,
-    config: &CheckpointConfig,
-    channels: &[String],
-) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    let mut out = empty_histories(channels);
-    if channels.is_empty() {
-        return Ok(out);
-    }
-    let mut collector = Collector::new(channels);
-    let mut cursor = match saver.get_tuple(config).await? {
-        Some(t) => t.parent_config,
-        None => None,
-    };
-    let mut visited: HashSet<String> = HashSet::new();
-    while let Some(cfg) = cursor {
-        if collector.done() {
-            break;
-        }
-        let Some(t) = saver.get_tuple(&cfg).await? else {
-            break;
-        };
-        // A re-put id can make a chain loop; stop at the first repeat.
-        if !visited.insert(t.checkpoint.id.clone()) {
-            break;
-        }
-        let mut values = t.checkpoint.channel_values;
-        collector.visit(t.pending_writes, |c| values.swap_remove(c));
-        cursor = t.parent_config;
-    }
-    collector.finish(&mut out);
-    Ok(out)
 }
 
 /// Accumulates a newest-first walk of the parent chain into per-channel histories: the

@@ -52,7 +52,7 @@ pub enum Error {
     },
     /// Strict mode: a stored Python object outside LangGraph's safe types and the allowlist.
     #[error("strict mode: {0}")]
-    Unsafe(Box<crate::serde::strict::UnsafeObject>),
+    Unsafe(Box<crate::serde::unsafe_object::UnsafeObject>),
     /// A backend that did not answer within the time it was given (a connection that
     /// could not be opened, a pool with no free connection, a statement without reply).
     /// Nothing is known about the outcome of a write that timed out: read before retrying.

@@ -33,6 +33,7 @@ pub mod delta;
 pub mod error;
 pub mod ext;
 pub mod fence;
+mod fields;
 pub mod id;
 pub mod in_flight;
 pub mod list_cursor;

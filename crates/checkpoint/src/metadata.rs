@@ -2,9 +2,9 @@
 
 use indexmap::IndexMap;
 
-use crate::checkpoint::string_map;
 use crate::config::CheckpointConfig;
 use crate::error::{Error, Result};
+use crate::fields::string_map;
 use crate::value::{Map, Value};
 
 /// Configurable keys that never go into metadata (`EXCLUDED_METADATA_KEYS`,

@@ -8,6 +8,7 @@
 //! `Arc<dyn CheckpointSaver>`), so its async methods return boxed futures through
 //! `async_trait`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,6 +17,7 @@ use indexmap::IndexMap;
 
 use crate::checkpoint::{Checkpoint, CheckpointTuple};
 use crate::config::CheckpointConfig;
+use crate::delta::{empty_histories, Collector, DeltaChannelHistory};
 use crate::error::{Error, Result};
 use crate::in_flight::InFlightSaves;
 use crate::metadata::CheckpointMetadata;
@@ -194,6 +196,37 @@ pub enum SaveOp {
     },
 }
 
+impl SaveOp {
+    /// Makes the one call on `saver` this op holds the arguments of: `put` (its answer, the
+    /// stored checkpoint's config) or `put_writes` (`None`).
+    pub async fn apply<S: CheckpointSaver + ?Sized>(
+        &self,
+        saver: &S,
+    ) -> Result<Option<CheckpointConfig>> {
+        match self {
+            SaveOp::Put {
+                config,
+                checkpoint,
+                metadata,
+                new_versions,
+            } => Ok(Some(
+                saver
+                    .put(config, checkpoint, metadata, new_versions)
+                    .await?,
+            )),
+            SaveOp::PutWrites {
+                config,
+                writes,
+                task_id,
+                task_path,
+            } => {
+                saver.put_writes(config, writes, task_id, task_path).await?;
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// A place checkpoints are stored: in memory, SQLite, Postgres, or a wrapper of one.
 #[async_trait]
 pub trait CheckpointSaver: Send + Sync {
@@ -282,14 +315,14 @@ pub trait CheckpointSaver: Send + Sync {
     /// (docs/format.md#deltachannel): for each, the value stored by its nearest ancestor (the seed)
     /// and the
     /// channel's writes since then, oldest first. Provided: walks `get_tuple` and
-    /// `parent_config` ([`crate::delta::history_by_walk`]); savers with direct storage
+    /// `parent_config` ([`history_by_walk`]); savers with direct storage
     /// access read the chain in one query.
     async fn get_delta_channel_history(
         &self,
         config: &CheckpointConfig,
         channels: &[String],
-    ) -> Result<IndexMap<String, crate::delta::DeltaChannelHistory>> {
-        crate::delta::history_by_walk(self, config, channels).await
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        history_by_walk(self, config, channels).await
     }
 
     /// The checkpoint addressed by `config`, without its tuple. Provided.
@@ -343,24 +376,45 @@ pub trait CheckpointSaver: Send + Sync {
 /// provided [`CheckpointSaver::put_batch`], for savers whose own batch falls back to it.
 pub async fn put_each<S: CheckpointSaver + ?Sized>(saver: &S, ops: &[SaveOp]) -> Result<()> {
     for op in ops {
-        match op {
-            SaveOp::Put {
-                config,
-                checkpoint,
-                metadata,
-                new_versions,
-            } => {
-                saver
-                    .put(config, checkpoint, metadata, new_versions)
-                    .await?;
-            }
-            SaveOp::PutWrites {
-                config,
-                writes,
-                task_id,
-                task_path,
-            } => saver.put_writes(config, writes, task_id, task_path).await?,
-        }
+        op.apply(saver).await?;
     }
     Ok(())
+}
+
+/// The histories of `channels` at the checkpoint `config` addresses, by walking
+/// `get_tuple` and `parent_config`, each ancestor read once for all channels. What
+/// [`CheckpointSaver::get_delta_channel_history`] does unless a saver reads its storage
+/// directly. Every requested channel gets an entry (empty when the target is unknown).
+pub async fn history_by_walk<S: CheckpointSaver + ?Sized>(
+    saver: &S,
+    config: &CheckpointConfig,
+    channels: &[String],
+) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    let mut out = empty_histories(channels);
+    if channels.is_empty() {
+        return Ok(out);
+    }
+    let mut collector = Collector::new(channels);
+    let mut cursor = match saver.get_tuple(config).await? {
+        Some(t) => t.parent_config,
+        None => None,
+    };
+    let mut visited: HashSet<String> = HashSet::new();
+    while let Some(cfg) = cursor {
+        if collector.done() {
+            break;
+        }
+        let Some(t) = saver.get_tuple(&cfg).await? else {
+            break;
+        };
+        // A re-put id can make a chain loop; stop at the first repeat.
+        if !visited.insert(t.checkpoint.id.clone()) {
+            break;
+        }
+        let mut values = t.checkpoint.channel_values;
+        collector.visit(t.pending_writes, |c| values.swap_remove(c));
+        cursor = t.parent_config;
+    }
+    collector.finish(&mut out);
+    Ok(out)
 }

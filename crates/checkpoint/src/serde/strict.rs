@@ -25,12 +25,13 @@
 //! `LANGGRAPH_STRICT_MSGPACK` as Python does), or call [`check`] on any value.
 
 use std::collections::HashSet;
-use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::ext::{Ext, Object, ObjectCode};
 use crate::serde::{Serializer, Typed};
 use crate::value::Value;
+
+pub use super::unsafe_object::UnsafeObject;
 
 /// LangGraph's `SAFE_MSGPACK_TYPES` (langgraph-checkpoint 4.3.2): the `(module, class)`
 /// pairs Python constructs even in strict mode.
@@ -124,42 +125,6 @@ impl<M: Into<String>, C: Into<String>> FromIterator<(M, C)> for Allowlist {
         }
     }
 }
-
-/// An object record strict mode refuses: where it is and what it would construct.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnsafeObject {
-    /// Where in the value: `$`, `$.key`, `$.list[2]`, `$.obj<args>[0]`, ...
-    pub path: String,
-    /// The module Python would import.
-    pub module: String,
-    /// The class (or, for a method call, the class whose method) Python would use.
-    pub class: String,
-    /// The method Python would call (code 3 records), if any.
-    pub method: Option<String>,
-}
-
-impl UnsafeObject {
-    /// What is refused, without the path: `module.class[.method] is outside ...`.
-    pub fn reason(&self) -> String {
-        let method = self
-            .method
-            .as_deref()
-            .map(|m| format!(".{m}"))
-            .unwrap_or_default();
-        format!(
-            "{}.{}{method} is outside LangGraph's safe types and the allowlist",
-            self.module, self.class
-        )
-    }
-}
-
-impl fmt::Display for UnsafeObject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (at {})", self.reason(), self.path)
-    }
-}
-
-impl std::error::Error for UnsafeObject {}
 
 /// Checks every object record in `value` against LangGraph's safe types and `allowlist`.
 pub fn check(value: &Value, allowlist: &Allowlist) -> Result<(), UnsafeObject> {

@@ -477,27 +477,7 @@ impl Drop for Writer {
 
 /// One save on `saver`.
 async fn run_op(saver: &dyn CheckpointSaver, op: &SaveOp) -> SaveResult {
-    match op {
-        SaveOp::Put {
-            config,
-            checkpoint,
-            metadata,
-            new_versions,
-        } => Ok(Some(
-            saver
-                .put(config, checkpoint, metadata, new_versions)
-                .await?,
-        )),
-        SaveOp::PutWrites {
-            config,
-            writes,
-            task_id,
-            task_path,
-        } => {
-            saver.put_writes(config, writes, task_id, task_path).await?;
-            Ok(None)
-        }
-    }
+    op.apply(saver).await
 }
 
 /// The bounded queue of durability `async`: one tokio task hands everything queued to

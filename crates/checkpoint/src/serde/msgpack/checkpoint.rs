@@ -3,8 +3,11 @@
 //! (savers write one checkpoint per super-step, so this is the engine's hot path).
 
 use super::encode::{write_array_header, write_int, write_map_header, write_str};
+use super::encode_once::encode_root;
+use super::limits::DecodeLimits;
 use crate::checkpoint::Checkpoint;
 use crate::error::Result;
+use crate::value::Value;
 use crate::version::{ChannelVersion, ChannelVersions};
 
 #[inline]
@@ -50,7 +53,7 @@ pub fn encode_checkpoint_into(
         write_map_header(out, checkpoint.channel_values.len())?;
         for (k, v) in &checkpoint.channel_values {
             write_str(out, k)?;
-            super::encode_into(v, out)?;
+            encode_into(v, out)?;
         }
     }
     write_str(out, "channel_versions")?;
@@ -65,7 +68,7 @@ pub fn encode_checkpoint_into(
         write_str(out, "pending_sends")?;
         write_array_header(out, sends.len())?;
         for s in sends {
-            super::encode_into(s, out)?;
+            encode_into(s, out)?;
         }
     }
     write_str(out, "updated_channels")?;
@@ -80,7 +83,7 @@ pub fn encode_checkpoint_into(
     }
     for (k, v) in &checkpoint.extra {
         write_str(out, k)?;
-        super::encode_into(v, out)?;
+        encode_into(v, out)?;
     }
     Ok(())
 }
@@ -123,6 +126,11 @@ pub fn encode_checkpoint(checkpoint: &Checkpoint, with_values: bool) -> Result<V
     let mut out = Vec::with_capacity(size_hint(checkpoint, with_values));
     encode_checkpoint_into(checkpoint, with_values, &mut out)?;
     Ok(out)
+}
+
+/// [`super::encode_into`], called here without going up to the facade.
+fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<()> {
+    encode_root(value, out, DecodeLimits::DEFAULT_MAX_DEPTH)
 }
 
 #[cfg(test)]
