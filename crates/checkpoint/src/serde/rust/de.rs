@@ -2,7 +2,7 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer as _, IntoDeserializer, Unexpected, Visitor};
 
-use super::{ext_rendering, SerdeError, MAGIC_EXT, MAGIC_VALUE};
+use super::protocol::{ext_rendering, SerdeError, MAGIC_EXT, MAGIC_VALUE};
 use crate::ext::Ext;
 use crate::value::Value;
 

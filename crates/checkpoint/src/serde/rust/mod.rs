@@ -6,7 +6,7 @@
 //! | Rust                                        | [`Value`]                                   |
 //! |---------------------------------------------|---------------------------------------------|
 //! | `bool`                                      | `Bool`                                      |
-//! | integers                                    | `Int`, or `UInt` above `i64::MAX`; an `i128`/`u128` outside both ranges is [`Error::Encode`] |
+//! | integers                                    | `Int`, or `UInt` above `i64::MAX`; an `i128`/`u128` outside both ranges is [`Error::Encode`](crate::Error::Encode) |
 //! | `f32`, `f64`                                | `Float`                                     |
 //! | `char`, `str`, `String`                     | `Str`                                       |
 //! | bytes (`serde_bytes`)                       | `Bytes`                                     |
@@ -54,27 +54,20 @@
 //! That rendering is for reading; a foreign format does not turn it back into an
 //! extension value (nor a JSON array back into bytes).
 
-use std::fmt;
-
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::ext::{Ext, Object, ObjectCode};
-use crate::value::{Map, Value};
+use crate::error::Result;
+use crate::value::Value;
 
 mod de;
+mod protocol;
 mod ser;
 mod value;
 
-/// Newtype name by which `Value::deserialize` asks for an exact value.
-const MAGIC_VALUE: &str = "$stategraph::private::Value";
-/// Newtype name (serializing) and variant name (deserializing) of an extension value.
-const MAGIC_EXT: &str = "$stategraph::private::Ext";
-
 /// Converts a Rust value to a [`Value`].
 ///
-/// Fails with [`Error::Encode`] on an integer outside the 64-bit range, or when the
+/// Fails with [`Error::Encode`](crate::Error::Encode) on an integer outside the 64-bit range, or when the
 /// type's `Serialize` implementation itself fails.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
     value.serialize(ser::ValueSerializer).map_err(|e| e.0)
@@ -82,98 +75,14 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
 
 /// Converts a [`Value`] to a Rust value, moving strings and containers out of it.
 ///
-/// Fails with [`Error::InvalidData`] when the value does not have the shape of `T`.
+/// Fails with [`Error::InvalidData`](crate::Error::InvalidData) when the value does not have the shape of `T`.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T> {
     T::deserialize(de::ValueDeserializer(de::Src::Own(value))).map_err(|e| e.0)
 }
 
 /// Converts a borrowed [`Value`] to a Rust value that may borrow strings and bytes from it.
 ///
-/// Fails with [`Error::InvalidData`] when the value does not have the shape of `T`.
+/// Fails with [`Error::InvalidData`](crate::Error::InvalidData) when the value does not have the shape of `T`.
 pub fn from_value_ref<'de, T: Deserialize<'de>>(value: &'de Value) -> Result<T> {
     T::deserialize(de::ValueDeserializer(de::Src::Ref(value))).map_err(|e| e.0)
-}
-
-/// [`Error`] as the error of serde's traits: custom serializing errors are
-/// [`Error::Encode`], custom deserializing errors [`Error::InvalidData`].
-#[derive(Debug)]
-struct SerdeError(Error);
-
-impl fmt::Display for SerdeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl std::error::Error for SerdeError {}
-
-impl serde::ser::Error for SerdeError {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        SerdeError(Error::Encode(msg.to_string()))
-    }
-}
-
-impl serde::de::Error for SerdeError {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        SerdeError(Error::InvalidData(msg.to_string()))
-    }
-}
-
-/// The map form of an extension value (see the module docs).
-fn ext_rendering(ext: Ext) -> Value {
-    let code = Value::Int(ext.code().into());
-    let mut pairs = vec![(Value::from("$ext"), code)];
-    match ext {
-        Ext::Object(o) => {
-            pairs.push(("module".into(), Value::Str(o.module.into())));
-            pairs.push(("class".into(), Value::Str(o.class.into())));
-            pairs.push(("data".into(), o.data));
-            if let Some(method) = o.method {
-                pairs.push(("method".into(), Value::Str(method.into())));
-            }
-        }
-        Ext::NumpyArray(data) | Ext::DeltaSnapshot(data) => pairs.push(("data".into(), data)),
-    }
-    Value::Map(Map::from_pairs(pairs))
-}
-
-/// Reads back [`ext_rendering`]'s map; `None` for anything else.
-fn ext_from_rendering(value: Value) -> Option<Ext> {
-    let Value::Map(map) = value else { return None };
-    let (mut code, mut module, mut class, mut data, mut method) = (None, None, None, None, None);
-    for (k, v) in map {
-        let slot = match k.as_str()? {
-            "$ext" => &mut code,
-            "module" => &mut module,
-            "class" => &mut class,
-            "data" => &mut data,
-            "method" => &mut method,
-            _ => return None,
-        };
-        if slot.replace(v).is_some() {
-            return None;
-        }
-    }
-    let code = i8::try_from(code?.as_i64()?).ok()?;
-    let data = data?;
-    let string = |v: Value| match v {
-        Value::Str(s) => Some(s),
-        _ => None,
-    };
-    match ObjectCode::from_code(code) {
-        Some(code) => Some(Ext::Object(Object {
-            code,
-            module: string(module?)?.to_string(),
-            class: string(class?)?.to_string(),
-            data,
-            method: match method {
-                Some(m) => Some((string(m)?).to_string()),
-                None => None,
-            },
-        })),
-        None if module.is_some() || class.is_some() || method.is_some() => None,
-        None if code == 6 => Some(Ext::NumpyArray(data)),
-        None if code == 7 => Some(Ext::DeltaSnapshot(data)),
-        None => None,
-    }
 }

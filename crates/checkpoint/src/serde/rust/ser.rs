@@ -2,7 +2,7 @@
 
 use serde::ser::{self, Serialize};
 
-use super::{ext_from_rendering, SerdeError, MAGIC_EXT};
+use super::protocol::{ext_from_rendering, SerdeError, MAGIC_EXT};
 use crate::error::Error;
 use crate::value::{Map, Value};
 

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::{ext_from_rendering, MAGIC_EXT, MAGIC_VALUE};
+use super::protocol::{ext_from_rendering, MAGIC_EXT, MAGIC_VALUE};
 use crate::ext::Ext;
 use crate::value::{Bytes, List, Map, Str, Value};
 
