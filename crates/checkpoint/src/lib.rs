@@ -34,6 +34,7 @@ pub mod error;
 pub mod ext;
 pub mod fence;
 mod fields;
+mod float_repr;
 pub mod id;
 pub mod in_flight;
 pub mod list_cursor;

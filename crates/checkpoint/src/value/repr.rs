@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use super::Value;
 use crate::ext::{Ext, Object, ObjectCode};
-use crate::version_gen::python_float_repr;
+use crate::float_repr::python_float_repr;
 
 /// The Python `repr()` of a value.
 pub fn repr(value: &Value) -> String {
