@@ -159,5 +159,5 @@ macro_rules! behaviour_table {
 
 /// Every behaviour of the suite, grouped by spec file in capability order.
 pub fn behaviours() -> Vec<Behaviour> {
-    crate::__with_behaviours!([behaviour_table])
+    __with_behaviours!([behaviour_table])
 }

@@ -73,10 +73,13 @@ pub use stategraph_checkpoint::CheckpointSaver;
 
 #[macro_use]
 mod check;
+// Before `behaviour`, which calls `__with_behaviours!` by its textual name (a path to it
+// would be one to the crate root, which re-exports `behaviour`: an import circle).
+#[macro_use]
+pub mod spec;
 mod behaviour;
 pub mod fixtures;
 mod report;
-pub mod spec;
 pub mod streaming;
 mod validate;
 

@@ -5,10 +5,10 @@
 //! through here.
 
 use indexmap::IndexMap;
-use stategraph_checkpoint::{rebuild_delta_values, CheckpointTuple, DeltaValue};
+use stategraph_checkpoint::{rebuild_delta_values, CheckpointConfig, CheckpointTuple, DeltaValue};
 
-use crate::commands::show;
 use crate::db::Db;
+use crate::error::CliError;
 use crate::render::{cut, text};
 use crate::Result;
 
@@ -51,7 +51,7 @@ pub async fn rebuild(db: &Db, mut tuple: CheckpointTuple) -> Result<State> {
 /// Reads checkpoint `id` (the latest if `None`) of `(thread, ns)` and rebuilds its
 /// DeltaChannel values; a missing thread or checkpoint is [`crate::CliError::NotFound`].
 pub async fn load(db: &Db, thread: &str, ns: &str, id: Option<&str>) -> Result<State> {
-    let tuple = show::load(db, thread, ns, id).await?;
+    let tuple = load_tuple(db, thread, ns, id).await?;
     rebuild(db, tuple).await
 }
 
@@ -92,5 +92,20 @@ pub fn note(delta: Option<&DeltaValue>, max: usize) -> Option<String> {
             }
             s
         }
+    })
+}
+
+/// Reads the checkpoint `id` (the latest if `None`) of `(thread, ns)`, or says which is
+/// missing.
+async fn load_tuple(db: &Db, thread: &str, ns: &str, id: Option<&str>) -> Result<CheckpointTuple> {
+    let mut config = CheckpointConfig::thread(thread).with_ns(ns);
+    if let Some(id) = id {
+        config = config.with_checkpoint_id(id);
+    }
+    db.saver.get_tuple(&config).await?.ok_or_else(|| {
+        CliError::NotFound(match id {
+            Some(id) => format!("no checkpoint {id} in thread {thread:?} (namespace {ns:?})"),
+            None => format!("no checkpoints for thread {thread:?} (namespace {ns:?})"),
+        })
     })
 }

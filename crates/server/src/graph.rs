@@ -7,7 +7,7 @@ use stategraph::checkpoint::{CheckpointConfig, ListOptions};
 use stategraph::graph::draw::DrawGraph;
 use stategraph::pregel::snapshot::StateSnapshot;
 use stategraph::pregel::spec::GraphSpec;
-use stategraph::{Command, CompiledGraph, RunConfig, RunStream, State, StreamMode, Value};
+use stategraph::{CompiledGraph, RunConfig, RunStream, State, StreamMode, Value};
 
 use crate::graph_input::GraphInput;
 
@@ -93,6 +93,3 @@ impl<S: State> ServedGraph for CompiledGraph<S> {
         CompiledGraph::settle(self, &config).await
     }
 }
-
-/// Keeps the `Command` type in one place for the input module.
-pub(crate) type InputCommand = Command<IndexMap<String, Value>>;

@@ -2,11 +2,13 @@
 
 use indexmap::IndexMap;
 use serde_json::Value as Json;
-use stategraph::{Goto, Resume, Value};
+use stategraph::{Command, Goto, Resume, Value};
 
 use crate::error::{Result, ServerError};
-use crate::graph::InputCommand;
 use crate::json::{to_value, to_writes};
+
+/// The `Command` a run's input gives: updates as a map of channel values.
+pub(crate) type InputCommand = Command<IndexMap<String, Value>>;
 
 /// The input of a run.
 #[derive(Debug)]

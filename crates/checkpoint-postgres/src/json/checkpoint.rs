@@ -6,7 +6,7 @@ use stategraph_checkpoint::{
     ChannelVersion, ChannelVersions, Checkpoint, Error, Map, Result, Value,
 };
 
-use super::{encode, write, write_str, NotJson};
+use super::write::{encode, write, write_str, NotJson};
 
 /// The keys [`Checkpoint::to_value`] writes itself; an `extra` key equal to one of them
 /// replaces it in place there, which the direct writer leaves to the `Value` path.

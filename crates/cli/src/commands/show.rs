@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use indexmap::IndexMap;
 use serde_json::json;
-use stategraph_checkpoint::{CheckpointConfig, CheckpointTuple, DeltaValue, Value};
+use stategraph_checkpoint::{DeltaValue, Value};
 
 use crate::checkpoint_ref::resolve_opt;
 use crate::db::Db;
@@ -20,21 +20,6 @@ use crate::snapshot::{delta_json, interrupts, is_state_channel, next, state_json
 use crate::state::{self, State};
 use crate::style::{Style, Table};
 use crate::{Ctx, Result};
-
-/// Reads the checkpoint `id` (the latest if `None`) of `(thread, ns)`, or says which is
-/// missing.
-pub async fn load(db: &Db, thread: &str, ns: &str, id: Option<&str>) -> Result<CheckpointTuple> {
-    let mut config = CheckpointConfig::thread(thread).with_ns(ns);
-    if let Some(id) = id {
-        config = config.with_checkpoint_id(id);
-    }
-    db.saver.get_tuple(&config).await?.ok_or_else(|| {
-        CliError::NotFound(match id {
-            Some(id) => format!("no checkpoint {id} in thread {thread:?} (namespace {ns:?})"),
-            None => format!("no checkpoints for thread {thread:?} (namespace {ns:?})"),
-        })
-    })
-}
 
 /// Runs the command.
 pub async fn run(ctx: &mut Ctx, args: &ShowArgs) -> Result<ExitCode> {

@@ -477,7 +477,7 @@ impl Drop for Writer {
 
 /// One save on `saver`.
 async fn run_op(saver: &dyn CheckpointSaver, op: &SaveOp) -> SaveResult {
-    op.apply(saver).await
+    Ok(op.apply(saver).await?)
 }
 
 /// The bounded queue of durability `async`: one tokio task hands everything queued to
