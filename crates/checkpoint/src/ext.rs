@@ -5,7 +5,7 @@
 //! `[module, class, data, method]` for codes 0 to 5, the raw array description for numpy
 //! arrays (6), and the wrapped value for delta snapshots (7). Python reconstructs the
 //! object by importing `module.class`; stategraph never does: an [`Ext`] is data, and
-//! typed accessors (see [`crate::python`]) read the well-known ones (UUIDs, datetimes,
+//! typed accessors (see [`crate::py_objects`]) read the well-known ones (UUIDs, datetimes,
 //! sets, messages, `Send`, `Interrupt`).
 
 use crate::value::Value;

@@ -40,7 +40,7 @@ pub mod in_flight;
 pub mod list_cursor;
 pub mod memory;
 pub mod metadata;
-pub mod python;
+pub mod py_objects;
 pub mod raw;
 pub mod rebuild;
 pub mod saver;
