@@ -39,6 +39,7 @@ pub mod db;
 pub mod demo;
 mod durable;
 pub mod error;
+mod execute;
 pub mod graph;
 pub mod graph_input;
 pub mod head_cache;

@@ -36,3 +36,13 @@ async fn terminated() {
     }
     let _ = tokio::signal::ctrl_c().await;
 }
+
+/// Resolves once `shutdown` is true (never, when its sender is gone).
+pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    while !*shutdown.borrow() {
+        if shutdown.changed().await.is_err() {
+            // The sender is gone: nobody can ask to stop; wait forever.
+            futures::future::pending::<()>().await;
+        }
+    }
+}

@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::ext::ObjectCode;
 use crate::serde::json_text::{self, JsonOptions, Refusal};
 use crate::serde::lc_allowlist::LC_CORE;
+use crate::serde::lc_construct::{args_construct, document, message, truthy, DOCUMENT_MODULE};
 use crate::value::{Map, Value};
 
 /// LangGraph's safe types (`SAFE_MSGPACK_TYPES`) other than messages and `Document`, with
@@ -98,9 +99,6 @@ const SAFE_UNMODELLED: &[(&str, &str)] = &[
     ("langchain_core.messages.base", "BaseMessage"),
     ("langchain_core.messages.base", "BaseMessageChunk"),
 ];
-
-/// The module of LangChain's `Document`.
-const DOCUMENT_MODULE: &str = "langchain_core.documents.base";
 
 /// Reads legacy JSON bytes into a value.
 pub fn loads(bytes: &[u8]) -> Result<Value> {
@@ -191,12 +189,6 @@ fn lc2_pydantic(module: &str, class: &str) -> Option<bool> {
 
 /// A safe `lc: 2` envelope: what `cls(*args, **kwargs)` gives, `None` where it raises.
 fn revive_lc2(map: &Map, module: &str, class: &str) -> Result<Value, Refusal> {
-    let unsupported = || {
-        Refusal::new(format!(
-            "`lc: 2` {module}.{class}: Python constructs it, stategraph does not model its \
-             arguments and refuses it rather than guess"
-        ))
-    };
     // Python tests truthiness: empty lists and maps count as absent.
     let args = map.get("args").filter(|v| truthy(v));
     let kwargs = map.get("kwargs").filter(|v| truthy(v));
@@ -212,41 +204,71 @@ fn revive_lc2(map: &Map, module: &str, class: &str) -> Result<Value, Refusal> {
         }
     }
     if SAFE_UNMODELLED.contains(&(module, class)) {
-        return Err(unsupported());
+        return Err(unmodelled(module, class));
     }
     if SAFE_BUT_FAILING.contains(&(module, class)) {
         return Ok(Value::Nil);
     }
     if let Some(is_message) = lc2_pydantic(module, class) {
-        let args: &[Value] = match args {
-            None => &[],
-            Some(Value::List(l)) => l,
-            Some(_) => return Err(unsupported()),
-        };
-        let mut fields = match kwargs {
-            None => Map::new(),
-            Some(Value::Map(m)) => m.clone(),
-            Some(_) => return Ok(Value::Nil),
-        };
-        let first = match (is_message, class) {
-            (false, _) => "page_content",
-            (true, "RemoveMessage") => "id",
-            (true, _) => "content",
-        };
-        match args {
-            [] => {}
-            [arg] if fields.get(first).is_none() => {
-                fields.push_unique(first, arg.clone());
-            }
-            _ => return Ok(Value::Nil),
-        }
-        let built = if is_message {
-            message(class, fields)
-        } else {
-            document(fields)
-        };
-        return Ok(built.unwrap_or(Value::Nil));
+        return revive_lc2_pydantic(module, class, is_message, args, kwargs);
     }
+    revive_lc2_object(module, class, args, kwargs)
+}
+
+/// The refusal of a safe `lc: 2` envelope whose arguments are not modelled here.
+fn unmodelled(module: &str, class: &str) -> Refusal {
+    Refusal::new(format!(
+        "`lc: 2` {module}.{class}: Python constructs it, stategraph does not model its \
+         arguments and refuses it rather than guess"
+    ))
+}
+
+/// A safe message (`is_message`) or `Document` from its `args` and `kwargs`.
+fn revive_lc2_pydantic(
+    module: &str,
+    class: &str,
+    is_message: bool,
+    args: Option<&Value>,
+    kwargs: Option<&Value>,
+) -> Result<Value, Refusal> {
+    let args: &[Value] = match args {
+        None => &[],
+        Some(Value::List(l)) => l,
+        Some(_) => return Err(unmodelled(module, class)),
+    };
+    let mut fields = match kwargs {
+        None => Map::new(),
+        Some(Value::Map(m)) => m.clone(),
+        Some(_) => return Ok(Value::Nil),
+    };
+    let first = match (is_message, class) {
+        (false, _) => "page_content",
+        (true, "RemoveMessage") => "id",
+        (true, _) => "content",
+    };
+    match args {
+        [] => {}
+        [arg] if fields.get(first).is_none() => {
+            fields.push_unique(first, arg.clone());
+        }
+        _ => return Ok(Value::Nil),
+    }
+    let built = if is_message {
+        message(class, fields)
+    } else {
+        document(fields)
+    };
+    Ok(built.unwrap_or(Value::Nil))
+}
+
+/// A safe type of [`SAFE_TYPES`] as the extension Python writes for it.
+fn revive_lc2_object(
+    module: &str,
+    class: &str,
+    args: Option<&Value>,
+    kwargs: Option<&Value>,
+) -> Result<Value, Refusal> {
+    let unsupported = || unmodelled(module, class);
     let Some(&(_, _, code)) = SAFE_TYPES
         .iter()
         .find(|(m, c, _)| *m == module && *c == class)
@@ -297,66 +319,6 @@ fn revive_lc2(map: &Map, module: &str, class: &str) -> Result<Value, Refusal> {
         data,
         None,
     ))
-}
-
-/// Python truthiness of a JSON value.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Nil => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::UInt(_) => true,
-        Value::Float(x) => *x != 0.0,
-        Value::Str(s) => !s.is_empty(),
-        Value::Bytes(b) => !b.is_empty(),
-        Value::List(l) => !l.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-        Value::Ext(_) => true,
-    }
-}
-
-/// Whether `cls(*args)` succeeds, for the safe types whose arguments are checked here;
-/// other types are assumed to construct.
-fn args_construct(module: &str, class: &str, args: &[Value]) -> bool {
-    match (module, class, args) {
-        ("uuid", "UUID", [Value::Str(s)]) => is_uuid_text(s),
-        ("uuid", "UUID", _) => false,
-        ("builtins", "set" | "frozenset", [Value::List(items)]) => items
-            .iter()
-            .all(|i| !matches!(i, Value::List(_) | Value::Map(_))),
-        ("builtins", "set" | "frozenset", [Value::Str(_) | Value::Map(_)]) => true,
-        ("builtins", "set" | "frozenset", _) => false,
-        ("collections", "deque", [Value::List(_) | Value::Str(_) | Value::Map(_)]) => true,
-        ("collections", "deque", _) => false,
-        ("datetime", "date", [y, m, d]) => match (y.as_i64(), m.as_i64(), d.as_i64()) {
-            (Some(y), Some(m), Some(d)) => is_date(y, m, d),
-            _ => false,
-        },
-        ("datetime", "date", _) => false,
-        ("langgraph.types", "Send", _) => args.len() == 2,
-        _ => true,
-    }
-}
-
-/// `uuid.UUID(hex)`: braces and `urn:uuid:` stripped, dashes removed, 32 hex digits.
-fn is_uuid_text(s: &str) -> bool {
-    let s = s.replace("urn:", "").replace("uuid:", "");
-    let s = s.trim_matches(|c| c == '{' || c == '}').replace('-', "");
-    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-fn is_date(y: i64, m: i64, d: i64) -> bool {
-    if !(1..=9999).contains(&y) || !(1..=12).contains(&m) || d < 1 {
-        return false;
-    }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    d <= days
 }
 
 /// `secret`: `[key] = id`, the key hashable; Python then returns `None`.
@@ -443,212 +405,6 @@ fn describe(id: &Value) -> String {
     }
 }
 
-/// A message as `cls(**fields)` builds it, or why pydantic would refuse the fields.
-fn message(class: &str, mut fields: Map) -> Result<Value, String> {
-    let need_str = |fields: &Map, key: &str, optional: bool| -> Result<(), String> {
-        match fields.get(key) {
-            Some(Value::Str(_)) => Ok(()),
-            Some(Value::Nil) | None if optional => Ok(()),
-            None => Err(format!("field {key} missing")),
-            Some(_) => Err(format!("field {key} is not a string")),
-        }
-    };
-    let coerced_str = |fields: &Map, key: &str, optional: bool| -> Result<(), String> {
-        match fields.get(key) {
-            Some(Value::Str(_) | Value::Int(_) | Value::UInt(_) | Value::Float(_)) => Ok(()),
-            Some(Value::Nil) | None if optional => Ok(()),
-            None => Err(format!("field {key} missing")),
-            Some(_) => Err(format!("field {key} is not a string")),
-        }
-    };
-    if class == "RemoveMessage" {
-        coerced_str(&fields, "id", false)?;
-        if fields.remove("content").is_some_and(|c| truthy(&c)) {
-            return Err("RemoveMessage does not take content".into());
-        }
-    } else {
-        match fields.get("content") {
-            Some(Value::Str(_)) => {}
-            Some(Value::List(items))
-                if items
-                    .iter()
-                    .all(|i| matches!(i, Value::Str(_) | Value::Map(_))) => {}
-            None => return Err("field content missing".into()),
-            Some(_) => return Err("field content is not a string or a list".into()),
-        }
-        coerced_str(&fields, "id", true)?;
-    }
-    for key in ["additional_kwargs", "response_metadata"] {
-        if fields.get(key).is_some_and(|v| v.as_map().is_none()) {
-            return Err(format!("field {key} is not an object"));
-        }
-    }
-    need_str(
-        &fields,
-        "name",
-        !matches!(class, "FunctionMessage" | "FunctionMessageChunk"),
-    )?;
-    match class {
-        "ToolMessage" | "ToolMessageChunk" => {
-            coerced_str(&fields, "tool_call_id", false)?;
-            if let Some(status) = fields.get("status") {
-                if !matches!(status.as_str(), Some("success" | "error")) {
-                    return Err("field status is not \"success\" or \"error\"".into());
-                }
-            }
-        }
-        "ChatMessage" | "ChatMessageChunk" => need_str(&fields, "role", false)?,
-        "AIMessage" | "AIMessageChunk" => {
-            for key in ["tool_calls", "invalid_tool_calls"] {
-                match fields.get(key) {
-                    None => {}
-                    Some(Value::List(calls)) if calls.iter().all(|c| c.as_map().is_some()) => {}
-                    Some(_) => return Err(format!("field {key} is not a list of objects")),
-                }
-            }
-            if fields
-                .get("usage_metadata")
-                .is_some_and(|v| !v.is_nil() && v.as_map().is_none())
-            {
-                return Err("field usage_metadata is not an object".into());
-            }
-        }
-        _ => {}
-    }
-    let given_type = fields.remove("type");
-    let built = Value::message(class, fields).ok_or("not a LangChain message class")?;
-    if let Some(given) = given_type {
-        let (_, _, dumped) = built.as_pydantic_v2().ok_or("not a pydantic object")?;
-        if dumped.get("type") != Some(&given) {
-            return Err("field type does not name this class".into());
-        }
-    }
-    Ok(built)
-}
-
-/// A `Document` as `Document(**fields)` builds it, fields in `model_dump()` order.
-fn document(mut fields: Map) -> Result<Value, String> {
-    let page_content = match fields.remove("page_content") {
-        Some(Value::Str(s)) => s,
-        Some(_) => return Err("field page_content is not a string".into()),
-        None => return Err("field page_content missing".into()),
-    };
-    let id = fields.remove("id").unwrap_or_default();
-    if !matches!(
-        id,
-        Value::Nil | Value::Str(_) | Value::Int(_) | Value::UInt(_) | Value::Float(_)
-    ) {
-        return Err("field id is not a string".into());
-    }
-    let metadata = fields.remove("metadata").unwrap_or(Value::Map(Map::new()));
-    if metadata.as_map().is_none() {
-        return Err("field metadata is not an object".into());
-    }
-    let kind = fields.remove("type").unwrap_or("Document".into());
-    if kind.as_str() != Some("Document") {
-        return Err("field type is not \"Document\"".into());
-    }
-    let mut doc = Map::with_capacity(4 + fields.len());
-    doc.push_unique("id", id);
-    doc.push_unique("metadata", metadata);
-    doc.push_unique("page_content", page_content);
-    doc.push_unique("type", kind);
-    for (k, v) in fields {
-        doc.push_unique(k, v);
-    }
-    Ok(Value::pydantic_v2(DOCUMENT_MODULE, "Document", doc))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load(text: &str) -> Result<Value> {
-        loads(text.as_bytes())
-    }
-
-    fn refused_at(text: &str) -> String {
-        match load(text) {
-            Err(Error::Refused { path, .. }) => path,
-            other => panic!("{text}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_callback_handler_is_refused_with_its_path() {
-        let text = r#"{"state": [1, {"lc": 1, "type": "constructor",
-            "id": ["langchain_core", "callbacks", "file", "FileCallbackHandler"],
-            "kwargs": {"filename": "/tmp/x"}}]}"#;
-        assert_eq!(refused_at(text), "$.state[1]");
-        let other = r#"{"lc": 1, "type": "constructor", "id": ["os", "system"]}"#;
-        assert_eq!(refused_at(other), "$");
-        let jinja = r#"{"lc": 1, "type": "constructor",
-            "id": ["langchain_core", "messages", "HumanMessage"],
-            "kwargs": {"content": "x", "template_format": "jinja2"}}"#;
-        assert_eq!(refused_at(jinja), "$");
-    }
-
-    #[test]
-    fn messages_revive_under_legacy_ids_and_invalid_fields_are_refused() {
-        let v = load(
-            r#"{"lc": true, "type": "constructor",
-            "id": ["langchain", "schema", "messages", "HumanMessage"],
-            "kwargs": {"content": "hi"}}"#,
-        )
-        .unwrap();
-        let (class, fields) = v.as_message().unwrap();
-        assert_eq!(class, "HumanMessage");
-        assert_eq!(fields.get("content"), Some(&Value::from("hi")));
-        for bad in [
-            r#"{"content": 5}"#,
-            r#"{}"#,
-            r#"{"content": "a", "type": "ai"}"#,
-            r#"{"content": "a", "name": 5}"#,
-        ] {
-            let text = format!(
-                r#"{{"lc": 1, "type": "constructor",
-                "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {bad}}}"#
-            );
-            assert_eq!(refused_at(&text), "$", "{bad}");
-        }
-    }
-
-    #[test]
-    fn lc2_follows_the_safe_list() {
-        let uuid = load(
-            r#"{"lc": 2, "type": "constructor", "id": ["uuid", "UUID"],
-            "args": ["12345678123456781234567812345678"]}"#,
-        )
-        .unwrap();
-        assert!(uuid.as_object().is_some());
-        let bad_uuid =
-            load(r#"{"lc": 2, "type": "constructor", "id": ["uuid", "UUID"], "args": ["zz"]}"#);
-        assert_eq!(bad_uuid.unwrap(), Value::Nil);
-        let unsafe_msg = load(
-            r#"{"lc": 2, "type": "constructor",
-            "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {"content": "x"}}"#,
-        )
-        .unwrap();
-        assert!(unsafe_msg.as_map().is_some(), "not a safe id: stays a map");
-        let os = load(r#"{"lc": 2, "type": "constructor", "id": ["os", "system"]}"#).unwrap();
-        assert!(os.as_map().is_some());
-        assert!(matches!(
-            load(r#"{"lc": 2, "type": "constructor", "id": [1, "x"]}"#),
-            Err(Error::Refused { .. })
-        ));
-    }
-
-    #[test]
-    fn secrets_read_as_none_and_not_implemented_is_refused() {
-        let v = load(r#"[{"lc": 1, "type": "secret", "id": ["OPENAI_API_KEY"]}]"#).unwrap();
-        assert_eq!(v, Value::from(vec![Value::Nil]));
-        assert_eq!(
-            refused_at(r#"[{"lc": 1, "type": "secret", "id": ["A", "B"]}]"#),
-            "$[0]"
-        );
-        assert_eq!(
-            refused_at(r#"{"x": {"lc": 1, "type": "not_implemented", "id": ["a"]}}"#),
-            "$.x"
-        );
-    }
-}
+#[path = "json_legacy_tests.rs"]
+mod tests;

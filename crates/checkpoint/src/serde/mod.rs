@@ -19,6 +19,7 @@ pub mod json_legacy;
 pub mod json_text;
 pub mod jsonplus;
 mod lc_allowlist;
+mod lc_construct;
 pub mod msgpack;
 pub mod rust;
 mod shared_bytes;

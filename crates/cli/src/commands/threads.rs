@@ -72,25 +72,7 @@ pub async fn run(ctx: &mut Ctx, name: &str) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     if ctx.json {
-        let items: Vec<_> = out
-            .iter()
-            .map(|s| {
-                json!({
-                    "thread_id": s.thread,
-                    "namespaces": s.namespaces.iter().map(|r| json!({
-                        "checkpoint_ns": r.ns,
-                        "checkpoints": r.checkpoints,
-                        "latest_checkpoint_id": r.latest,
-                    })).collect::<Vec<_>>(),
-                    "checkpoints": s.checkpoints,
-                    "latest_step": s.step,
-                    "updated_at": s.updated,
-                    "bytes": s.bytes,
-                    "interrupted": s.paused,
-                })
-            })
-            .collect();
-        ctx.print_json(&serde_json::Value::Array(items))?;
+        ctx.print_json(&summaries_json(&out))?;
         return Ok(ExitCode::SUCCESS);
     }
     let style = ctx.style;
@@ -129,4 +111,27 @@ pub async fn run(ctx: &mut Ctx, name: &str) -> Result<ExitCode> {
     };
     ctx.print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summaries as `--json` prints them.
+fn summaries_json(out: &[Summary]) -> serde_json::Value {
+    let items: Vec<_> = out
+        .iter()
+        .map(|s| {
+            json!({
+                "thread_id": s.thread,
+                "namespaces": s.namespaces.iter().map(|r| json!({
+                    "checkpoint_ns": r.ns,
+                    "checkpoints": r.checkpoints,
+                    "latest_checkpoint_id": r.latest,
+                })).collect::<Vec<_>>(),
+                "checkpoints": s.checkpoints,
+                "latest_step": s.step,
+                "updated_at": s.updated,
+                "bytes": s.bytes,
+                "interrupted": s.paused,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(items)
 }

@@ -34,6 +34,16 @@ struct Created {
     events: broadcast::Receiver<Arc<HubEvent>>,
 }
 
+/// A run body, checked: what the run's row holds besides its ids.
+struct RunRequest {
+    body: Value,
+    resumable: bool,
+    graph_id: String,
+    assistant_id: Uuid,
+    strategy: &'static str,
+    metadata: Value,
+}
+
 /// Checks a run body, then queues the run on `thread` (a new thread when `None`); with
 /// `answer`, builds the run's JSON (the caller answers with it).
 async fn create_run(
@@ -42,38 +52,12 @@ async fn create_run(
     body: Bytes,
     answer: bool,
 ) -> Result<Created> {
-    let body = body_json(&body)?;
-    let resumable = body.get("stream_resumable") == Some(&Value::Bool(true));
-    let assistant = body
-        .get("assistant_id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ServerError::Invalid("assistant_id is required".into()))?;
-    let found = state.assistant(assistant).await?;
-    let (graph_id, assistant_id) = (found.graph_id, found.assistant_id);
-    // Everything the worker will read is checked now, so a bad body is a 422 here.
-    GraphInput::from_body(body.get("input"), body.get("command"))?;
-    run_config("t", &body)?;
-    stream_modes(&body)?;
-    let strategy = match body.get("multitask_strategy").and_then(Value::as_str) {
-        None | Some("reject") => "reject",
-        Some("enqueue") => "enqueue",
-        Some("interrupt") => "interrupt",
-        Some("rollback") => "rollback",
-        Some(other) => {
-            return Err(ServerError::Invalid(format!(
-                "unknown multitask_strategy {other:?} (reject, enqueue, interrupt, rollback)"
-            )))
-        }
-    };
-    let metadata = match body.get("metadata") {
-        None | Some(Value::Null) => json!({}),
-        Some(m @ Value::Object(_)) => m.clone(),
-        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
-    };
+    let request = checked(state, &body).await?;
+    let resumable = request.resumable;
     let (thread_id, stateless) = match thread {
         Some(t) => {
             let id = uuid_of("thread", t)?;
-            if body.get("if_not_exists").and_then(Value::as_str) == Some("create") {
+            if request.body.get("if_not_exists").and_then(Value::as_str) == Some("create") {
                 db::create_thread(&state.pool, id, &json!({}), true).await?;
             }
             (id, false)
@@ -86,55 +70,7 @@ async fn create_run(
     };
     let run_id = Uuid::new_v4();
     let events = state.hub.subscribe(run_id);
-    // An idle worker of this process, when it has the graph: the insert claims the run
-    // for it if the thread is free.
-    let reserved = state
-        .graphs
-        .contains_key(&graph_id)
-        .then(|| state.idle.reserve())
-        .flatten();
-    let spawned = reserved.is_some();
-    let insert = {
-        let state = state.clone();
-        async move {
-            let new = NewRun {
-                run_id,
-                thread_id,
-                assistant_id,
-                graph_id: &graph_id,
-                metadata: &metadata,
-                kwargs: &body,
-                multitask_strategy: strategy,
-                stateless,
-                process: &state.process,
-                claim_for: reserved.as_ref().map(|r| (r.worker(), state.lease)),
-            };
-            let mut inserted = db::insert_run(&state.pool, &new).await.map(|ins| {
-                let run = if answer {
-                    ins.run_json(&new)
-                } else {
-                    Value::Null
-                };
-                (ins, run)
-            });
-            // The reserved worker gets its run, or goes back to waiting (on drop).
-            if let (Some(reserved), Ok((ins, _))) = (reserved, inserted.as_mut()) {
-                if let Some(claimed) = ins.claimed.take() {
-                    reserved.hand(claimed);
-                }
-            }
-            inserted
-        }
-    };
-    // With a worker reserved the insert runs on a task of its own: the run it claims
-    // reaches the worker even if this request is dropped.
-    let inserted = if spawned {
-        tokio::spawn(insert)
-            .await
-            .map_err(|e| ServerError::Internal(format!("queueing the run failed: {e}")))?
-    } else {
-        insert.await
-    };
+    let inserted = queue(state, request, (run_id, thread_id), stateless, answer).await?;
     let run = match inserted {
         Ok((ins, run)) => {
             for id in ins.stopped.pending {
@@ -166,6 +102,106 @@ async fn create_run(
         thread_id,
         events,
     })
+}
+
+/// The body of a run, checked: everything the worker will read is checked now, so a bad
+/// body is a 422 here.
+async fn checked(state: &AppState, body: &Bytes) -> Result<RunRequest> {
+    let body = body_json(body)?;
+    let resumable = body.get("stream_resumable") == Some(&Value::Bool(true));
+    let assistant = body
+        .get("assistant_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ServerError::Invalid("assistant_id is required".into()))?;
+    let found = state.assistant(assistant).await?;
+    GraphInput::from_body(body.get("input"), body.get("command"))?;
+    run_config("t", &body)?;
+    stream_modes(&body)?;
+    let strategy = match body.get("multitask_strategy").and_then(Value::as_str) {
+        None | Some("reject") => "reject",
+        Some("enqueue") => "enqueue",
+        Some("interrupt") => "interrupt",
+        Some("rollback") => "rollback",
+        Some(other) => {
+            return Err(ServerError::Invalid(format!(
+                "unknown multitask_strategy {other:?} (reject, enqueue, interrupt, rollback)"
+            )))
+        }
+    };
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => json!({}),
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(_) => return Err(ServerError::Invalid("metadata must be an object".into())),
+    };
+    Ok(RunRequest {
+        body,
+        resumable,
+        graph_id: found.graph_id,
+        assistant_id: found.assistant_id,
+        strategy,
+        metadata,
+    })
+}
+
+/// Inserts the run `(run_id, thread_id)`, claimed at once for an idle worker of this
+/// process when it has one with the graph (and the thread is free). The outer error is a
+/// failure of the task the insert ran on; the inner one the insert's own.
+async fn queue(
+    state: &Arc<AppState>,
+    request: RunRequest,
+    (run_id, thread_id): (Uuid, Uuid),
+    stateless: bool,
+    answer: bool,
+) -> Result<Result<(db::Inserted, Value)>> {
+    // An idle worker of this process, when it has the graph: the insert claims the run
+    // for it if the thread is free.
+    let reserved = state
+        .graphs
+        .contains_key(&request.graph_id)
+        .then(|| state.idle.reserve())
+        .flatten();
+    let spawned = reserved.is_some();
+    let insert = {
+        let state = state.clone();
+        async move {
+            let new = NewRun {
+                run_id,
+                thread_id,
+                assistant_id: request.assistant_id,
+                graph_id: &request.graph_id,
+                metadata: &request.metadata,
+                kwargs: &request.body,
+                multitask_strategy: request.strategy,
+                stateless,
+                process: &state.process,
+                claim_for: reserved.as_ref().map(|r| (r.worker(), state.lease)),
+            };
+            let mut inserted = db::insert_run(&state.pool, &new).await.map(|ins| {
+                let run = if answer {
+                    ins.run_json(&new)
+                } else {
+                    Value::Null
+                };
+                (ins, run)
+            });
+            // The reserved worker gets its run, or goes back to waiting (on drop).
+            if let (Some(reserved), Ok((ins, _))) = (reserved, inserted.as_mut()) {
+                if let Some(claimed) = ins.claimed.take() {
+                    reserved.hand(claimed);
+                }
+            }
+            inserted
+        }
+    };
+    // With a worker reserved the insert runs on a task of its own: the run it claims
+    // reaches the worker even if this request is dropped.
+    if spawned {
+        tokio::spawn(insert)
+            .await
+            .map_err(|e| ServerError::Internal(format!("queueing the run failed: {e}")))
+    } else {
+        Ok(insert.await)
+    }
 }
 
 /// Waits for the run's end and returns what `runs.wait` / `join` answer: the final

@@ -5,55 +5,14 @@ use std::sync::Arc;
 
 use super::decode_memo::{best_prefix, decoded_encoding};
 use super::encode_once::CACHE_MIN_LEN;
+use super::short_strings::{ShortStrings, SHORT_STRING};
 use crate::error::{Error, Result};
 use crate::ext::{Ext, Object, ObjectCode};
-use crate::value::{EncodedChunk, EncodedItems, List, Map, Str, Value};
+use crate::value::{EncodedChunk, EncodedItems, List, Map, Value};
 
 /// The most elements preallocated for one array or map, whatever its length prefix says;
 /// longer collections grow as their elements are actually read.
 const PREALLOC_LIMIT: usize = 1024;
-
-/// Strings up to this many bytes are shared within one decode (see [`ShortStrings`]).
-const SHORT_STRING: usize = 24;
-
-/// Slots of [`ShortStrings`] (a power of two).
-const SHORT_SLOTS: usize = 64;
-
-/// The short strings one decode has read, by a hash of their bytes (one per slot, the
-/// latest wins): map keys and small values such as `"role"`, `"content"`, `"user"` repeat
-/// in every message of a list, and a repeat is then a reference-count increment on the
-/// shared [`Str`] instead of an allocation and a copy. Values are immutable, so sharing is
-/// invisible to readers.
-struct ShortStrings<'a> {
-    slots: [Option<(&'a [u8], Str)>; SHORT_SLOTS],
-}
-
-impl<'a> ShortStrings<'a> {
-    fn new() -> ShortStrings<'a> {
-        ShortStrings {
-            slots: std::array::from_fn(|_| None),
-        }
-    }
-
-    /// The shared string for `text` (at most [`SHORT_STRING`] bytes).
-    fn get(&mut self, text: &'a str) -> Str {
-        let bytes = text.as_bytes();
-        // FNV-1a over the bytes.
-        let mut hash: u32 = 0x811c_9dc5;
-        for b in bytes {
-            hash = (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193);
-        }
-        let slot = &mut self.slots[hash as usize & (SHORT_SLOTS - 1)];
-        match slot {
-            Some((seen, shared)) if *seen == bytes => shared.clone(),
-            _ => {
-                let shared = Str::from(text);
-                *slot = Some((bytes, shared.clone()));
-                shared
-            }
-        }
-    }
-}
 
 /// A container being read: what it has so far and what it still expects.
 enum Frame {
@@ -602,71 +561,5 @@ impl<'a> Decoder<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::serde::msgpack::{decode, encode};
-    use crate::value::{Map, Str, Value};
-
-    fn message(role: &str, content: &str) -> Value {
-        let mut m = Map::new();
-        m.insert("role", role);
-        m.insert("content", content);
-        Value::Map(m)
-    }
-
-    fn str_at<'v>(list: &'v Value, i: usize, key: &str) -> &'v Str {
-        match list
-            .as_list()
-            .and_then(|l| l[i].as_map())
-            .and_then(|m| m.get(key))
-        {
-            Some(Value::Str(s)) => s,
-            other => panic!("no string at {i}.{key}: {other:?}"),
-        }
-    }
-
-    fn key_at(list: &Value, i: usize, k: usize) -> Str {
-        match list.as_list().and_then(|l| l[i].as_map()) {
-            Some(m) => match &m.as_slice()[k].0 {
-                Value::Str(s) => s.clone(),
-                other => panic!("key {other:?}"),
-            },
-            None => panic!("no map at {i}"),
-        }
-    }
-
-    #[test]
-    fn repeated_short_strings_share_one_payload_and_long_ones_do_not() {
-        let long = "a message longer than the short-string bound".repeat(2);
-        let list = Value::from(vec![
-            message("user", &long),
-            message("assistant", &long),
-            message("user", &long),
-        ]);
-        let decoded = decode(&encode(&list).unwrap()).unwrap();
-        assert_eq!(decoded, list);
-        assert!(Str::ptr_eq(
-            &key_at(&decoded, 0, 0),
-            &key_at(&decoded, 2, 0)
-        ));
-        assert!(Str::ptr_eq(
-            &key_at(&decoded, 1, 1),
-            &key_at(&decoded, 2, 1)
-        ));
-        assert!(Str::ptr_eq(
-            str_at(&decoded, 0, "role"),
-            str_at(&decoded, 2, "role")
-        ));
-        assert!(!Str::ptr_eq(
-            str_at(&decoded, 0, "content"),
-            str_at(&decoded, 1, "content")
-        ));
-    }
-
-    #[test]
-    fn strings_that_share_a_slot_stay_distinct() {
-        // Enough distinct short strings that slots are reused: every value reads back.
-        let items: Vec<Value> = (0..500).map(|i| Value::from(format!("k{i}"))).collect();
-        let list = Value::from(items);
-        assert_eq!(decode(&encode(&list).unwrap()).unwrap(), list);
-    }
-}
+#[path = "decode_tests.rs"]
+mod tests;

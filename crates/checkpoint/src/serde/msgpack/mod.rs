@@ -76,6 +76,7 @@ mod decode_memo;
 mod encode;
 mod encode_once;
 mod limits;
+mod short_strings;
 
 pub use checkpoint::{encode_checkpoint, encode_checkpoint_into};
 pub use decode_memo::DecodeMemo;
