@@ -120,8 +120,8 @@ const STOP_RUNNING: &str = "WITH r AS (UPDATE runs SET cancel = $2
 /// run is asked to stop (`NOTIFY` on [`CANCEL_CHANNEL`]). A run that a worker can take at
 /// once is claimed for [`NewRun::claim_for`]'s worker, or announced by `NOTIFY`.
 ///
-/// One pipelined transaction, one round trip whatever the strategy: [`LOCK_THREAD`], the
-/// stops (`interrupt` / `rollback` only), then [`INSERT_RUN`].
+/// One pipelined transaction, one round trip whatever the strategy: the thread's lock, the
+/// stops (`interrupt` / `rollback` only), then the insert.
 pub async fn insert_run(pool: &Pool, run: &NewRun<'_>) -> Result<Inserted> {
     let client = pool.get().await?;
     let lock = client.prepare_cached(LOCK_THREAD).await?;

@@ -20,8 +20,8 @@
 //! the worker's statement (and the joiner's next read sees what it stored).
 
 //!
-//! One file per job: [`schema`] (the tables and channels), [`threads`], [`insert`] (queueing
-//! a run), [`claim`] (the worker's lease), [`events`] (a run's log) and [`runs`] (everything
+//! One file per job: `schema` (the tables and channels), `threads`, `insert` (queueing
+//! a run), `claim` (the worker's lease), `events` (a run's log) and `runs` (everything
 //! else on a queued run). This module only re-exports them.
 
 mod claim;

@@ -150,7 +150,8 @@ pub async fn run_result(pool: &Pool, run_id: Uuid) -> Result<Option<(String, Jso
 }
 
 /// A run's id and the sending process's id, from the payload of a `NOTIFY` on
-/// [`EVENTS_CHANNEL`] or [`RUN_END_CHANNEL`] (or a bare run id, as on [`CANCEL_CHANNEL`]).
+/// [`EVENTS_CHANNEL`](super::EVENTS_CHANNEL) or [`RUN_END_CHANNEL`](super::RUN_END_CHANNEL)
+/// (or a bare run id, as on [`CANCEL_CHANNEL`]).
 pub fn run_notice(payload: &str) -> Option<(Uuid, Option<&str>)> {
     match payload.split_once(' ') {
         Some((id, process)) => Some((id.parse().ok()?, Some(process))),
