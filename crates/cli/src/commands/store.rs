@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use stategraph_checkpoint_sqlite::read_only;
-use stategraph_store::{BaseStore, Item, ListNamespacesOp, Namespace, SearchOp, SqliteStore};
+use stategraph_store::{BaseStore, Item, ListNamespacesOp, Namespace, SearchOp};
+use stategraph_store_sqlite::SqliteStore;
 use stategraph_store_postgres::PostgresStore;
 
 use crate::db::{kind_of, pg_pool, Kind};
