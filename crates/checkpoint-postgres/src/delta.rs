@@ -28,11 +28,11 @@ use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{CheckpointConfig, Error, PendingWrite, Result};
 use tokio_postgres::Row;
 
-use crate::blob_cache::{BlobCache, Fill, Held, MIN_CACHED_BYTES};
+use crate::cache::{BlobCache, Fill, Held, MIN_CACHED_BYTES};
 use crate::error::col;
 use crate::error::pg;
-use crate::filter::some_id;
 use crate::json;
+use crate::query::some_id;
 use crate::read::off_runtime;
 
 /// `$1` thread, `$2` namespace, `$3` the channels, `$4` the target id (NULL: the latest),
@@ -83,7 +83,7 @@ SELECT 0 AS kind, chain.depth, s.k, b.type, \
                EXISTS (SELECT 1 FROM unnest($5::text[], $6::text[], $7::text[]) AS h(c, v, i) \
                         WHERE h.c = bl.channel AND h.v = bl.version AND h.i = i.ident) AS held \
           FROM checkpoint_blobs bl CROSS JOIN LATERAL (SELECT ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident) i \
          WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = s.k \
            AND bl.version = chain.checkpoint -> 'channel_versions' ->> s.k \

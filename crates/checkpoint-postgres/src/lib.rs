@@ -121,29 +121,27 @@
 //!   namespace (Python's `list` looks in the first row's thread only).
 
 mod batch;
-pub mod blob_cache;
-mod cached_read;
-mod chain;
-mod conn;
+mod cache;
 mod delta;
 pub mod error;
 pub mod fence;
-pub mod filter;
 mod json;
 mod layout;
 mod maintenance;
 mod op;
 pub mod options;
-pub mod prune;
+mod pool;
+mod query;
 mod raw;
 mod read;
 mod saver;
 pub mod schema;
-mod session;
 mod sql;
 mod write;
 
-pub use blob_cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
+pub use cache::{
+    BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES, MAX_ENTRIES, MAX_PER_THREAD, MIN_CACHED_BYTES,
+};
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
 pub use options::{PostgresOptions, ToastCompression, DEFAULT_POOL_SIZE};

@@ -19,12 +19,12 @@ use stategraph_checkpoint::{
 };
 use tokio_postgres::NoTls;
 
-use crate::blob_cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
-use crate::conn::{describe, Connections};
+use crate::cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
 use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
+use crate::pool::SessionSetup;
+use crate::pool::{describe, Connections};
 use crate::read::Reader;
-use crate::session::SessionSetup;
-use crate::{maintenance, prune, schema, write};
+use crate::{maintenance, schema, write};
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
 pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
@@ -49,7 +49,7 @@ pub struct PostgresSaver {
     /// Long lists recently decoded from blobs: a read whose message list starts as a
     /// remembered one decodes only the new elements ("Decode once", docs/design.md).
     memo: Arc<DecodeMemo>,
-    /// Decoded blobs by thread, sent back unmoved when unchanged ([`crate::blob_cache`]).
+    /// Decoded blobs by thread, sent back unmoved when unchanged ([`crate::cache`]).
     cache: Arc<BlobCache>,
     versions: VersionGenerator,
     pub(crate) fencing: bool,
@@ -167,7 +167,7 @@ impl PostgresSaver {
 
     /// Keeps decoded blobs of at most `max_bytes` encoded bytes in all (default
     /// [`DEFAULT_BLOB_CACHE_BYTES`]; 0 turns the cache off), so that reads do not move
-    /// blobs the saver holds ([`crate::blob_cache`]) (builder style).
+    /// blobs the saver holds ([`crate::cache`]) (builder style).
     pub fn with_blob_cache(mut self, max_bytes: usize) -> PostgresSaver {
         self.cache = Arc::new(BlobCache::new(max_bytes));
         self
@@ -194,7 +194,7 @@ impl PostgresSaver {
     }
 
     /// What the decoded-blob cache holds and how often reads hit it
-    /// ([`crate::blob_cache`]).
+    /// ([`crate::cache`]).
     pub fn blob_cache_stats(&self) -> BlobCacheStats {
         self.cache.stats()
     }
@@ -461,7 +461,7 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("copy_thread", client, done)
     }
 
-    /// Python's `prune`; see [`crate::prune`].
+    /// Python's `prune`; see [`crate::maintenance`].
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         for thread in thread_ids {
@@ -470,7 +470,7 @@ impl CheckpointSaver for PostgresSaver {
         let mut client = self.conn.get("prune").await?;
         let done = self
             .conn
-            .within(prune::prune(&mut client, thread_ids, strategy))
+            .within(maintenance::prune(&mut client, thread_ids, strategy))
             .await;
         for thread in thread_ids {
             self.cache.forget_thread(thread);

@@ -2,12 +2,12 @@
 //! SQL fragments they share as macros): the unfenced put and writes, and the fence's lock,
 //! transaction and fenced put and writes ([`crate::fence`] says what the fence decides).
 //! The files that run them take them from here: [`crate::write`] (one call),
-//! [`crate::batch`] (the general way of a batch) and [`crate::chain`] (the chained way,
+//! [`crate::batch`] (the general way of a batch) and [`crate::batch::chain`] (the chained way,
 //! whose one statement per `(thread, namespace)` is built from the same fragments).
 //!
 //! And the reads that bring a checkpoint's blobs and writes along: the listing's
 //! [`SELECT`] ([`crate::read`]) and `get_tuple`'s variant through the decoded-blob cache
-//! ([`GET_BY_ID`], [`GET_LATEST`]: [`crate::cached_read`] decodes their rows).
+//! ([`GET_BY_ID`], [`GET_LATEST`]: [`crate::cache`] decodes their rows).
 
 /// The msgpack blob of a carried long string: a `str8`/`str16`/`str32` header, as the
 /// encoder writes it, for `s.n` bytes, then the UTF-8 bytes `s.t`.
@@ -67,7 +67,7 @@ pub(crate) use written_blobs_sql;
 /// carried long strings (`$11`, `$12`: channels and versions, see [`carry_sql!`]), then
 /// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
 /// Returns the channels, versions and row identities of the blobs it inserted
-/// ([`crate::blob_cache`]).
+/// ([`crate::cache`]).
 pub(crate) const PUT: &str = concat!(
     "WITH blobs AS ( \
     INSERT INTO checkpoint_blobs AS bl (thread_id, checkpoint_ns, channel, version, type, blob) \
@@ -75,7 +75,7 @@ pub(crate) const PUT: &str = concat!(
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
     RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident \
 ), carried AS (",
     carry_sql!("", ""),
@@ -130,7 +130,7 @@ pub(crate) const FENCED_PUT: &str = concat!(
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
     RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident \
 ), carried AS (",
     carry_sql!(" CROSS JOIN fence", " AND fence.ok"),
@@ -237,7 +237,7 @@ CROSS JOIN LATERAL ( \
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
            array_agg(CASE WHEN h.ident IS NULL THEN bl.blob END) AS blobs, \
            array_agg(bl.version) AS versions, array_agg(",
-            crate::blob_cache::ident_sql!("bl"),
+            crate::cache::ident_sql!("bl"),
             ") AS idents, \
            array_agg(h.ident IS NOT NULL) AS held \
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS cv \
@@ -246,7 +246,7 @@ CROSS JOIN LATERAL ( \
      AND bl.channel = cv.key AND bl.version = cv.value \
     LEFT JOIN unnest($1::text[], $2::text[], $3::text[]) AS h(channel, version, ident) \
       ON h.channel = bl.channel AND h.version = bl.version AND h.ident = ",
-            crate::blob_cache::ident_sql!("bl"),
+            crate::cache::ident_sql!("bl"),
             " ) b ",
             writes_lateral!()
         )
