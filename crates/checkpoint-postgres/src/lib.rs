@@ -145,6 +145,7 @@ pub use cache::{
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
 pub use options::{PostgresOptions, ToastCompression, DEFAULT_POOL_SIZE};
+pub use pool::build_pool;
 pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 

@@ -9,6 +9,10 @@
 //! conflict, a validation error), closed after a driver error or a timeout, since it may
 //! be in the middle of a transaction or a reply.
 //!
+//! **One pool builder** ([`build_pool`]) for every Postgres user of this workspace (the
+//! saver, `PostgresStore`, the Agent Server, which shares its saver's pool): the connect
+//! timeout, the pool's wait timeout and TCP keepalive of [`PostgresOptions`].
+//!
 //! **Session settings** the saver makes on its pooled connections before they write:
 //! `default_toast_compression` ([`ToastCompression`]).
 //!
@@ -28,13 +32,16 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deadpool_postgres::{Object, ObjectId, Pool, PoolError, TimeoutType};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, ObjectId, Pool, PoolError, RecyclingMethod, Runtime,
+    TimeoutType, Timeouts,
+};
 use stategraph_checkpoint::{Error, Result};
 use tokio_postgres::config::Host;
 use tokio_postgres::NoTls;
 
 use crate::error::{locate, other, pg};
-use crate::options::ToastCompression;
+use crate::options::{PostgresOptions, ToastCompression, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
 
 /// A pool with its address and the timeouts of the calls that use it.
 pub(crate) struct Connections {
@@ -270,4 +277,68 @@ impl SessionSetup {
         }
         done.insert(Object::id(client));
     }
+}
+
+/// A pool as [`build`] made it, with what the saver needs to know of it.
+pub(crate) struct Built {
+    /// The pool.
+    pub(crate) pool: Pool,
+    /// The connect timeout in force (the URL's `connect_timeout`, else the options').
+    pub(crate) connect_timeout: Option<Duration>,
+    /// The server's address, for errors.
+    pub(crate) address: Option<Arc<str>>,
+}
+
+/// Builds the pool of `url` (a libpq URL or key=value string, without TLS) with
+/// `options`' size, connect and wait timeouts and TCP keepalive; a `connect_timeout` or
+/// `keepalives*` parameter of the URL wins over the options. Opens no connection.
+pub(crate) fn build(url: &str, options: &PostgresOptions) -> Result<Built> {
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| Error::InvalidConfig(format!("postgres url: {e}")))?;
+    let connect_timeout = config
+        .get_connect_timeout()
+        .copied()
+        .or(options.connect_timeout);
+    if let Some(limit) = connect_timeout {
+        config.connect_timeout(limit);
+    }
+    if let (Some(idle), false) = (options.keepalive_idle, url.contains("keepalives")) {
+        config
+            .keepalives(true)
+            .keepalives_idle(idle)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_RETRIES);
+    }
+    let address = describe(&config);
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(options.pool_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .timeouts(Timeouts {
+            wait: options.pool_wait_timeout,
+            create: connect_timeout,
+            recycle: connect_timeout,
+        })
+        .build()
+        .map_err(|e| Error::InvalidConfig(format!("postgres pool: {e}")))?;
+    Ok(Built {
+        pool,
+        connect_timeout,
+        address,
+    })
+}
+
+/// The pool the saver builds for `url` with `options` (see [`PostgresOptions`]: size,
+/// connect and wait timeouts, TCP keepalive), for anything else that talks to the same
+/// server (`PostgresStore`, the Agent Server) so that every pool of the workspace is
+/// bounded alike. Opens no connection; a bad URL is [`Error::InvalidConfig`].
+pub fn build_pool(url: &str, options: &PostgresOptions) -> Result<Pool> {
+    build(url, options).map(|built| built.pool)
 }

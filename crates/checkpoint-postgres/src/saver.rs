@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use deadpool_postgres::Pool;
 use futures::stream::BoxStream;
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::list_cursor::stream_pages;
@@ -14,15 +14,14 @@ use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::InFlightSaves;
 use stategraph_checkpoint::{
     Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
-    Result, Value,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, PruneStrategy, Result,
+    Value,
 };
-use tokio_postgres::NoTls;
 
 use crate::cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
-use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
+use crate::options::PostgresOptions;
 use crate::pool::SessionSetup;
-use crate::pool::{describe, Connections};
+use crate::pool::{build, Built, Connections};
 use crate::read::Reader;
 use crate::{maintenance, schema, write};
 
@@ -70,41 +69,11 @@ impl PostgresSaver {
     /// Connects to `url` as [`PostgresSaver::connect`] does, with `options`. A
     /// `connect_timeout` or `keepalives*` parameter of the URL wins over the options.
     pub async fn connect_with(url: &str, options: &PostgresOptions) -> Result<PostgresSaver> {
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| Error::InvalidConfig(format!("postgres url: {e}")))?;
-        let connect_timeout = config
-            .get_connect_timeout()
-            .copied()
-            .or(options.connect_timeout);
-        if let Some(limit) = connect_timeout {
-            config.connect_timeout(limit);
-        }
-        if let (Some(idle), false) = (options.keepalive_idle, url.contains("keepalives")) {
-            config
-                .keepalives(true)
-                .keepalives_idle(idle)
-                .keepalives_interval(KEEPALIVE_INTERVAL)
-                .keepalives_retries(KEEPALIVE_RETRIES);
-        }
-        let address = describe(&config);
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size.max(1))
-            .runtime(Runtime::Tokio1)
-            .timeouts(Timeouts {
-                wait: options.pool_wait_timeout,
-                create: connect_timeout,
-                recycle: connect_timeout,
-            })
-            .build()
-            .map_err(|e| Error::InvalidConfig(format!("postgres pool: {e}")))?;
+        let Built {
+            pool,
+            connect_timeout,
+            address,
+        } = build(url, options)?;
         let options = PostgresOptions {
             connect_timeout,
             ..options.clone()
