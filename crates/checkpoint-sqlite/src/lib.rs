@@ -122,6 +122,7 @@ mod read;
 pub mod read_only;
 mod saver;
 mod schema;
+mod sql;
 mod synchronous;
 mod write;
 

@@ -18,11 +18,11 @@ pub enum Synchronous {
 }
 
 impl Synchronous {
-    /// The pragma's value.
+    /// The statement that sets it.
     pub(crate) fn pragma(self) -> &'static str {
         match self {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => crate::sql::SYNCHRONOUS_FULL,
+            Synchronous::Normal => crate::sql::SYNCHRONOUS_NORMAL,
         }
     }
 }
