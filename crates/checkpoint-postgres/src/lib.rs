@@ -125,6 +125,7 @@ mod cache;
 mod delta;
 pub mod error;
 pub mod fence;
+pub mod inspect;
 mod json;
 mod layout;
 mod maintenance;

@@ -273,3 +273,63 @@ pub(crate) fn get_sql(by_id: bool) -> &'static str {
         GET_LATEST
     }
 }
+
+/// `inspect`: how many of LangGraph's three checkpoint tables the current schema holds.
+pub(crate) const INSPECT_TABLES: &str =
+    "SELECT count(*) FROM information_schema.tables WHERE table_schema = \
+     current_schema() AND table_name IN ('checkpoints', 'checkpoint_blobs', \
+     'checkpoint_writes')";
+
+/// `inspect`: every (thread, namespace) with its checkpoint count, latest id and the bytes
+/// of its checkpoint rows.
+pub(crate) const INSPECT_NAMESPACES: &str =
+    "SELECT thread_id, checkpoint_ns, count(*), max(checkpoint_id), \
+     coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0)::int8 \
+     FROM checkpoints GROUP BY thread_id, checkpoint_ns \
+     ORDER BY thread_id, checkpoint_ns";
+
+/// `inspect`: how many checkpoints `($1, $2)` has.
+pub(crate) const INSPECT_COUNT: &str =
+    "SELECT count(*) FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2";
+
+/// `inspect`: the bytes of blobs and writes per thread.
+pub(crate) const INSPECT_OTHER_BYTES: &str = "SELECT thread_id, sum(n)::int8 FROM ( \
+     SELECT thread_id, coalesce(octet_length(blob), 0) AS n FROM checkpoint_blobs \
+     UNION ALL SELECT thread_id, octet_length(blob) FROM checkpoint_writes) t \
+     GROUP BY thread_id";
+
+/// `inspect`: the bytes of each checkpoint row of thread `$1`.
+pub(crate) const INSPECT_CHECKPOINT_BYTES: &str = "SELECT checkpoint_ns, checkpoint_id, \
+     (pg_column_size(checkpoint) + pg_column_size(metadata))::int8 \
+     FROM checkpoints WHERE thread_id = $1";
+
+/// `inspect`: the stored writes of checkpoint `$3` of `($1, $2)`, in the savers' order.
+pub(crate) const INSPECT_WRITES: &str =
+    "SELECT task_id, task_path, idx::int8, channel, coalesce(type, ''), blob \
+     FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 \
+     AND checkpoint_id = $3 ORDER BY task_path, task_id, idx";
+
+/// `inspect`: the number of encoded values (a checkpoint row holds two).
+pub(crate) const INSPECT_VALUE_COUNT: &str = "SELECT (SELECT count(*) FROM checkpoints) * 2 + \
+     (SELECT count(*) FROM checkpoint_blobs) + (SELECT count(*) FROM checkpoint_writes)";
+
+/// `inspect`: every checkpoint row's values (location, tag, checkpoint, metadata).
+pub(crate) const INSPECT_ALL_CHECKPOINTS: &str =
+    "SELECT 'checkpoints[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', id=' || checkpoint_id || ']', \
+     'json', convert_to(checkpoint::text, 'UTF8'), \
+     convert_to(metadata::text, 'UTF8') FROM checkpoints";
+
+/// `inspect`: every blob (location, tag, bytes, no metadata).
+pub(crate) const INSPECT_ALL_BLOBS: &str =
+    "SELECT 'checkpoint_blobs[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', channel=' || to_json(channel)::text || \
+     ', version=' || version || ']', coalesce(type, ''), coalesce(blob, ''::bytea), \
+     NULL::bytea FROM checkpoint_blobs";
+
+/// `inspect`: every write (location, tag, bytes, no metadata).
+pub(crate) const INSPECT_ALL_WRITES: &str =
+    "SELECT 'checkpoint_writes[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', id=' || checkpoint_id || ', task=' || task_id \
+     || ', idx=' || idx || ', channel=' || to_json(channel)::text || ']', \
+     coalesce(type, ''), blob, NULL::bytea FROM checkpoint_writes";

@@ -112,6 +112,7 @@ mod delta;
 mod dump;
 mod error;
 mod fence;
+pub mod inspect;
 pub mod json;
 mod maintenance;
 mod op;

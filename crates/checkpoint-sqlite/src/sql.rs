@@ -260,3 +260,62 @@ pub(crate) const DELETE_ORPHAN_WRITES: &str =
     "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints \
      AS k WHERE k.thread_id = ?1 AND k.checkpoint_ns = writes.checkpoint_ns \
      AND k.checkpoint_id = writes.checkpoint_id)";
+
+/// `inspect`: every (thread, namespace) with its checkpoint count, latest id and the bytes
+/// of its checkpoint rows.
+pub(crate) const INSPECT_NAMESPACES: &str =
+    "SELECT thread_id, checkpoint_ns, count(*), max(checkpoint_id), \
+     coalesce(sum(length(checkpoint) + length(metadata)), 0) \
+     FROM checkpoints GROUP BY thread_id, checkpoint_ns \
+     ORDER BY thread_id, checkpoint_ns";
+
+/// `inspect`: the checkpoint rows of `(?1, ?2)`, oldest first, with their sizes.
+pub(crate) const INSPECT_CHECKPOINTS: &str =
+    "SELECT checkpoint_id, parent_checkpoint_id, coalesce(type, ''), \
+     coalesce(checkpoint, x''), coalesce(length(metadata), 0) FROM checkpoints \
+     WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id";
+
+/// `inspect`: how many checkpoints `(?1, ?2)` has.
+pub(crate) const INSPECT_COUNT: &str =
+    "SELECT count(*) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2";
+
+/// `inspect`: the bytes of writes per thread.
+pub(crate) const INSPECT_WRITE_BYTES: &str =
+    "SELECT thread_id, coalesce(sum(length(value)), 0) FROM writes GROUP BY thread_id";
+
+/// `inspect`: the bytes of each checkpoint row of thread `?1`.
+pub(crate) const INSPECT_CHECKPOINT_BYTES: &str = "SELECT checkpoint_ns, checkpoint_id, \
+     coalesce(length(checkpoint), 0) + coalesce(length(metadata), 0) \
+     FROM checkpoints WHERE thread_id = ?1";
+
+/// `inspect`: the stored writes of checkpoint `?3` of `(?1, ?2)`, in the savers' order.
+pub(crate) const INSPECT_WRITES: &str =
+    "SELECT task_id, task_path, idx, channel, coalesce(type, ''), \
+     coalesce(value, x'') FROM writes WHERE thread_id = ?1 AND \
+     checkpoint_ns = ?2 AND checkpoint_id = ?3 \
+     ORDER BY task_path, task_id, idx";
+
+/// `inspect`: the number of encoded values (a checkpoint row holds two).
+pub(crate) const INSPECT_VALUE_COUNT: &str =
+    "SELECT (SELECT count(*) FROM checkpoints) * 2 + (SELECT count(*) FROM writes)";
+
+/// `inspect`: every checkpoint row's values.
+pub(crate) const INSPECT_ALL_CHECKPOINTS: &str =
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, coalesce(type, ''), \
+     coalesce(checkpoint, x''), coalesce(metadata, x'') FROM checkpoints";
+
+/// `inspect`: every write row's value.
+pub(crate) const INSPECT_ALL_WRITES: &str =
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
+     coalesce(type, ''), coalesce(value, x'') FROM writes";
+
+/// `inspect`: SQLite's own check of the file's pages and indexes (at most 20 messages).
+pub(crate) const QUICK_CHECK: &str = "PRAGMA quick_check(20)";
+
+/// `inspect`: the table or index whose b-tree starts at page `?1`.
+pub(crate) const TREE_BY_PAGE: &str =
+    "SELECT type, name, tbl_name FROM sqlite_master WHERE rootpage = ?1";
+
+/// `inspect`: the table or index named `?1`.
+pub(crate) const TREE_BY_NAME: &str =
+    "SELECT type, name, tbl_name FROM sqlite_master WHERE name = ?1";

@@ -35,6 +35,7 @@ pub mod ext;
 pub mod fence;
 pub mod id;
 pub mod in_flight;
+pub mod inspect;
 pub mod list_cursor;
 pub mod memory;
 pub mod metadata;

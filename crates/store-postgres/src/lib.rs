@@ -29,10 +29,11 @@
 //!
 //! The files follow the backend template (docs/design.md, "Backend template"): `sql.rs`
 //! (every statement), `op.rs` (rows, vector kinds), `query.rs` (the search's conditions),
-//! `read.rs`, `write.rs`, `maintenance.rs` (migrations, the TTL sweep) and `store.rs` (the
-//! store and its batch); the pool is the checkpoint saver's
+//! `read.rs`, `write.rs`, `maintenance.rs` (migrations, the TTL sweep), `inspect.rs` (what
+//! the `stategraph` command checks) and `store.rs` (the store and its batch); the pool is the checkpoint saver's
 //! (`stategraph_checkpoint_postgres::build_pool`).
 
+pub mod inspect;
 mod maintenance;
 mod op;
 mod query;

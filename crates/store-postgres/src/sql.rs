@@ -166,3 +166,6 @@ CREATE TABLE IF NOT EXISTS stategraph_store_vectors (
     FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE
 );
 ";
+
+/// Whether the database holds the `store` table.
+pub(crate) const HAS_STORE_TABLE: &str = "SELECT to_regclass('store') IS NOT NULL";
