@@ -116,6 +116,7 @@ pub mod inspect;
 pub mod json;
 mod maintenance;
 mod op;
+mod options;
 mod pool;
 mod query;
 mod raw;
@@ -124,13 +125,12 @@ pub mod read_only;
 mod saver;
 mod schema;
 mod sql;
-mod synchronous;
 mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
 pub use cache::DEFAULT_READ_CACHE_BYTES;
 pub use error::SqliteError;
+pub use options::Synchronous;
 pub use rusqlite;
 pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};
-pub use synchronous::Synchronous;

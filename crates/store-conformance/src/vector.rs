@@ -3,7 +3,7 @@
 use crate::config::{MakeStore, StoreConfig};
 use crate::support::*;
 use serde_json::json;
-use stategraph_store::{HashEmbedder, IndexConfig, IndexSpec, PutOp, SearchOp};
+use stategraph_store::{BaseStore, HashEmbedder, IndexConfig, IndexSpec, PutOp, SearchOp};
 use std::sync::Arc;
 
 /// Vector search ranks by cosine similarity (best field wins), honours per-put index
@@ -15,42 +15,7 @@ pub async fn vector_ranking(make: MakeStore<'_>) {
         ttl: None,
     })
     .await;
-    let docs = [
-        ("cats", json!({"text": "cats purr and sleep all day"})),
-        (
-            "rust",
-            json!({"text": "rust programming language ownership borrow"}),
-        ),
-        (
-            "python",
-            json!({"text": "python programming language scripting"}),
-        ),
-    ];
-    for (k, v) in docs {
-        store.put(ns(&["docs"]), k, doc(v)).await.expect("put");
-    }
-    store
-        .put_op(PutOp {
-            namespace: ns(&["docs"]),
-            key: "titled".into(),
-            value: Some(doc(
-                json!({"text": "unrelated words", "title": "ownership borrow checker"}),
-            )),
-            index: IndexSpec::Paths(vec!["title".into()]),
-            ttl: None,
-        })
-        .await
-        .expect("put");
-    store
-        .put_op(PutOp {
-            namespace: ns(&["docs"]),
-            key: "hidden".into(),
-            value: Some(doc(json!({"text": "rust ownership borrow"}))),
-            index: IndexSpec::Disabled,
-            ttl: None,
-        })
-        .await
-        .expect("put");
+    put_ranked_docs(store.as_ref()).await;
     let hits = store
         .search(
             SearchOp::new(ns(&["docs"]))
@@ -122,4 +87,45 @@ pub async fn vector_ranking(make: MakeStore<'_>) {
         .await
         .expect("search");
     assert_eq!(again[0].key, "titled", "a re-put replaces the old vectors");
+}
+
+/// The documents [`vector_ranking`] searches: three embedded by `text`, one by its
+/// `title` only, one not embedded at all.
+async fn put_ranked_docs(store: &dyn BaseStore) {
+    let docs = [
+        ("cats", json!({"text": "cats purr and sleep all day"})),
+        (
+            "rust",
+            json!({"text": "rust programming language ownership borrow"}),
+        ),
+        (
+            "python",
+            json!({"text": "python programming language scripting"}),
+        ),
+    ];
+    for (k, v) in docs {
+        store.put(ns(&["docs"]), k, doc(v)).await.expect("put");
+    }
+    store
+        .put_op(PutOp {
+            namespace: ns(&["docs"]),
+            key: "titled".into(),
+            value: Some(doc(
+                json!({"text": "unrelated words", "title": "ownership borrow checker"}),
+            )),
+            index: IndexSpec::Paths(vec!["title".into()]),
+            ttl: None,
+        })
+        .await
+        .expect("put");
+    store
+        .put_op(PutOp {
+            namespace: ns(&["docs"]),
+            key: "hidden".into(),
+            value: Some(doc(json!({"text": "rust ownership borrow"}))),
+            index: IndexSpec::Disabled,
+            ttl: None,
+        })
+        .await
+        .expect("put");
 }

@@ -29,7 +29,7 @@
 //!
 //! The files follow the backend template (docs/design.md, "Backend template"): `sql.rs`
 //! (every statement), `op.rs` (rows, vector kinds), `query.rs` (the search's conditions),
-//! `read.rs`, `write.rs`, `maintenance.rs` (migrations, the TTL sweep), `inspect.rs` (what
+//! `read.rs`, `write.rs`, `schema.rs` (migrations), `maintenance.rs` (the TTL sweep), `inspect.rs` (what
 //! the `stategraph` command checks) and `store.rs` (the store and its batch); the pool is the checkpoint saver's
 //! (`stategraph_checkpoint_postgres::build_pool`).
 
@@ -38,6 +38,7 @@ mod maintenance;
 mod op;
 mod query;
 mod read;
+mod schema;
 mod sql;
 mod store;
 mod write;

@@ -3,7 +3,7 @@
 
 use crate::op::{backend, parse_vector, to_item, VectorBackend};
 use crate::query::{like_prefix, prefilter, Param};
-use crate::sql::{self, COLUMNS, LIVE, REFRESH};
+use crate::sql::{self, LIVE, REFRESH};
 use deadpool_postgres::GenericClient;
 use stategraph_store::exec::{best_score, list_namespaces, rank, to_search_items};
 use stategraph_store::{
@@ -177,16 +177,7 @@ async fn search_by_vectors<C: GenericClient + Sync>(
         .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
         .collect();
     let rows = tx
-        .query(
-            &format!(
-                "SELECT s.prefix, s.key, v.{} FROM store s JOIN {} v \
-                 ON v.prefix = s.prefix AND v.key = s.key \
-                 WHERE {LIVE}{cond} ORDER BY s.updated_at DESC, s.prefix, s.key",
-                kind.select(),
-                kind.table()
-            ),
-            &refs,
-        )
+        .query(&sql::select_live_vectors(kind, &cond), &refs)
         .await
         .map_err(db)?;
     // An item's rows are adjacent (same updated_at, prefix, key): keep its best score.
@@ -217,13 +208,7 @@ async fn search_by_vectors<C: GenericClient + Sync>(
     let mut by_id: HashMap<(String, String), Item> = HashMap::new();
     if !page.is_empty() {
         for r in tx
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM store WHERE {LIVE} AND (prefix, key) IN \
-                     (SELECT * FROM unnest($1::text[], $2::text[]))"
-                ),
-                &[&prefixes, &keys],
-            )
+            .query(&sql::select_listed_items(), &[&prefixes, &keys])
             .await
             .map_err(db)?
         {
@@ -237,40 +222,43 @@ async fn search_by_vectors<C: GenericClient + Sync>(
         .collect();
     let room = op.limit.saturating_sub(out.len());
     if room > 0 {
-        let broken_prefixes: Vec<String> = broken.iter().map(|((p, _), _)| p.clone()).collect();
-        let broken_keys: Vec<String> = broken.iter().map(|((_, k), _)| k.clone()).collect();
-        let mut args: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>> = vec![
-            Box::new(broken_prefixes),
-            Box::new(broken_keys),
-            Box::new(room as i64),
-        ];
-        let mut cond = String::new();
-        if !op.namespace_prefix.is_empty() {
-            let (exact, like) = like_prefix(&op.namespace_prefix);
-            args.push(Box::new(exact));
-            args.push(Box::new(like));
-            cond = " AND (s.prefix = $4 OR s.prefix LIKE $5)".into();
-        }
-        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
-            .iter()
-            .map(|a| a.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
-            .collect();
-        let rows = tx
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM store s WHERE {LIVE}{cond} AND \
-                     (NOT EXISTS (SELECT 1 FROM {} v WHERE v.prefix = s.prefix AND v.key = s.key) \
-                      OR (s.prefix, s.key) IN (SELECT * FROM unnest($1::text[], $2::text[]))) \
-                     ORDER BY s.updated_at DESC, s.prefix, s.key LIMIT $3",
-                    kind.table()
-                ),
-                &refs,
-            )
-            .await
-            .map_err(db)?;
-        for r in &rows {
-            out.push((to_item(r)?, None));
+        for item in unembedded(tx, op, kind, &broken, room).await? {
+            out.push((item, None));
         }
     }
     Ok(to_search_items(out))
+}
+
+/// Up to `room` live items under the op's prefix with no vectors, or only unreadable ones
+/// (`broken`), newest first: what fills a vector search's page after the scored items.
+async fn unembedded<C: GenericClient + Sync>(
+    tx: &C,
+    op: &SearchOp,
+    kind: VectorBackend,
+    broken: &[((String, String), Option<f64>)],
+    room: usize,
+) -> Result<Vec<Item>> {
+    let broken_prefixes: Vec<String> = broken.iter().map(|((p, _), _)| p.clone()).collect();
+    let broken_keys: Vec<String> = broken.iter().map(|((_, k), _)| k.clone()).collect();
+    let mut args: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>> = vec![
+        Box::new(broken_prefixes),
+        Box::new(broken_keys),
+        Box::new(room as i64),
+    ];
+    let mut cond = String::new();
+    if !op.namespace_prefix.is_empty() {
+        let (exact, like) = like_prefix(&op.namespace_prefix);
+        args.push(Box::new(exact));
+        args.push(Box::new(like));
+        cond = " AND (s.prefix = $4 OR s.prefix LIKE $5)".into();
+    }
+    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
+        .iter()
+        .map(|a| a.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect();
+    let rows = tx
+        .query(&sql::select_unembedded(kind, &cond), &refs)
+        .await
+        .map_err(db)?;
+    rows.iter().map(to_item).collect()
 }

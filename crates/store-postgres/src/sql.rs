@@ -169,3 +169,35 @@ CREATE TABLE IF NOT EXISTS stategraph_store_vectors (
 
 /// Whether the database holds the `store` table.
 pub(crate) const HAS_STORE_TABLE: &str = "SELECT to_regclass('store') IS NOT NULL";
+
+/// A vector search's scoring pass: every live item's vectors under `cond` (empty, or the
+/// prefix condition on `$1`/`$2`), an item's rows adjacent, newest first.
+pub(crate) fn select_live_vectors(kind: VectorBackend, cond: &str) -> String {
+    format!(
+        "SELECT s.prefix, s.key, v.{} FROM store s JOIN {} v \
+         ON v.prefix = s.prefix AND v.key = s.key \
+         WHERE {LIVE}{cond} ORDER BY s.updated_at DESC, s.prefix, s.key",
+        kind.select(),
+        kind.table()
+    )
+}
+
+/// A vector search's page: the live items of the listed `($1[i], $2[i])` keys.
+pub(crate) fn select_listed_items() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM store WHERE {LIVE} AND (prefix, key) IN \
+         (SELECT * FROM unnest($1::text[], $2::text[]))"
+    )
+}
+
+/// A vector search's filling: up to `$3` live items under `cond` (empty, or the prefix
+/// condition on `$4`/`$5`) without vectors or among the listed `($1[i], $2[i])`.
+pub(crate) fn select_unembedded(kind: VectorBackend, cond: &str) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM store s WHERE {LIVE}{cond} AND \
+         (NOT EXISTS (SELECT 1 FROM {} v WHERE v.prefix = s.prefix AND v.key = s.key) \
+          OR (s.prefix, s.key) IN (SELECT * FROM unnest($1::text[], $2::text[]))) \
+         ORDER BY s.updated_at DESC, s.prefix, s.key LIMIT $3",
+        kind.table()
+    )
+}

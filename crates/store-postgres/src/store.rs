@@ -2,8 +2,9 @@
 //! semantic search's tables, and the batch, which runs its ops in order in one transaction
 //! (`read.rs`, `write.rs`) after embedding them.
 
-use crate::maintenance::{migrate, sweep_expired};
+use crate::maintenance::sweep_expired;
 use crate::op::{backend, VectorBackend};
+use crate::schema::migrate;
 use crate::sql::{pgvector_migrations, REAL_ARRAY_TABLE};
 use crate::{read, write};
 use async_trait::async_trait;

@@ -1,4 +1,5 @@
-//! How hard a commit presses its data to disk: SQLite's `PRAGMA synchronous`.
+//! The saver's options beyond its builder methods: how hard a commit presses its data to
+//! disk, SQLite's `PRAGMA synchronous` ([`Synchronous`]).
 
 /// When a committed write is on disk, the `synchronous` setting of the writer connection
 /// ([`crate::SqliteSaver::with_synchronous`]). The database file is in WAL mode, where
