@@ -1,6 +1,7 @@
 //! The search query: the namespace prefix as `LIKE` patterns and the SQL prefilter that lets
 //! the server skip rows (the exact filter still runs in Rust on what it keeps).
 
+use stategraph_store::filter::{prefilter_comparisons, Operand};
 use stategraph_store::Namespace;
 
 /// A bound parameter of a built query.
@@ -17,55 +18,28 @@ pub(crate) fn prefilter(
     conds: &mut Vec<String>,
     args: &mut Vec<Param>,
 ) {
-    use serde_json::Value;
-    let Value::Object(f) = filter else { return };
-    for (key, cond) in f {
-        if key.is_empty() || key.contains('.') {
-            continue;
-        }
-        let mut push = |op: &str, v: &Value| {
-            let (kind, operand): (&str, Param) = match v {
-                Value::String(s) => ("string", Box::new(s.clone())),
-                // Beyond 2^53 float and exact comparisons may disagree: leave those to Rust.
-                Value::Number(n) => match n.as_f64() {
-                    Some(x) if x.is_finite() && x.abs() < 9.0e15 => ("number", Box::new(x)),
-                    _ => return,
-                },
-                _ => return,
-            };
-            args.push(Box::new(key.clone()));
-            let k = args.len();
-            args.push(operand);
-            let o = k + 1;
-            let cmp = match (op, kind) {
-                ("=", "string") => format!("value->(${k}::text) = to_jsonb(${o}::text)"),
-                ("=", _) => format!("value->(${k}::text) = to_jsonb(${o}::float8)"),
-                (_, "string") => format!(
-                    "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'string' \
-                     THEN (value->>(${k}::text)) COLLATE \"C\" {op} ${o}::text ELSE false END"
-                ),
-                _ => format!(
-                    "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'number' \
-                     THEN (value->>(${k}::text))::float8 {op} ${o}::float8 ELSE false END"
-                ),
-            };
-            conds.push(cmp);
+    for c in prefilter_comparisons(filter, &[]) {
+        let (op, string) = (c.op, matches!(c.operand, Operand::Str(_)));
+        args.push(Box::new(c.key.to_owned()));
+        let k = args.len();
+        args.push(match c.operand {
+            Operand::Str(s) => Box::new(s.to_owned()),
+            Operand::Num(x) => Box::new(x),
+        });
+        let o = k + 1;
+        let cmp = match (op, string) {
+            ("=", true) => format!("value->(${k}::text) = to_jsonb(${o}::text)"),
+            ("=", false) => format!("value->(${k}::text) = to_jsonb(${o}::float8)"),
+            (_, true) => format!(
+                "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'string' \
+                 THEN (value->>(${k}::text)) COLLATE \"C\" {op} ${o}::text ELSE false END"
+            ),
+            (_, false) => format!(
+                "CASE WHEN jsonb_typeof(value->(${k}::text)) = 'number' \
+                 THEN (value->>(${k}::text))::float8 {op} ${o}::float8 ELSE false END"
+            ),
         };
-        match cond {
-            Value::Object(ops) if ops.keys().any(|k| k.starts_with('$')) => {
-                for (op, v) in ops {
-                    match op.as_str() {
-                        "$eq" => push("=", v),
-                        "$gt" => push(">", v),
-                        "$gte" => push(">=", v),
-                        "$lt" => push("<", v),
-                        "$lte" => push("<=", v),
-                        _ => {}
-                    }
-                }
-            }
-            scalar => push("=", scalar),
-        }
+        conds.push(cmp);
     }
 }
 

@@ -2,6 +2,7 @@
 //! (the exact filter still runs in Rust on what it keeps).
 
 use rusqlite::types::Value as SqlValue;
+use stategraph_store::filter::{prefilter_comparisons, Operand};
 use stategraph_store::Namespace;
 
 /// `prefix = ? OR prefix GLOB ?` for a namespace and its descendants, GLOB metacharacters
@@ -28,47 +29,17 @@ pub(crate) fn prefilter(
     conds: &mut Vec<String>,
     args: &mut Vec<SqlValue>,
 ) {
-    use serde_json::Value;
-    let Value::Object(f) = filter else { return };
-    let operand = |v: &Value| match v {
-        Value::String(s) => Some(SqlValue::Text(s.clone())),
-        // Beyond 2^53 a float parameter could miss an exact integer: leave those to Rust.
-        Value::Number(n) => n
-            .as_f64()
-            .filter(|x| x.is_finite() && x.abs() < 9.0e15)
-            .map(SqlValue::Real),
-        _ => None,
-    };
-    for (key, cond) in f {
-        if key.is_empty() || key.contains(['.', '"', '\\']) {
-            continue;
-        }
-        let path = format!("$.\"{key}\"");
-        let mut push = |sql_op: &str, v: &Value| {
-            if let Some(x) = operand(v) {
-                args.push(SqlValue::Text(path.clone()));
-                let p = args.len();
-                args.push(x);
-                conds.push(format!(
-                    "json_extract(CAST(value AS TEXT), ?{p}) {sql_op} ?{}",
-                    p + 1
-                ));
-            }
-        };
-        match cond {
-            Value::Object(ops) if ops.keys().any(|k| k.starts_with('$')) => {
-                for (op, v) in ops {
-                    match op.as_str() {
-                        "$eq" => push("=", v),
-                        "$gt" => push(">", v),
-                        "$gte" => push(">=", v),
-                        "$lt" => push("<", v),
-                        "$lte" => push("<=", v),
-                        _ => {}
-                    }
-                }
-            }
-            scalar => push("=", scalar),
-        }
+    for c in prefilter_comparisons(filter, &['"', '\\']) {
+        args.push(SqlValue::Text(format!("$.\"{}\"", c.key)));
+        let p = args.len();
+        args.push(match c.operand {
+            Operand::Str(s) => SqlValue::Text(s.to_owned()),
+            Operand::Num(x) => SqlValue::Real(x),
+        });
+        conds.push(format!(
+            "json_extract(CAST(value AS TEXT), ?{p}) {} ?{}",
+            c.op,
+            p + 1
+        ));
     }
 }

@@ -41,11 +41,7 @@ pub(crate) fn get(
 type Vectors = HashMap<(String, String), Vec<Vec<f32>>>;
 
 /// Every stored vector of the items under `where_sql` (bound to `args`), by (prefix, key).
-fn vectors(
-    tx: &Transaction<'_>,
-    where_sql: &str,
-    args: &[String],
-) -> Result<Vectors> {
+fn vectors(tx: &Transaction<'_>, where_sql: &str, args: &[String]) -> Result<Vectors> {
     let mut vectors = Vectors::new();
     let mut stmt = tx.prepare_cached(&sql::select_vectors(where_sql))?;
     let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
