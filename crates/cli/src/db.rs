@@ -2,8 +2,10 @@
 //! API has no call for (sizes, thread ids, raw write rows with their index and task path).
 //!
 //! Checkpoints themselves are always read and written through the savers
-//! ([`SqliteSaver`], [`PostgresSaver`]); this module only adds reads of row sizes and of
-//! the raw rows that `verify` must see before decoding.
+//! ([`SqliteSaver`], [`PostgresSaver`]); the reads of row sizes and of the raw rows that
+//! `verify` must see before decoding are the savers' `inspect` modules
+//! (`stategraph_checkpoint_sqlite::inspect`, `stategraph_checkpoint_postgres::inspect`):
+//! this module holds no SQL, it picks the saver's function and words its errors.
 //!
 //! Reading never changes a database: a SQLite file is opened with
 //! [`SqliteSaver::open_read_only`] (no WAL switch, no migration, no new files) and every
