@@ -43,7 +43,7 @@
 //! **`get_tuple` through the cache**: the query that
 //! leaves out the bytes of the blobs the saver holds, and the decoding of its row.
 //!
-//! The query is [`crate::sql::SELECT`] with three more parameters, the channels, versions
+//! The query is `sql::SELECT` with three more parameters, the channels, versions
 //! and identities the cache holds for the thread (`$1`–`$3`; thread, namespace and id
 //! follow as `$4`–`$6`), and three more columns: per joined blob its version, its row's
 //! identity, and whether it is held. A held blob's bytes come back as NULL; the server

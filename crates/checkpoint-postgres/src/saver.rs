@@ -40,7 +40,7 @@ pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 ///
 /// Puts and task writes are fenced by default (see [`crate::fence`]): a put whose parent
 /// is no longer the head of its thread, or a task write that contradicts what another run
-/// stored, fails with [`Error::Conflict`]. [`PostgresSaver::with_fencing`] turns that off.
+/// stored, fails with [`Error::Conflict`](stategraph_checkpoint::Error::Conflict). [`PostgresSaver::with_fencing`] turns that off.
 /// Every wait is bounded (see [`crate::options`]).
 pub struct PostgresSaver {
     pub(crate) conn: Connections,
