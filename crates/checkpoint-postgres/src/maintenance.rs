@@ -33,69 +33,14 @@ use tokio_postgres::IsolationLevel;
 
 use crate::error::col;
 use crate::error::pg;
-
-/// Deletes every row of one thread, in every namespace, in one statement.
-const DELETE_THREAD: &str = "WITH a AS (DELETE FROM checkpoints WHERE thread_id = $1), \
-b AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1) \
-DELETE FROM checkpoint_writes WHERE thread_id = $1";
-
-/// Deletes the checkpoints of the runs `$1` (a JSON string `run_id` in their metadata)
-/// with their writes; returns each deleted checkpoint with the versions it referenced.
-const DELETE_RUNS: &str = "WITH gone AS ( \
-    DELETE FROM checkpoints \
-    WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY($1) \
-    RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions \
-), writes AS ( \
-    DELETE FROM checkpoint_writes w USING gone g \
-    WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns \
-      AND w.checkpoint_id = g.checkpoint_id \
-) \
-SELECT g.thread_id, g.checkpoint_ns, g.checkpoint_id, v.key, v.value \
-FROM gone g LEFT JOIN LATERAL jsonb_each_text(g.versions) AS v ON true";
-
-/// Clears the parent of the checkpoints whose parent is one of the deleted ones.
-const ORPHAN_PARENTS: &str = "UPDATE checkpoints c SET parent_checkpoint_id = NULL \
-FROM unnest($1::text[], $2::text[], $3::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id) \
-WHERE c.thread_id = d.thread_id AND c.checkpoint_ns = d.checkpoint_ns \
-  AND c.parent_checkpoint_id = d.checkpoint_id";
-
-/// Deletes the freed blobs `(thread, ns, channel, version)` no stored checkpoint of their
-/// namespace references any more.
-pub(crate) const GARBAGE_BLOBS: &str = "DELETE FROM checkpoint_blobs b \
-USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS f(thread_id, checkpoint_ns, channel, version) \
-WHERE b.thread_id = f.thread_id AND b.checkpoint_ns = f.checkpoint_ns \
-  AND b.channel = f.channel AND b.version = f.version \
-  AND NOT EXISTS ( \
-    SELECT 1 FROM checkpoints c \
-    WHERE c.thread_id = f.thread_id AND c.checkpoint_ns = f.checkpoint_ns \
-      AND c.checkpoint -> 'channel_versions' ->> f.channel = f.version)";
-
-/// Copies every checkpoint, blob and write of thread `$1` to thread `$2`; a row already
-/// in the target under the same key is replaced.
-const COPY_THREAD: &str = "WITH cps AS ( \
-    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
-    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-    FROM checkpoints WHERE thread_id = $1 \
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET \
-        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, type = EXCLUDED.type, \
-        checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
-), blobs AS ( \
-    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-    SELECT $2, checkpoint_ns, channel, version, type, blob \
-    FROM checkpoint_blobs WHERE thread_id = $1 \
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET \
-        type = EXCLUDED.type, blob = EXCLUDED.blob \
-) \
-INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob \
-FROM checkpoint_writes WHERE thread_id = $1 \
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET \
-    task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, \
-    blob = EXCLUDED.blob";
+use crate::sql;
 
 /// Removes every checkpoint, blob and write of a thread.
 pub(crate) async fn delete_thread(client: &Client, thread_id: &str) -> Result<()> {
-    let stmt = client.prepare_cached(DELETE_THREAD).await.map_err(pg)?;
+    let stmt = client
+        .prepare_cached(sql::DELETE_THREAD)
+        .await
+        .map_err(pg)?;
     client.execute(&stmt, &[&thread_id]).await.map_err(pg)?;
     Ok(())
 }
@@ -106,7 +51,7 @@ pub(crate) async fn delete_for_runs(client: &mut Client, run_ids: &[String]) -> 
         return Ok(());
     }
     let tx = client.transaction().await.map_err(pg)?;
-    let rows = tx.query(DELETE_RUNS, &[&run_ids]).await.map_err(pg)?;
+    let rows = tx.query(sql::DELETE_RUNS, &[&run_ids]).await.map_err(pg)?;
     let mut deleted: BTreeSet<[String; 3]> = BTreeSet::new();
     let mut freed: Vec<[String; 4]> = Vec::new();
     for row in &rows {
@@ -121,13 +66,13 @@ pub(crate) async fn delete_for_runs(client: &mut Client, run_ids: &[String]) -> 
     if !deleted.is_empty() {
         let deleted: Vec<[String; 3]> = deleted.into_iter().collect();
         let [t, n, i] = columns(&deleted);
-        tx.execute(ORPHAN_PARENTS, &[&t, &n, &i])
+        tx.execute(sql::ORPHAN_PARENTS, &[&t, &n, &i])
             .await
             .map_err(pg)?;
     }
     if !freed.is_empty() {
         let [t, n, c, v] = columns(&freed);
-        tx.execute(GARBAGE_BLOBS, &[&t, &n, &c, &v])
+        tx.execute(sql::GARBAGE_BLOBS, &[&t, &n, &c, &v])
             .await
             .map_err(pg)?;
     }
@@ -139,7 +84,7 @@ pub(crate) async fn copy_thread(client: &Client, source: &str, target: &str) -> 
     if source == target {
         return Ok(());
     }
-    let stmt = client.prepare_cached(COPY_THREAD).await.map_err(pg)?;
+    let stmt = client.prepare_cached(sql::COPY_THREAD).await.map_err(pg)?;
     client
         .execute(&stmt, &[&source, &target])
         .await
@@ -151,68 +96,6 @@ pub(crate) async fn copy_thread(client: &Client, source: &str, target: &str) -> 
 pub(crate) fn columns<const N: usize>(rows: &[[String; N]]) -> [Vec<&str>; N] {
     std::array::from_fn(|c| rows.iter().map(|r| r[c].as_str()).collect())
 }
-
-/// Deletes every row of the threads `$1`.
-const DELETE_THREADS: &str = "WITH a AS (DELETE FROM checkpoints WHERE thread_id = ANY($1)), \
-b AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)) \
-DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)";
-
-/// The threads of `$1` that use a DeltaChannel: update counters in their metadata, or an
-/// inline `true` with a blob behind it (a snapshot; a plain `true` has no blob).
-const DELTA_THREADS: &str = "SELECT thread_id FROM checkpoints \
-WHERE thread_id = ANY($1) \
-  AND (metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned') \
-UNION \
-SELECT c.thread_id FROM checkpoints c \
-CROSS JOIN LATERAL jsonb_each(c.checkpoint -> 'channel_values') AS v \
-WHERE c.thread_id = ANY($1) AND v.value = 'true'::jsonb AND EXISTS ( \
-    SELECT 1 FROM checkpoint_blobs b \
-    WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
-      AND b.channel = v.key AND b.version = c.checkpoint -> 'channel_versions' ->> v.key)";
-
-/// Per namespace of thread `$1`: the latest checkpoint, the parent it reads its sends
-/// from (format ≤ 3 only), the root checkpoint its call started from, whether that is saved.
-const HEADS: &str = "SELECT h.checkpoint_ns, h.checkpoint_id, \
-    CASE WHEN (c.checkpoint ->> 'v')::int < 4 AND EXISTS ( \
-        SELECT 1 FROM checkpoint_writes w \
-        WHERE w.thread_id = $1 AND w.checkpoint_ns = h.checkpoint_ns \
-          AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks' \
-    ) THEN c.parent_checkpoint_id END, \
-    c.metadata -> 'parents' ->> '', \
-    EXISTS ( \
-        SELECT 1 FROM checkpoints r \
-        WHERE r.thread_id = $1 AND r.checkpoint_ns = '' \
-          AND r.checkpoint_id = c.metadata -> 'parents' ->> '') \
-FROM ( \
-    SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id FROM checkpoints \
-    WHERE thread_id = $1 ORDER BY checkpoint_ns, checkpoint_id DESC \
-) AS h \
-JOIN checkpoints c ON c.thread_id = $1 AND c.checkpoint_ns = h.checkpoint_ns \
-  AND c.checkpoint_id = h.checkpoint_id";
-
-/// Deletes the subgraph-call namespaces `$2` of thread `$1`.
-const DELETE_NAMESPACES: &str = "WITH a AS ( \
-    DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ANY($2)), \
-b AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = ANY($2)) \
-DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = ANY($2)";
-
-/// Deletes the checkpoints of `($1, $2)` not in `$3` with their writes; returns the
-/// `(channel, version)` pairs they referenced.
-const DELETE_UNKEPT: &str = "WITH gone AS ( \
-    DELETE FROM checkpoints \
-    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id <> ALL($3) \
-    RETURNING checkpoint_id, checkpoint -> 'channel_versions' AS versions \
-), writes AS ( \
-    DELETE FROM checkpoint_writes \
-    WHERE thread_id = $1 AND checkpoint_ns = $2 \
-      AND checkpoint_id IN (SELECT checkpoint_id FROM gone) \
-) \
-SELECT DISTINCT v.key, v.value FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.versions) AS v";
-
-/// Clears the parent of kept checkpoints `$3` whose parent is not kept.
-const PRUNE_ORPHAN_PARENTS: &str = "UPDATE checkpoints SET parent_checkpoint_id = NULL \
-WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3) \
-  AND parent_checkpoint_id <> ALL($3)";
 
 /// Thins `thread_ids` by `strategy`.
 pub(crate) async fn prune(
@@ -226,7 +109,7 @@ pub(crate) async fn prune(
     match strategy {
         PruneStrategy::Delete => {
             let tx = client.transaction().await.map_err(pg)?;
-            tx.execute(DELETE_THREADS, &[&thread_ids])
+            tx.execute(sql::DELETE_THREADS, &[&thread_ids])
                 .await
                 .map_err(pg)?;
             tx.commit().await.map_err(pg)
@@ -254,7 +137,7 @@ async fn refuse_delta_threads(
     thread_ids: &[String],
 ) -> Result<()> {
     let rows = client
-        .query(DELTA_THREADS, &[&thread_ids])
+        .query(sql::DELTA_THREADS, &[&thread_ids])
         .await
         .map_err(pg)?;
     if rows.is_empty() {
@@ -266,7 +149,7 @@ async fn refuse_delta_threads(
     }
 }
 
-/// One namespace head as [`HEADS`] returns it.
+/// One namespace head as [`sql::HEADS`] returns it.
 struct Head {
     ns: String,
     kept: Vec<String>,
@@ -276,7 +159,7 @@ struct Head {
 
 /// The statements of one thread's `KeepLatest`, inside its transaction.
 async fn keep_latest(tx: &Transaction<'_>, thread: &str) -> Result<()> {
-    let rows = tx.query(HEADS, &[&thread]).await.map_err(pg)?;
+    let rows = tx.query(sql::HEADS, &[&thread]).await.map_err(pg)?;
     refuse_delta_threads(tx, std::slice::from_ref(&thread.to_owned())).await?;
     let mut heads = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -304,7 +187,7 @@ async fn keep_latest(tx: &Transaction<'_>, thread: &str) -> Result<()> {
         .map(|h| h.ns.as_str())
         .collect();
     if !calls.is_empty() {
-        tx.execute(DELETE_NAMESPACES, &[&thread, &calls])
+        tx.execute(sql::DELETE_NAMESPACES, &[&thread, &calls])
             .await
             .map_err(pg)?;
     }
@@ -313,10 +196,10 @@ async fn keep_latest(tx: &Transaction<'_>, thread: &str) -> Result<()> {
             continue;
         }
         let freed = tx
-            .query(DELETE_UNKEPT, &[&thread, &ns, &ids])
+            .query(sql::DELETE_UNKEPT, &[&thread, &ns, &ids])
             .await
             .map_err(pg)?;
-        tx.execute(PRUNE_ORPHAN_PARENTS, &[&thread, &ns, &ids])
+        tx.execute(sql::PRUNE_ORPHAN_PARENTS, &[&thread, &ns, &ids])
             .await
             .map_err(pg)?;
         if freed.is_empty() {
@@ -327,7 +210,7 @@ async fn keep_latest(tx: &Transaction<'_>, thread: &str) -> Result<()> {
             garbage.push([thread.to_owned(), ns.to_owned(), col(row, 0)?, col(row, 1)?]);
         }
         let [t, n, c, v] = columns(&garbage);
-        tx.execute(GARBAGE_BLOBS, &[&t, &n, &c, &v])
+        tx.execute(sql::GARBAGE_BLOBS, &[&t, &n, &c, &v])
             .await
             .map_err(pg)?;
     }

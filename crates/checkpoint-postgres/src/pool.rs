@@ -42,6 +42,7 @@ use tokio_postgres::NoTls;
 
 use crate::error::{locate, other, pg};
 use crate::options::{PostgresOptions, ToastCompression, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
+use crate::sql;
 
 /// A pool with its address and the timeouts of the calls that use it.
 pub(crate) struct Connections {
@@ -236,10 +237,6 @@ pub(crate) fn describe(config: &tokio_postgres::Config) -> Option<Arc<str>> {
     Some(Arc::from(text))
 }
 
-/// Sets lz4 for the session when the server supports it; a no-op otherwise.
-const PREFER_LZ4: &str = "SELECT set_config('default_toast_compression', 'lz4', false) \
-FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)";
-
 /// Connections remembered at most before the memory of them is cleared (the ones still
 /// in use are then set once more, which is harmless).
 const MAX_REMEMBERED: usize = 1024;
@@ -266,7 +263,7 @@ impl SessionSetup {
             return None;
         }
         let done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        (!done.contains(&Object::id(client))).then_some(PREFER_LZ4)
+        (!done.contains(&Object::id(client))).then_some(sql::PREFER_LZ4)
     }
 
     /// Records that `client` has its settings.
