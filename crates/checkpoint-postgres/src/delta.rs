@@ -28,81 +28,13 @@ use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{CheckpointConfig, Error, PendingWrite, Result};
 use tokio_postgres::Row;
 
-use crate::blob_cache::{BlobCache, Fill, Held, MIN_CACHED_BYTES};
+use crate::cache::{BlobCache, Fill, Held, MIN_CACHED_BYTES};
 use crate::error::col;
 use crate::error::pg;
-use crate::filter::some_id;
 use crate::json;
+use crate::query::some_id;
 use crate::read::off_runtime;
-
-/// `$1` thread, `$2` namespace, `$3` the channels, `$4` the target id (NULL: the latest),
-/// `$5`–`$7` the channels, versions and identities of the blobs the cache holds (a seed
-/// blob held comes back without its bytes). Columns: kind, depth, channel, type, blob,
-/// inline value, task id, task path, index, then a seed blob's version, identity and
-/// whether it was held.
-const HISTORY: &str = concat!(
-    "WITH RECURSIVE chain AS ( \
-    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, 0 AS depth, \
-           $3::text[] AS look, '{}'::text[] AS found, ARRAY[c.checkpoint_id] AS path \
-      FROM checkpoints c \
-     WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = \
-           COALESCE($4::text, (SELECT m.checkpoint_id FROM checkpoints m \
-                               WHERE m.thread_id = $1 AND m.checkpoint_ns = $2 \
-                               ORDER BY m.checkpoint_id DESC LIMIT 1)) \
-    UNION ALL \
-    SELECT p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, chain.depth + 1, \
-           s.look, s.found, chain.path || p.checkpoint_id \
-      FROM chain \
-     CROSS JOIN LATERAL ( \
-        SELECT pc.checkpoint_id, pc.parent_checkpoint_id, pc.checkpoint FROM checkpoints pc \
-         WHERE pc.thread_id = $1 AND pc.checkpoint_ns = $2 \
-           AND pc.checkpoint_id = chain.parent_checkpoint_id LIMIT 1 \
-     ) p \
-     CROSS JOIN LATERAL ( \
-        SELECT array_agg(x.k) AS look, \
-               coalesce(array_agg(x.k) FILTER (WHERE x.has), '{}'::text[]) AS found \
-          FROM ( \
-            SELECT k, (p.checkpoint -> 'channel_values' ? k) OR EXISTS ( \
-                       SELECT 1 FROM checkpoint_blobs b \
-                        WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k \
-                          AND b.version = p.checkpoint -> 'channel_versions' ->> k \
-                          AND b.type <> 'empty') AS has \
-              FROM unnest(chain.look) AS k WHERE NOT k = ANY(chain.found) \
-          ) x \
-     ) s \
-     WHERE cardinality(chain.look) > cardinality(chain.found) \
-       AND NOT p.checkpoint_id = ANY(chain.path) \
-) \
-SELECT 0 AS kind, chain.depth, s.k, b.type, \
-       CASE WHEN b.held THEN NULL ELSE b.blob END, \
-       (chain.checkpoint -> 'channel_values' -> s.k)::text, \
-       NULL::text, NULL::text, NULL::integer, b.version, b.ident, b.held \
-  FROM chain CROSS JOIN LATERAL unnest(chain.found) AS s(k) \
-  LEFT JOIN LATERAL ( \
-        SELECT bl.type, bl.blob, bl.version, i.ident, \
-               EXISTS (SELECT 1 FROM unnest($5::text[], $6::text[], $7::text[]) AS h(c, v, i) \
-                        WHERE h.c = bl.channel AND h.v = bl.version AND h.i = i.ident) AS held \
-          FROM checkpoint_blobs bl CROSS JOIN LATERAL (SELECT ",
-    crate::blob_cache::ident_sql!("bl"),
-    " AS ident) i \
-         WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = s.k \
-           AND bl.version = chain.checkpoint -> 'channel_versions' ->> s.k \
-           AND bl.type <> 'empty' LIMIT 1 \
-  ) b ON true \
- WHERE chain.depth > 0 \
-UNION ALL \
-SELECT 1, chain.depth, w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx, \
-       NULL, NULL, NULL \
-  FROM chain CROSS JOIN LATERAL ( \
-        SELECT cw.channel, cw.type, cw.blob, cw.task_id, cw.task_path, cw.idx \
-          FROM checkpoint_writes cw \
-         WHERE cw.thread_id = $1 AND cw.checkpoint_ns = $2 \
-           AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.look) \
-         OFFSET 0 \
-  ) w \
- WHERE chain.depth > 0 \
- ORDER BY 1, 2 DESC, 8, 7, 9"
-);
+use crate::sql;
 
 /// The histories of `channels` at the checkpoint `config` addresses (its latest when it
 /// names none). Every requested channel gets an entry. Seed blobs the cache holds are
@@ -117,7 +49,7 @@ pub(crate) async fn history(
     if channels.is_empty() {
         return Ok(empty_histories(channels));
     }
-    let stmt = client.prepare_cached(HISTORY).await.map_err(pg)?;
+    let stmt = client.prepare_cached(sql::HISTORY).await.map_err(pg)?;
     let (thread, ns) = (config.thread_id.as_str(), config.ns());
     let id = some_id(config.checkpoint_id.as_ref());
     let channel_list = channels.to_vec();
@@ -138,7 +70,7 @@ pub(crate) async fn history(
     Ok(out)
 }
 
-/// The histories in the rows of [`HISTORY`], the held seeds used and the decoded seeds
+/// The histories in the rows of [`sql::HISTORY`], the held seeds used and the decoded seeds
 /// worth caching.
 type Decoded = (
     IndexMap<String, DeltaChannelHistory>,
@@ -146,7 +78,7 @@ type Decoded = (
     Vec<Fill>,
 );
 
-/// Decodes the rows of [`HISTORY`] (blocking work).
+/// Decodes the rows of [`sql::HISTORY`] (blocking work).
 fn decode_rows(
     rows: &[Row],
     serde: &dyn Serializer,

@@ -45,7 +45,7 @@
 //! transaction whose four messages are sent before any reply is read. `put_writes` is one
 //! statement too, fenced the same way.
 //!
-//! **Reads that do not move unchanged blobs** ([`blob_cache`]). A blob row never changes
+//! **Reads that do not move unchanged blobs** ([`cache`]). A blob row never changes
 //! once written, and the latest checkpoint of a chat thread refers to a message list the
 //! saver wrote or read a moment before. The saver keeps such values decoded with the
 //! identity of their row (`xmin`, `ctid`, length); `get_tuple` and the delta history send
@@ -85,7 +85,7 @@
 //! [`stategraph_checkpoint::Error::InvalidConfig`] before any statement, as every
 //! stategraph saver refuses them.
 //!
-//! **Safe filters** ([`filter`]): each key of `list`'s metadata filter is one equality
+//! **Safe filters** ([`query`]): each key of `list`'s metadata filter is one equality
 //! `metadata -> $k = $v::text::jsonb` with the key and value bound as parameters (the one
 //! meaning every stategraph saver gives a filter, docs/format.md#metadata-filters); keys
 //! and values never become SQL or JSON-path text.
@@ -121,32 +121,30 @@
 //!   namespace (Python's `list` looks in the first row's thread only).
 
 mod batch;
-pub mod blob_cache;
-mod cached_read;
-mod chain;
-mod conn;
+pub mod cache;
 mod delta;
 pub mod error;
 pub mod fence;
-pub mod filter;
+pub mod inspect;
 mod json;
 mod layout;
-mod maintenance;
+pub mod maintenance;
 mod op;
 pub mod options;
-pub mod prune;
+mod pool;
+pub mod query;
 mod raw;
 mod read;
 mod saver;
 pub mod schema;
-mod session;
 mod sql;
 mod write;
 
-pub use blob_cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
+pub use cache::{BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
 pub use error::{db_error, pg_error, PgError};
 pub use layout::INLINE_STRING_MAX;
 pub use options::{PostgresOptions, ToastCompression, DEFAULT_POOL_SIZE};
+pub use pool::build_pool;
 pub use saver::{PostgresSaver, DEFAULT_LIST_PAGE_ROWS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 

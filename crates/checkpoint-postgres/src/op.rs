@@ -1,6 +1,6 @@
 //! The ops a batch stores, as rows: each [`SaveOp`] validated and serialized once into the
 //! parameters of its statement ([`Prepared`]), which the general way ([`crate::batch`])
-//! and the chained way ([`crate::chain`]) both run.
+//! and the chained way ([`crate::batch::chain`]) both run.
 
 use indexmap::IndexMap;
 use stategraph_checkpoint::config::{validate_config, validate_key};
@@ -8,116 +8,149 @@ use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{starts_branch, write_index, Error, Result, SaveOp, Value};
 use tokio_postgres::types::ToSql;
 
-use crate::filter::some_id;
-use crate::layout::split;
+use crate::layout::{split, BlobRow};
+use crate::query::some_id;
 use crate::write::metadata_json;
+
+/// A put, validated and serialized: the parameters of [`PUT`](crate::sql::PUT) /
+/// [`FENCED_PUT`](crate::sql::FENCED_PUT) (the blob columns one list each).
+pub(crate) struct PutRow {
+    /// Whether the fence checks it.
+    pub(crate) fenced: bool,
+    /// The thread.
+    pub(crate) thread: String,
+    /// The namespace.
+    pub(crate) ns: String,
+    /// The checkpoint id.
+    pub(crate) id: String,
+    /// The parent checkpoint id.
+    pub(crate) parent: Option<String>,
+    /// The checkpoint's JSON.
+    pub(crate) checkpoint: String,
+    /// The metadata's JSON.
+    pub(crate) metadata: String,
+    /// The new blobs' channels.
+    pub(crate) channels: Vec<String>,
+    /// The new blobs' versions.
+    pub(crate) versions: Vec<String>,
+    /// The new blobs' type tags.
+    pub(crate) tags: Vec<String>,
+    /// The new blobs' bytes.
+    pub(crate) bytes: Vec<Vec<u8>>,
+    /// The channels whose inline string the statement carries into a blob.
+    pub(crate) carried: Vec<String>,
+    /// Their versions.
+    pub(crate) carried_versions: Vec<String>,
+}
+
+/// A task's writes, validated and serialized: the parameters of
+/// [`PUT_WRITES`](crate::sql::PUT_WRITES) / [`FENCED_WRITES`](crate::sql::FENCED_WRITES).
+pub(crate) struct WritesRow {
+    /// Whether the fence checks it.
+    pub(crate) fenced: bool,
+    /// The thread.
+    pub(crate) thread: String,
+    /// The namespace.
+    pub(crate) ns: String,
+    /// The checkpoint the writes belong to.
+    pub(crate) checkpoint_id: String,
+    /// The task.
+    pub(crate) task_id: String,
+    /// The task's path.
+    pub(crate) task_path: String,
+    /// Each write's index.
+    pub(crate) idxs: Vec<i32>,
+    /// Each write's channel.
+    pub(crate) channels: Vec<String>,
+    /// Each write's type tag.
+    pub(crate) tags: Vec<String>,
+    /// Each write's bytes.
+    pub(crate) blobs: Vec<Vec<u8>>,
+}
 
 /// One op, validated and serialized, with the parameters of its statement.
 pub(crate) enum Prepared {
-    /// A put: the parameters of [`PUT`](crate::sql::PUT) / [`FENCED_PUT`](crate::sql::FENCED_PUT).
-    Put {
-        /// Whether the fence checks it.
-        fenced: bool,
-        thread: String,
-        ns: String,
-        id: String,
-        parent: Option<String>,
-        checkpoint: String,
-        metadata: String,
-        channels: Vec<String>,
-        versions: Vec<String>,
-        tags: Vec<String>,
-        bytes: Vec<Vec<u8>>,
-        carried: Vec<String>,
-        carried_versions: Vec<String>,
-    },
-    /// A task's writes: the parameters of [`PUT_WRITES`](crate::sql::PUT_WRITES) /
-    /// [`FENCED_WRITES`](crate::sql::FENCED_WRITES).
-    Writes {
-        /// Whether the fence checks it.
-        fenced: bool,
-        thread: String,
-        ns: String,
-        checkpoint_id: String,
-        task_id: String,
-        task_path: String,
-        idxs: Vec<i32>,
-        channels: Vec<String>,
-        tags: Vec<String>,
-        blobs: Vec<Vec<u8>>,
-    },
+    /// A put.
+    Put(PutRow),
+    /// A task's writes.
+    Writes(WritesRow),
+}
+
+impl PutRow {
+    /// The parameters of its statement, in order.
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.thread,
+            &self.ns,
+            &self.id,
+            &self.parent,
+            &self.checkpoint,
+            &self.metadata,
+            &self.channels,
+            &self.versions,
+            &self.tags,
+            &self.bytes,
+            &self.carried,
+            &self.carried_versions,
+        ]
+    }
+
+    /// Its new blobs as rows (for the blob cache).
+    pub(crate) fn into_blob_rows(self) -> Vec<BlobRow> {
+        self.channels
+            .into_iter()
+            .zip(self.versions)
+            .zip(self.tags)
+            .zip(self.bytes)
+            .map(|(((channel, version), tag), bytes)| BlobRow {
+                channel,
+                version,
+                tag,
+                bytes,
+            })
+            .collect()
+    }
+}
+
+impl WritesRow {
+    /// The parameters of its statement, in order.
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.thread,
+            &self.ns,
+            &self.checkpoint_id,
+            &self.task_id,
+            &self.task_path,
+            &self.idxs,
+            &self.channels,
+            &self.tags,
+            &self.blobs,
+        ]
+    }
 }
 
 impl Prepared {
     /// Whether the fence checks it.
     pub(crate) fn fenced(&self) -> bool {
         match self {
-            Prepared::Put { fenced, .. } | Prepared::Writes { fenced, .. } => *fenced,
+            Prepared::Put(p) => p.fenced,
+            Prepared::Writes(w) => w.fenced,
         }
     }
 
     /// Its thread and namespace.
     pub(crate) fn key(&self) -> (&str, &str) {
         match self {
-            Prepared::Put { thread, ns, .. } | Prepared::Writes { thread, ns, .. } => {
-                (thread.as_str(), ns.as_str())
-            }
+            Prepared::Put(p) => (&p.thread, &p.ns),
+            Prepared::Writes(w) => (&w.thread, &w.ns),
         }
     }
 
     /// The parameters of its statement, in order.
     pub(crate) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         match self {
-            Prepared::Put {
-                thread,
-                ns,
-                id,
-                parent,
-                checkpoint,
-                metadata,
-                channels,
-                versions,
-                tags,
-                bytes,
-                carried,
-                carried_versions,
-                ..
-            } => vec![
-                thread,
-                ns,
-                id,
-                parent,
-                checkpoint,
-                metadata,
-                channels,
-                versions,
-                tags,
-                bytes,
-                carried,
-                carried_versions,
-            ],
-            Prepared::Writes {
-                thread,
-                ns,
-                checkpoint_id,
-                task_id,
-                task_path,
-                idxs,
-                channels,
-                tags,
-                blobs,
-                ..
-            } => vec![
-                thread,
-                ns,
-                checkpoint_id,
-                task_id,
-                task_path,
-                idxs,
-                channels,
-                tags,
-                blobs,
-            ],
+            Prepared::Put(p) => p.params(),
+            Prepared::Writes(w) => w.params(),
         }
     }
 }
@@ -154,7 +187,7 @@ pub(crate) fn prepare(
                 .into_iter()
                 .map(|c| (c.channel, c.version))
                 .unzip();
-            Ok(Some(Prepared::Put {
+            Ok(Some(Prepared::Put(PutRow {
                 fenced: fencing && !starts_branch(config),
                 thread: config.thread_id.clone(),
                 ns: config.ns().to_owned(),
@@ -168,7 +201,7 @@ pub(crate) fn prepare(
                 bytes,
                 carried,
                 carried_versions,
-            }))
+            })))
         }
         SaveOp::PutWrites {
             config,
@@ -185,7 +218,7 @@ pub(crate) fn prepare(
                 return Ok(None);
             }
             let rows = write_rows(writes, serde)?;
-            let mut prepared = Prepared::Writes {
+            let mut prepared = WritesRow {
                 fenced: fencing && !starts_branch(config),
                 thread: config.thread_id.clone(),
                 ns: config.ns().to_owned(),
@@ -197,22 +230,13 @@ pub(crate) fn prepare(
                 tags: Vec::with_capacity(rows.len()),
                 blobs: Vec::with_capacity(rows.len()),
             };
-            if let Prepared::Writes {
-                idxs,
-                channels,
-                tags,
-                blobs,
-                ..
-            } = &mut prepared
-            {
-                for (idx, (channel, tag, blob)) in rows {
-                    idxs.push(idx);
-                    channels.push(channel);
-                    tags.push(tag);
-                    blobs.push(blob);
-                }
+            for (idx, (channel, tag, blob)) in rows {
+                prepared.idxs.push(idx);
+                prepared.channels.push(channel);
+                prepared.tags.push(tag);
+                prepared.blobs.push(blob);
             }
-            Ok(Some(prepared))
+            Ok(Some(Prepared::Writes(prepared)))
         }
     }
 }

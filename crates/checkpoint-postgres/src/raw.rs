@@ -25,8 +25,8 @@ use tokio_postgres::Row;
 
 use crate::error::col;
 use crate::error::pg;
-use crate::filter::{list_query, some_id};
 use crate::layout::{split, BlobRow};
+use crate::query::{list_query, some_id};
 use crate::sql::SELECT;
 use crate::{write, PostgresSaver};
 

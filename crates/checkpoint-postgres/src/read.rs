@@ -7,8 +7,8 @@
 //! are built from the same rows in the same order). Writes are sorted here by
 //! `(task_path, task_id, idx)`. A checkpoint of format 3 or older gets its parent's
 //! `__pregel_tasks` writes as a `__pregel_tasks` channel value, as Python's reader does.
-//! `get_tuple` runs the variant of [`crate::cached_read`], which leaves out the bytes of the
-//! blobs the saver's cache holds ([`crate::blob_cache`]); a listing reads every blob.
+//! `get_tuple` runs the variant of [`crate::cache`], which leaves out the bytes of the
+//! blobs the saver's cache holds ([`crate::cache`]); a listing reads every blob.
 //!
 //! Decoding (JSONB text, blobs, writes) is CPU work proportional to the row: it runs on
 //! tokio's blocking pool ([`off_runtime`]), never on an async worker, so that reading a
@@ -27,12 +27,11 @@ use stategraph_checkpoint::{
 };
 use tokio_postgres::Row;
 
-use crate::blob_cache::BlobCache;
-use crate::cached_read;
+use crate::cache::{self, BlobCache};
 use crate::error::{col, pg};
-use crate::filter::{list_query, some_id, ListPage};
 use crate::json;
 use crate::layout::{decode_blobs, rebuild, JoinedBlob};
+use crate::query::{list_query, some_id, ListPage};
 use crate::sql::{self, PENDING_SENDS, SELECT};
 
 /// The channel format ≤ 3 checkpoints get their parent's sends in.
@@ -44,14 +43,14 @@ pub(crate) struct Reader<'a> {
     pub(crate) serde: &'a Arc<dyn Serializer>,
     /// The saver's memo of recently decoded long lists ("Decode once", docs/design.md).
     pub(crate) memo: &'a Arc<DecodeMemo>,
-    /// The saver's decoded-blob cache ([`crate::blob_cache`]).
+    /// The saver's decoded-blob cache ([`crate::cache`]).
     pub(crate) cache: &'a BlobCache,
     pub(crate) versions: &'a VersionGenerator,
 }
 
 impl Reader<'_> {
     /// `get_tuple`: the addressed checkpoint, else the greatest id of `(thread, ns)`;
-    /// the blobs the saver's cache holds are not moved ([`crate::blob_cache`]).
+    /// the blobs the saver's cache holds are not moved ([`crate::cache`]).
     pub(crate) async fn get_tuple(
         &self,
         config: &CheckpointConfig,
@@ -77,7 +76,7 @@ impl Reader<'_> {
         let (serde, memo) = (Arc::clone(self.serde), Arc::clone(self.memo));
         let fill = !self.cache.is_off();
         let read = off_runtime(move || {
-            let read = cached_read::decode(&row, serde.as_ref(), &memo, &held, fill)?;
+            let read = cache::decode(&row, serde.as_ref(), &memo, &held, fill)?;
             let tuple = tuple_of(&row, serde.as_ref(), read.values)?;
             Ok((tuple, read.hits, read.fills))
         })

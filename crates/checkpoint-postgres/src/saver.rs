@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use deadpool_postgres::Pool;
 use futures::stream::BoxStream;
 use stategraph_checkpoint::config::{validate_config, validate_key, validate_thread_ids};
 use stategraph_checkpoint::list_cursor::stream_pages;
@@ -14,17 +14,16 @@ use stategraph_checkpoint::version_gen::VersionGenerator;
 use stategraph_checkpoint::InFlightSaves;
 use stategraph_checkpoint::{
     Capabilities, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointSaver, CheckpointTuple, Error, ListOptions, PruneStrategy,
-    Result, Value,
+    CheckpointMetadata, CheckpointSaver, CheckpointTuple, ListOptions, PruneStrategy, Result,
+    Value,
 };
-use tokio_postgres::NoTls;
 
-use crate::blob_cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
-use crate::conn::{describe, Connections};
-use crate::options::{PostgresOptions, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
+use crate::cache::{BlobCache, BlobCacheStats, DEFAULT_BLOB_CACHE_BYTES};
+use crate::options::PostgresOptions;
+use crate::pool::SessionSetup;
+use crate::pool::{build, Built, Connections};
 use crate::read::Reader;
-use crate::session::SessionSetup;
-use crate::{maintenance, prune, schema, write};
+use crate::{maintenance, schema, write};
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
 pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
@@ -41,7 +40,7 @@ pub const DEFAULT_LIST_PAGE_ROWS: usize = 16;
 ///
 /// Puts and task writes are fenced by default (see [`crate::fence`]): a put whose parent
 /// is no longer the head of its thread, or a task write that contradicts what another run
-/// stored, fails with [`Error::Conflict`]. [`PostgresSaver::with_fencing`] turns that off.
+/// stored, fails with [`Error::Conflict`](stategraph_checkpoint::Error::Conflict). [`PostgresSaver::with_fencing`] turns that off.
 /// Every wait is bounded (see [`crate::options`]).
 pub struct PostgresSaver {
     pub(crate) conn: Connections,
@@ -49,7 +48,7 @@ pub struct PostgresSaver {
     /// Long lists recently decoded from blobs: a read whose message list starts as a
     /// remembered one decodes only the new elements ("Decode once", docs/design.md).
     memo: Arc<DecodeMemo>,
-    /// Decoded blobs by thread, sent back unmoved when unchanged ([`crate::blob_cache`]).
+    /// Decoded blobs by thread, sent back unmoved when unchanged ([`crate::cache`]).
     cache: Arc<BlobCache>,
     versions: VersionGenerator,
     pub(crate) fencing: bool,
@@ -70,41 +69,11 @@ impl PostgresSaver {
     /// Connects to `url` as [`PostgresSaver::connect`] does, with `options`. A
     /// `connect_timeout` or `keepalives*` parameter of the URL wins over the options.
     pub async fn connect_with(url: &str, options: &PostgresOptions) -> Result<PostgresSaver> {
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| Error::InvalidConfig(format!("postgres url: {e}")))?;
-        let connect_timeout = config
-            .get_connect_timeout()
-            .copied()
-            .or(options.connect_timeout);
-        if let Some(limit) = connect_timeout {
-            config.connect_timeout(limit);
-        }
-        if let (Some(idle), false) = (options.keepalive_idle, url.contains("keepalives")) {
-            config
-                .keepalives(true)
-                .keepalives_idle(idle)
-                .keepalives_interval(KEEPALIVE_INTERVAL)
-                .keepalives_retries(KEEPALIVE_RETRIES);
-        }
-        let address = describe(&config);
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size.max(1))
-            .runtime(Runtime::Tokio1)
-            .timeouts(Timeouts {
-                wait: options.pool_wait_timeout,
-                create: connect_timeout,
-                recycle: connect_timeout,
-            })
-            .build()
-            .map_err(|e| Error::InvalidConfig(format!("postgres pool: {e}")))?;
+        let Built {
+            pool,
+            connect_timeout,
+            address,
+        } = build(url, options)?;
         let options = PostgresOptions {
             connect_timeout,
             ..options.clone()
@@ -167,7 +136,7 @@ impl PostgresSaver {
 
     /// Keeps decoded blobs of at most `max_bytes` encoded bytes in all (default
     /// [`DEFAULT_BLOB_CACHE_BYTES`]; 0 turns the cache off), so that reads do not move
-    /// blobs the saver holds ([`crate::blob_cache`]) (builder style).
+    /// blobs the saver holds ([`crate::cache`]) (builder style).
     pub fn with_blob_cache(mut self, max_bytes: usize) -> PostgresSaver {
         self.cache = Arc::new(BlobCache::new(max_bytes));
         self
@@ -194,7 +163,7 @@ impl PostgresSaver {
     }
 
     /// What the decoded-blob cache holds and how often reads hit it
-    /// ([`crate::blob_cache`]).
+    /// ([`crate::cache`]).
     pub fn blob_cache_stats(&self) -> BlobCacheStats {
         self.cache.stats()
     }
@@ -461,7 +430,7 @@ impl CheckpointSaver for PostgresSaver {
         self.conn.finish("copy_thread", client, done)
     }
 
-    /// Python's `prune`; see [`crate::prune`].
+    /// Python's `prune`; see [`crate::maintenance`].
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         for thread in thread_ids {
@@ -470,7 +439,7 @@ impl CheckpointSaver for PostgresSaver {
         let mut client = self.conn.get("prune").await?;
         let done = self
             .conn
-            .within(prune::prune(&mut client, thread_ids, strategy))
+            .within(maintenance::prune(&mut client, thread_ids, strategy))
             .await;
         for thread in thread_ids {
             self.cache.forget_thread(thread);

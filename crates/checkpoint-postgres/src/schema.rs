@@ -11,6 +11,7 @@ use deadpool_postgres::Client;
 use stategraph_checkpoint::Result;
 
 use crate::error::pg;
+use crate::sql;
 
 /// The migrations of `langgraph-checkpoint-postgres` 3.2.0, in order; index = version.
 pub const MIGRATIONS: [&str; 10] = [
@@ -73,10 +74,7 @@ pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32 - 1;
 pub(crate) async fn setup(client: &Client) -> Result<()> {
     client.batch_execute(MIGRATIONS[0]).await.map_err(pg)?;
     let current = applied_version(client).await?;
-    let record = client
-        .prepare("INSERT INTO checkpoint_migrations (v) VALUES ($1) ON CONFLICT (v) DO NOTHING")
-        .await
-        .map_err(pg)?;
+    let record = client.prepare(sql::RECORD_MIGRATION).await.map_err(pg)?;
     // As in Python, a fresh database runs (and records) migration 0 a second time.
     for (v, migration) in MIGRATIONS.iter().enumerate() {
         let v = v as i32;
@@ -92,20 +90,14 @@ pub(crate) async fn setup(client: &Client) -> Result<()> {
 /// The latest recorded migration version, `-1` when none is (or the table is missing).
 pub(crate) async fn applied_version(client: &Client) -> Result<i32> {
     let exists = client
-        .query_one(
-            "SELECT to_regclass('checkpoint_migrations') IS NOT NULL",
-            &[],
-        )
+        .query_one(sql::HAS_MIGRATIONS, &[])
         .await
         .map_err(pg)?;
     if !exists.get::<_, bool>(0) {
         return Ok(-1);
     }
     let row = client
-        .query_opt(
-            "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1",
-            &[],
-        )
+        .query_opt(sql::LATEST_MIGRATION, &[])
         .await
         .map_err(pg)?;
     Ok(row.map_or(-1, |r| r.get::<_, i32>(0)))

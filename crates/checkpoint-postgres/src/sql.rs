@@ -2,12 +2,20 @@
 //! SQL fragments they share as macros): the unfenced put and writes, and the fence's lock,
 //! transaction and fenced put and writes ([`crate::fence`] says what the fence decides).
 //! The files that run them take them from here: [`crate::write`] (one call),
-//! [`crate::batch`] (the general way of a batch) and [`crate::chain`] (the chained way,
+//! [`crate::batch`] (the general way of a batch) and [`crate::batch::chain`] (the chained way,
 //! whose one statement per `(thread, namespace)` is built from the same fragments).
 //!
 //! And the reads that bring a checkpoint's blobs and writes along: the listing's
 //! [`SELECT`] ([`crate::read`]) and `get_tuple`'s variant through the decoded-blob cache
-//! ([`GET_BY_ID`], [`GET_LATEST`]: [`crate::cached_read`] decodes their rows).
+//! ([`GET_BY_ID`], [`GET_LATEST`]: [`crate::cache`] decodes their rows).
+//!
+//! And the rest of the saver's statements, so that no file but this one holds SQL text:
+//! `get_delta_channel_history`'s walk ([`HISTORY`], run by `delta.rs`), the upkeep of
+//! `maintenance.rs` (`delete_thread`, `delete_for_runs`, `copy_thread`, `prune`), the
+//! migration records of `schema.rs` (LangGraph's migrations themselves stay in
+//! [`crate::schema::MIGRATIONS`], public), the session setting of `pool.rs`
+//! ([`PREFER_LZ4`]), and what the `stategraph` command reads (`INSPECT_*`, `inspect.rs`).
+//! The chained batch's statement is built in `batch/chain.rs` from the fragments here.
 
 /// The msgpack blob of a carried long string: a `str8`/`str16`/`str32` header, as the
 /// encoder writes it, for `s.n` bytes, then the UTF-8 bytes `s.t`.
@@ -67,7 +75,7 @@ pub(crate) use written_blobs_sql;
 /// carried long strings (`$11`, `$12`: channels and versions, see [`carry_sql!`]), then
 /// the checkpoint row `($1 thread, $2 ns, $3 id, $4 parent, $5 checkpoint, $6 metadata)`.
 /// Returns the channels, versions and row identities of the blobs it inserted
-/// ([`crate::blob_cache`]).
+/// ([`crate::cache`]).
 pub(crate) const PUT: &str = concat!(
     "WITH blobs AS ( \
     INSERT INTO checkpoint_blobs AS bl (thread_id, checkpoint_ns, channel, version, type, blob) \
@@ -75,7 +83,7 @@ pub(crate) const PUT: &str = concat!(
     FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob) \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
     RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident \
 ), carried AS (",
     carry_sql!("", ""),
@@ -130,7 +138,7 @@ pub(crate) const FENCED_PUT: &str = concat!(
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
     RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident \
 ), carried AS (",
     carry_sql!(" CROSS JOIN fence", " AND fence.ok"),
@@ -237,7 +245,7 @@ CROSS JOIN LATERAL ( \
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types, \
            array_agg(CASE WHEN h.ident IS NULL THEN bl.blob END) AS blobs, \
            array_agg(bl.version) AS versions, array_agg(",
-            crate::blob_cache::ident_sql!("bl"),
+            crate::cache::ident_sql!("bl"),
             ") AS idents, \
            array_agg(h.ident IS NOT NULL) AS held \
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS cv \
@@ -246,7 +254,7 @@ CROSS JOIN LATERAL ( \
      AND bl.channel = cv.key AND bl.version = cv.value \
     LEFT JOIN unnest($1::text[], $2::text[], $3::text[]) AS h(channel, version, ident) \
       ON h.channel = bl.channel AND h.version = bl.version AND h.ident = ",
-            crate::blob_cache::ident_sql!("bl"),
+            crate::cache::ident_sql!("bl"),
             " ) b ",
             writes_lateral!()
         )
@@ -273,3 +281,269 @@ pub(crate) fn get_sql(by_id: bool) -> &'static str {
         GET_LATEST
     }
 }
+
+/// `inspect`: how many of LangGraph's three checkpoint tables the current schema holds.
+pub(crate) const INSPECT_TABLES: &str =
+    "SELECT count(*) FROM information_schema.tables WHERE table_schema = \
+     current_schema() AND table_name IN ('checkpoints', 'checkpoint_blobs', \
+     'checkpoint_writes')";
+
+/// `inspect`: every (thread, namespace) with its checkpoint count, latest id and the bytes
+/// of its checkpoint rows.
+pub(crate) const INSPECT_NAMESPACES: &str =
+    "SELECT thread_id, checkpoint_ns, count(*), max(checkpoint_id), \
+     coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0)::int8 \
+     FROM checkpoints GROUP BY thread_id, checkpoint_ns \
+     ORDER BY thread_id, checkpoint_ns";
+
+/// `inspect`: how many checkpoints `($1, $2)` has.
+pub(crate) const INSPECT_COUNT: &str =
+    "SELECT count(*) FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2";
+
+/// `inspect`: the bytes of blobs and writes per thread.
+pub(crate) const INSPECT_OTHER_BYTES: &str = "SELECT thread_id, sum(n)::int8 FROM ( \
+     SELECT thread_id, coalesce(octet_length(blob), 0) AS n FROM checkpoint_blobs \
+     UNION ALL SELECT thread_id, octet_length(blob) FROM checkpoint_writes) t \
+     GROUP BY thread_id";
+
+/// `inspect`: the bytes of each checkpoint row of thread `$1`.
+pub(crate) const INSPECT_CHECKPOINT_BYTES: &str = "SELECT checkpoint_ns, checkpoint_id, \
+     (pg_column_size(checkpoint) + pg_column_size(metadata))::int8 \
+     FROM checkpoints WHERE thread_id = $1";
+
+/// `inspect`: the stored writes of checkpoint `$3` of `($1, $2)`, in the savers' order.
+pub(crate) const INSPECT_WRITES: &str =
+    "SELECT task_id, task_path, idx::int8, channel, coalesce(type, ''), blob \
+     FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 \
+     AND checkpoint_id = $3 ORDER BY task_path, task_id, idx";
+
+/// `inspect`: the number of encoded values (a checkpoint row holds two).
+pub(crate) const INSPECT_VALUE_COUNT: &str = "SELECT (SELECT count(*) FROM checkpoints) * 2 + \
+     (SELECT count(*) FROM checkpoint_blobs) + (SELECT count(*) FROM checkpoint_writes)";
+
+/// `inspect`: every checkpoint row's values (location, tag, checkpoint, metadata).
+pub(crate) const INSPECT_ALL_CHECKPOINTS: &str =
+    "SELECT 'checkpoints[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', id=' || checkpoint_id || ']', \
+     'json', convert_to(checkpoint::text, 'UTF8'), \
+     convert_to(metadata::text, 'UTF8') FROM checkpoints";
+
+/// `inspect`: every blob (location, tag, bytes, no metadata).
+pub(crate) const INSPECT_ALL_BLOBS: &str =
+    "SELECT 'checkpoint_blobs[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', channel=' || to_json(channel)::text || \
+     ', version=' || version || ']', coalesce(type, ''), coalesce(blob, ''::bytea), \
+     NULL::bytea FROM checkpoint_blobs";
+
+/// `inspect`: every write (location, tag, bytes, no metadata).
+pub(crate) const INSPECT_ALL_WRITES: &str =
+    "SELECT 'checkpoint_writes[thread=' || to_json(thread_id)::text || ', ns=' || \
+     to_json(checkpoint_ns)::text || ', id=' || checkpoint_id || ', task=' || task_id \
+     || ', idx=' || idx || ', channel=' || to_json(channel)::text || ']', \
+     coalesce(type, ''), blob, NULL::bytea FROM checkpoint_writes";
+
+/// Deletes every row of one thread, in every namespace, in one statement.
+pub(crate) const DELETE_THREAD: &str = "WITH a AS (DELETE FROM checkpoints WHERE thread_id = $1), \
+b AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1) \
+DELETE FROM checkpoint_writes WHERE thread_id = $1";
+
+/// Deletes the checkpoints of the runs `$1` (a JSON string `run_id` in their metadata)
+/// with their writes; returns each deleted checkpoint with the versions it referenced.
+pub(crate) const DELETE_RUNS: &str = "WITH gone AS ( \
+    DELETE FROM checkpoints \
+    WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY($1) \
+    RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions \
+), writes AS ( \
+    DELETE FROM checkpoint_writes w USING gone g \
+    WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns \
+      AND w.checkpoint_id = g.checkpoint_id \
+) \
+SELECT g.thread_id, g.checkpoint_ns, g.checkpoint_id, v.key, v.value \
+FROM gone g LEFT JOIN LATERAL jsonb_each_text(g.versions) AS v ON true";
+
+/// Clears the parent of the checkpoints whose parent is one of the deleted ones.
+pub(crate) const ORPHAN_PARENTS: &str = "UPDATE checkpoints c SET parent_checkpoint_id = NULL \
+FROM unnest($1::text[], $2::text[], $3::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id) \
+WHERE c.thread_id = d.thread_id AND c.checkpoint_ns = d.checkpoint_ns \
+  AND c.parent_checkpoint_id = d.checkpoint_id";
+
+/// Deletes the freed blobs `(thread, ns, channel, version)` no stored checkpoint of their
+/// namespace references any more.
+pub(crate) const GARBAGE_BLOBS: &str = "DELETE FROM checkpoint_blobs b \
+USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS f(thread_id, checkpoint_ns, channel, version) \
+WHERE b.thread_id = f.thread_id AND b.checkpoint_ns = f.checkpoint_ns \
+  AND b.channel = f.channel AND b.version = f.version \
+  AND NOT EXISTS ( \
+    SELECT 1 FROM checkpoints c \
+    WHERE c.thread_id = f.thread_id AND c.checkpoint_ns = f.checkpoint_ns \
+      AND c.checkpoint -> 'channel_versions' ->> f.channel = f.version)";
+
+/// Copies every checkpoint, blob and write of thread `$1` to thread `$2`; a row already
+/// in the target under the same key is replaced.
+pub(crate) const COPY_THREAD: &str = "WITH cps AS ( \
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+    FROM checkpoints WHERE thread_id = $1 \
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET \
+        parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, type = EXCLUDED.type, \
+        checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata \
+), blobs AS ( \
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+    SELECT $2, checkpoint_ns, channel, version, type, blob \
+    FROM checkpoint_blobs WHERE thread_id = $1 \
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET \
+        type = EXCLUDED.type, blob = EXCLUDED.blob \
+) \
+INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob \
+FROM checkpoint_writes WHERE thread_id = $1 \
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET \
+    task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, \
+    blob = EXCLUDED.blob";
+
+/// Deletes every row of the threads `$1`.
+pub(crate) const DELETE_THREADS: &str =
+    "WITH a AS (DELETE FROM checkpoints WHERE thread_id = ANY($1)), \
+b AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)) \
+DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)";
+
+/// The threads of `$1` that use a DeltaChannel: update counters in their metadata, or an
+/// inline `true` with a blob behind it (a snapshot; a plain `true` has no blob).
+pub(crate) const DELTA_THREADS: &str = "SELECT thread_id FROM checkpoints \
+WHERE thread_id = ANY($1) \
+  AND (metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned') \
+UNION \
+SELECT c.thread_id FROM checkpoints c \
+CROSS JOIN LATERAL jsonb_each(c.checkpoint -> 'channel_values') AS v \
+WHERE c.thread_id = ANY($1) AND v.value = 'true'::jsonb AND EXISTS ( \
+    SELECT 1 FROM checkpoint_blobs b \
+    WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+      AND b.channel = v.key AND b.version = c.checkpoint -> 'channel_versions' ->> v.key)";
+
+/// Per namespace of thread `$1`: the latest checkpoint, the parent it reads its sends
+/// from (format ≤ 3 only), the root checkpoint its call started from, whether that is saved.
+pub(crate) const HEADS: &str = "SELECT h.checkpoint_ns, h.checkpoint_id, \
+    CASE WHEN (c.checkpoint ->> 'v')::int < 4 AND EXISTS ( \
+        SELECT 1 FROM checkpoint_writes w \
+        WHERE w.thread_id = $1 AND w.checkpoint_ns = h.checkpoint_ns \
+          AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks' \
+    ) THEN c.parent_checkpoint_id END, \
+    c.metadata -> 'parents' ->> '', \
+    EXISTS ( \
+        SELECT 1 FROM checkpoints r \
+        WHERE r.thread_id = $1 AND r.checkpoint_ns = '' \
+          AND r.checkpoint_id = c.metadata -> 'parents' ->> '') \
+FROM ( \
+    SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id FROM checkpoints \
+    WHERE thread_id = $1 ORDER BY checkpoint_ns, checkpoint_id DESC \
+) AS h \
+JOIN checkpoints c ON c.thread_id = $1 AND c.checkpoint_ns = h.checkpoint_ns \
+  AND c.checkpoint_id = h.checkpoint_id";
+
+/// Deletes the subgraph-call namespaces `$2` of thread `$1`.
+pub(crate) const DELETE_NAMESPACES: &str = "WITH a AS ( \
+    DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ANY($2)), \
+b AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = ANY($2)) \
+DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = ANY($2)";
+
+/// Deletes the checkpoints of `($1, $2)` not in `$3` with their writes; returns the
+/// `(channel, version)` pairs they referenced.
+pub(crate) const DELETE_UNKEPT: &str = "WITH gone AS ( \
+    DELETE FROM checkpoints \
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id <> ALL($3) \
+    RETURNING checkpoint_id, checkpoint -> 'channel_versions' AS versions \
+), writes AS ( \
+    DELETE FROM checkpoint_writes \
+    WHERE thread_id = $1 AND checkpoint_ns = $2 \
+      AND checkpoint_id IN (SELECT checkpoint_id FROM gone) \
+) \
+SELECT DISTINCT v.key, v.value FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.versions) AS v";
+
+/// Clears the parent of kept checkpoints `$3` whose parent is not kept.
+pub(crate) const PRUNE_ORPHAN_PARENTS: &str = "UPDATE checkpoints SET parent_checkpoint_id = NULL \
+WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3) \
+  AND parent_checkpoint_id <> ALL($3)";
+
+/// Sets lz4 for the session when the server supports it; a no-op otherwise.
+pub(crate) const PREFER_LZ4: &str = "SELECT set_config('default_toast_compression', 'lz4', false) \
+FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)";
+
+/// `$1` thread, `$2` namespace, `$3` the channels, `$4` the target id (NULL: the latest),
+/// `$5`–`$7` the channels, versions and identities of the blobs the cache holds (a seed
+/// blob held comes back without its bytes). Columns: kind, depth, channel, type, blob,
+/// inline value, task id, task path, index, then a seed blob's version, identity and
+/// whether it was held.
+pub(crate) const HISTORY: &str = concat!(
+    "WITH RECURSIVE chain AS ( \
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, 0 AS depth, \
+           $3::text[] AS look, '{}'::text[] AS found, ARRAY[c.checkpoint_id] AS path \
+      FROM checkpoints c \
+     WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = \
+           COALESCE($4::text, (SELECT m.checkpoint_id FROM checkpoints m \
+                               WHERE m.thread_id = $1 AND m.checkpoint_ns = $2 \
+                               ORDER BY m.checkpoint_id DESC LIMIT 1)) \
+    UNION ALL \
+    SELECT p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, chain.depth + 1, \
+           s.look, s.found, chain.path || p.checkpoint_id \
+      FROM chain \
+     CROSS JOIN LATERAL ( \
+        SELECT pc.checkpoint_id, pc.parent_checkpoint_id, pc.checkpoint FROM checkpoints pc \
+         WHERE pc.thread_id = $1 AND pc.checkpoint_ns = $2 \
+           AND pc.checkpoint_id = chain.parent_checkpoint_id LIMIT 1 \
+     ) p \
+     CROSS JOIN LATERAL ( \
+        SELECT array_agg(x.k) AS look, \
+               coalesce(array_agg(x.k) FILTER (WHERE x.has), '{}'::text[]) AS found \
+          FROM ( \
+            SELECT k, (p.checkpoint -> 'channel_values' ? k) OR EXISTS ( \
+                       SELECT 1 FROM checkpoint_blobs b \
+                        WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = k \
+                          AND b.version = p.checkpoint -> 'channel_versions' ->> k \
+                          AND b.type <> 'empty') AS has \
+              FROM unnest(chain.look) AS k WHERE NOT k = ANY(chain.found) \
+          ) x \
+     ) s \
+     WHERE cardinality(chain.look) > cardinality(chain.found) \
+       AND NOT p.checkpoint_id = ANY(chain.path) \
+) \
+SELECT 0 AS kind, chain.depth, s.k, b.type, \
+       CASE WHEN b.held THEN NULL ELSE b.blob END, \
+       (chain.checkpoint -> 'channel_values' -> s.k)::text, \
+       NULL::text, NULL::text, NULL::integer, b.version, b.ident, b.held \
+  FROM chain CROSS JOIN LATERAL unnest(chain.found) AS s(k) \
+  LEFT JOIN LATERAL ( \
+        SELECT bl.type, bl.blob, bl.version, i.ident, \
+               EXISTS (SELECT 1 FROM unnest($5::text[], $6::text[], $7::text[]) AS h(c, v, i) \
+                        WHERE h.c = bl.channel AND h.v = bl.version AND h.i = i.ident) AS held \
+          FROM checkpoint_blobs bl CROSS JOIN LATERAL (SELECT ",
+    crate::cache::ident_sql!("bl"),
+    " AS ident) i \
+         WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = s.k \
+           AND bl.version = chain.checkpoint -> 'channel_versions' ->> s.k \
+           AND bl.type <> 'empty' LIMIT 1 \
+  ) b ON true \
+ WHERE chain.depth > 0 \
+UNION ALL \
+SELECT 1, chain.depth, w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx, \
+       NULL, NULL, NULL \
+  FROM chain CROSS JOIN LATERAL ( \
+        SELECT cw.channel, cw.type, cw.blob, cw.task_id, cw.task_path, cw.idx \
+          FROM checkpoint_writes cw \
+         WHERE cw.thread_id = $1 AND cw.checkpoint_ns = $2 \
+           AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.look) \
+         OFFSET 0 \
+  ) w \
+ WHERE chain.depth > 0 \
+ ORDER BY 1, 2 DESC, 8, 7, 9"
+);
+
+/// Records an applied migration (a second record of a version is ignored).
+pub(crate) const RECORD_MIGRATION: &str =
+    "INSERT INTO checkpoint_migrations (v) VALUES ($1) ON CONFLICT (v) DO NOTHING";
+
+/// Whether the migration table exists.
+pub(crate) const HAS_MIGRATIONS: &str = "SELECT to_regclass('checkpoint_migrations') IS NOT NULL";
+
+/// The latest recorded migration.
+pub(crate) const LATEST_MIGRATION: &str =
+    "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1";

@@ -33,13 +33,13 @@ use stategraph_checkpoint::{
 
 use tokio_postgres::Row;
 
-use crate::blob_cache::{BlobCache, Fill};
+use crate::cache::{BlobCache, Fill};
 use crate::error::col;
 use crate::error::pg;
 use crate::fence;
-use crate::filter::some_id;
 use crate::json;
 use crate::layout::{split, BlobRow, Split};
+use crate::query::some_id;
 use crate::read::off_runtime;
 use crate::sql;
 
@@ -78,7 +78,7 @@ pub(crate) async fn put(
 
 /// Stores a checkpoint already split into its row and blob rows (see [`put`]), with its
 /// metadata as JSON text; with `fencing`, only if its parent is still the head. Returns the
-/// blobs it inserted as `(channel, version, row identity)` ([`crate::blob_cache`]).
+/// blobs it inserted as `(channel, version, row identity)` ([`crate::cache`]).
 pub(crate) async fn put_split(
     client: &Client,
     fencing: bool,

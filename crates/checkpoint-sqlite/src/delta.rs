@@ -24,30 +24,7 @@ use crate::cache::{DecodedCache, RowId};
 use crate::error::SqlResultExt;
 use crate::query::some_id;
 use crate::read::bytes;
-
-/// The walk; `{channels}` becomes one placeholder per channel (from `?4` on).
-const HISTORY: &str = "WITH RECURSIVE chain(depth, kind, checkpoint_id, parent_checkpoint_id, \
-     type, data, task_id, channel, task_path, idx) AS ( \
-       SELECT 0, 0, checkpoint_id, parent_checkpoint_id, NULL, NULL, NULL, NULL, NULL, NULL \
-         FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = \
-         COALESCE(?3, (SELECT max(checkpoint_id) FROM checkpoints \
-                       WHERE thread_id = ?1 AND checkpoint_ns = ?2)) \
-       UNION ALL \
-       SELECT chain.depth + 1, 0, c.checkpoint_id, c.parent_checkpoint_id, c.type, \
-              c.checkpoint, NULL, NULL, NULL, NULL \
-         FROM chain CROSS JOIN checkpoints c \
-           ON c.thread_id = ?1 AND c.checkpoint_ns = ?2 \
-          AND c.checkpoint_id = chain.parent_checkpoint_id \
-        WHERE chain.kind = 0 \
-       UNION ALL \
-       SELECT chain.depth, 1, chain.checkpoint_id, NULL, w.type, w.value, w.task_id, \
-              w.channel, w.task_path, w.idx \
-         FROM chain CROSS JOIN writes w \
-           ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = chain.checkpoint_id \
-        WHERE chain.kind = 0 AND chain.depth > 0 AND w.channel IN ({channels}) \
-       ORDER BY 1, 2, 9, 7, 10 \
-     ) \
-     SELECT depth, kind, checkpoint_id, type, data, task_id, channel FROM chain WHERE depth > 0";
+use crate::sql;
 
 /// The histories of `channels` at the checkpoint `config` addresses (its latest when it
 /// names none). Every requested channel gets an entry. The chain's checkpoints come from
@@ -65,7 +42,7 @@ pub(crate) fn history(
         return Ok(out);
     }
     let placeholders: Vec<String> = (0..channels.len()).map(|i| format!("?{}", i + 4)).collect();
-    let sql = HISTORY.replace("{channels}", &placeholders.join(", "));
+    let sql = sql::HISTORY.replace("{channels}", &placeholders.join(", "));
     let mut params: Vec<Sql> = vec![
         Sql::Text(config.thread_id.clone()),
         Sql::Text(config.ns().to_owned()),
@@ -150,14 +127,7 @@ pub(crate) fn chain_needed(
     serde: &dyn Serializer,
     thread: &str,
 ) -> Result<Vec<(String, String)>> {
-    let mut latest = conn
-        .prepare(
-            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, \
-             c.checkpoint, c.metadata FROM checkpoints AS c WHERE c.thread_id = ?1 \
-             AND c.checkpoint_id = (SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
-             WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)",
-        )
-        .backend()?;
+    let mut latest = conn.prepare(sql::LATEST_PER_NS).backend()?;
     let heads = latest
         .query_map([thread], |r| {
             Ok((
@@ -171,12 +141,7 @@ pub(crate) fn chain_needed(
         .backend()?
         .collect::<rusqlite::Result<Vec<_>>>()
         .backend()?;
-    let mut parent_of = conn
-        .prepare(
-            "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-        )
-        .backend()?;
+    let mut parent_of = conn.prepare(sql::PARENT_OF).backend()?;
     let mut out = Vec::new();
     for (ns, parent, tag, checkpoint, metadata) in heads {
         let Some(metadata) = metadata else { continue };

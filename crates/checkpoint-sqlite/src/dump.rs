@@ -7,6 +7,7 @@ use stategraph_checkpoint::value::repr::repr;
 use stategraph_checkpoint::{Error, Result, Value};
 
 use crate::read::bytes;
+use crate::sql;
 
 fn py_str(s: &str) -> String {
     repr(&Value::from(s))
@@ -28,12 +29,7 @@ fn sql(e: rusqlite::Error) -> Error {
 /// Renders every row of `thread` (all namespaces) of both tables, oldest first.
 pub(crate) fn dump(conn: &Connection, serde: &dyn Serializer, thread: &str) -> Result<String> {
     let mut out = String::from("checkpoints:\n");
-    let mut stmt = conn
-        .prepare(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-             FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
-        )
-        .map_err(sql)?;
+    let mut stmt = conn.prepare(sql::DUMP_CHECKPOINTS).map_err(sql)?;
     let mut rows = stmt.query([thread]).map_err(sql)?;
     while let Some(row) = rows.next().map_err(sql)? {
         let ns: String = row.get(0).map_err(sql)?;
@@ -56,13 +52,7 @@ pub(crate) fn dump(conn: &Connection, serde: &dyn Serializer, thread: &str) -> R
         ));
     }
     out.push_str("writes:\n");
-    let mut stmt = conn
-        .prepare(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path \
-             FROM writes WHERE thread_id = ? \
-             ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx",
-        )
-        .map_err(sql)?;
+    let mut stmt = conn.prepare(sql::DUMP_WRITES).map_err(sql)?;
     let mut rows = stmt.query([thread]).map_err(sql)?;
     while let Some(row) = rows.next().map_err(sql)? {
         let ns: String = row.get(0).map_err(sql)?;

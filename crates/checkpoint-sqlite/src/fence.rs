@@ -28,6 +28,7 @@ use stategraph_checkpoint::{CheckpointConfig, Result};
 
 use crate::error::SqlResultExt;
 use crate::op::{NewCheckpoint, NewWrite, WriteTarget};
+use crate::sql;
 
 /// Decides a fenced put inside its transaction; `Err(Conflict)` stores nothing.
 pub(crate) fn check_put(
@@ -39,10 +40,7 @@ pub(crate) fn check_put(
         return Ok(());
     }
     let head: Option<String> = tx
-        .prepare_cached(
-            "SELECT max(checkpoint_id) FROM checkpoints \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2",
-        )
+        .prepare_cached(sql::HEAD)
         .backend()?
         .query_row(params![cp.thread_id, cp.checkpoint_ns], |row| row.get(0))
         .backend()?;
@@ -50,10 +48,7 @@ pub(crate) fn check_put(
         return Ok(());
     }
     let existing: Option<Option<String>> = tx
-        .prepare_cached(
-            "SELECT parent_checkpoint_id FROM checkpoints \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-        )
+        .prepare_cached(sql::STORED_PARENT)
         .backend()?
         .query_row(
             params![cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id],
@@ -78,11 +73,7 @@ pub(crate) fn check_writes(
     serde: &dyn Serializer,
 ) -> Result<()> {
     let has_child: bool = tx
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM checkpoints \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id > ?3 \
-               AND parent_checkpoint_id = ?3)",
-        )
+        .prepare_cached(sql::HAS_CHILD)
         .backend()?
         .query_row(
             params![target.thread_id, target.checkpoint_ns, target.checkpoint_id],
@@ -90,12 +81,7 @@ pub(crate) fn check_writes(
         )
         .backend()?;
     fence::check_writes_target(config, has_child)?;
-    let mut stored = tx
-        .prepare_cached(
-            "SELECT channel, type, value FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
-             AND checkpoint_id = ?3 AND task_id = ?4 AND idx = ?5",
-        )
-        .backend()?;
+    let mut stored = tx.prepare_cached(sql::STORED_WRITE).backend()?;
     for w in writes.iter().filter(|w| w.idx >= 0) {
         let row: Option<(String, Option<String>, Option<Vec<u8>>)> = stored
             .query_row(

@@ -112,9 +112,11 @@ mod delta;
 mod dump;
 mod error;
 mod fence;
+pub mod inspect;
 pub mod json;
 mod maintenance;
 mod op;
+mod options;
 mod pool;
 mod query;
 mod raw;
@@ -122,13 +124,13 @@ mod read;
 pub mod read_only;
 mod saver;
 mod schema;
-mod synchronous;
+mod sql;
 mod write;
 
 /// The SQLite driver, for callers of [`read_only::connect`].
 pub use cache::DEFAULT_READ_CACHE_BYTES;
 pub use error::SqliteError;
+pub use options::Synchronous;
 pub use rusqlite;
 pub use saver::{SqliteSaver, DEFAULT_LIST_PAGE_ROWS, LIST_PAGE_BYTES};
 pub use stategraph_checkpoint::{CheckpointSaver, Error, Result};
-pub use synchronous::Synchronous;

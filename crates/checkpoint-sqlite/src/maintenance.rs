@@ -13,7 +13,7 @@ use stategraph_checkpoint::{PruneStrategy, Result, Value};
 use crate::error::SqlResultExt;
 use crate::json;
 use crate::read::bytes;
-use crate::write::delete_thread;
+use crate::sql;
 
 /// Deletes every checkpoint, in any thread and namespace, whose metadata `run_id` is one
 /// of `run_ids`, with its writes.
@@ -30,14 +30,7 @@ pub(crate) fn delete_for_runs(tx: &Transaction<'_>, run_ids: &[String]) -> Resul
     ))?;
     let mut targets: Vec<(String, String, String)> = Vec::new();
     {
-        let mut stmt = tx
-            .prepare(
-                "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints \
-                 WHERE EXISTS (SELECT 1 FROM json_each(CAST(metadata AS TEXT)) \
-                 WHERE key = 'run_id' AND type = 'text' \
-                 AND atom IN (SELECT value FROM json_each(?1)))",
-            )
-            .backend()?;
+        let mut stmt = tx.prepare(sql::RUN_CANDIDATES).backend()?;
         let mut rows = stmt.query([&wanted]).backend()?;
         while let Some(row) = rows.next().backend()? {
             let metadata = bytes(row.get_ref(3).backend()?).unwrap_or_default();
@@ -54,23 +47,9 @@ pub(crate) fn delete_for_runs(tx: &Transaction<'_>, run_ids: &[String]) -> Resul
             }
         }
     }
-    let mut orphan = tx
-        .prepare_cached(
-            "UPDATE checkpoints SET parent_checkpoint_id = NULL \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND parent_checkpoint_id = ?3",
-        )
-        .backend()?;
-    let mut drop_writes = tx
-        .prepare_cached(
-            "DELETE FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-        )
-        .backend()?;
-    let mut drop_checkpoint = tx
-        .prepare_cached(
-            "DELETE FROM checkpoints \
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-        )
-        .backend()?;
+    let mut orphan = tx.prepare_cached(sql::ORPHAN_CHILDREN).backend()?;
+    let mut drop_writes = tx.prepare_cached(sql::DELETE_CHECKPOINT_WRITES).backend()?;
+    let mut drop_checkpoint = tx.prepare_cached(sql::DELETE_CHECKPOINT).backend()?;
     for (thread, ns, id) in &targets {
         let key = params![thread, ns, id];
         orphan.execute(key).backend()?;
@@ -87,28 +66,19 @@ pub(crate) fn copy_thread(tx: &Transaction<'_>, source: &str, target: &str) -> R
     if source == target {
         return Ok(());
     }
-    tx.execute(
-        "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
-         parent_checkpoint_id, type, checkpoint, metadata) \
-         SELECT ?2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, \
-         metadata FROM checkpoints WHERE thread_id = ?1",
-        [source, target],
-    )
-    .backend()?;
-    tx.execute(
-        "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-         task_path, idx, channel, type, value) \
-         SELECT ?2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, \
-         value FROM writes WHERE thread_id = ?1",
-        [source, target],
-    )
-    .backend()?;
+    tx.execute(sql::COPY_CHECKPOINTS, [source, target])
+        .backend()?;
+    tx.execute(sql::COPY_WRITES, [source, target]).backend()?;
     Ok(())
 }
 
-/// The newest checkpoint id of the namespace of the row `c` (used inside statements).
-const LATEST_OF_NS: &str = "(SELECT MAX(l.checkpoint_id) FROM checkpoints AS l \
-     WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)";
+/// Removes every checkpoint and write of a thread, in every namespace.
+pub(crate) fn delete_thread(tx: &Transaction<'_>, thread_id: &str) -> Result<()> {
+    for stmt in [sql::DELETE_THREAD_CHECKPOINTS, sql::DELETE_THREAD_WRITES] {
+        tx.execute(stmt, [thread_id]).backend()?;
+    }
+    Ok(())
+}
 
 /// Thins the listed threads: `KeepLatest` keeps, per namespace, the newest checkpoint with
 /// its writes (and, on a thread with DeltaChannels, the ancestors its delta channels are
@@ -131,33 +101,9 @@ pub(crate) fn prune(
             continue;
         }
         // First unlink each kept checkpoint from a parent that is about to go.
-        tx.execute(
-            &format!(
-                "UPDATE checkpoints AS c SET parent_checkpoint_id = NULL \
-                 WHERE c.thread_id = ?1 AND c.checkpoint_id = {LATEST_OF_NS} \
-                 AND EXISTS (SELECT 1 FROM checkpoints AS p WHERE p.thread_id = ?1 \
-                 AND p.checkpoint_ns = c.checkpoint_ns \
-                 AND p.checkpoint_id = c.parent_checkpoint_id \
-                 AND p.checkpoint_id <> c.checkpoint_id)"
-            ),
-            [thread],
-        )
-        .backend()?;
-        tx.execute(
-            &format!(
-                "DELETE FROM checkpoints AS c \
-                 WHERE c.thread_id = ?1 AND c.checkpoint_id < {LATEST_OF_NS}"
-            ),
-            [thread],
-        )
-        .backend()?;
-        tx.execute(
-            "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints \
-             AS k WHERE k.thread_id = ?1 AND k.checkpoint_ns = writes.checkpoint_ns \
-             AND k.checkpoint_id = writes.checkpoint_id)",
-            [thread],
-        )
-        .backend()?;
+        tx.execute(sql::PRUNE_UNLINK_KEPT, [thread]).backend()?;
+        tx.execute(sql::PRUNE_OLDER, [thread]).backend()?;
+        tx.execute(sql::DELETE_ORPHAN_WRITES, [thread]).backend()?;
     }
     Ok(())
 }
@@ -177,28 +123,12 @@ fn prune_keeping(tx: &Transaction<'_>, thread: &str, chain: &[(String, String)])
     let mut params: Vec<String> = vec![thread.to_owned()];
     params.extend(keys);
     tx.execute(
-        &format!(
-            "DELETE FROM checkpoints AS c \
-             WHERE c.thread_id = ?1 AND c.checkpoint_id < {LATEST_OF_NS} \
-             AND (c.checkpoint_ns || char(0) || c.checkpoint_id) NOT IN ({list})"
-        ),
+        &sql::prune_older_except(&list),
         rusqlite::params_from_iter(params.iter()),
     )
     .backend()?;
-    tx.execute(
-        "UPDATE checkpoints AS c SET parent_checkpoint_id = NULL WHERE c.thread_id = ?1 \
-         AND c.parent_checkpoint_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM checkpoints AS p \
-         WHERE p.thread_id = ?1 AND p.checkpoint_ns = c.checkpoint_ns \
-         AND p.checkpoint_id = c.parent_checkpoint_id)",
-        [thread],
-    )
-    .backend()?;
-    tx.execute(
-        "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints \
-         AS k WHERE k.thread_id = ?1 AND k.checkpoint_ns = writes.checkpoint_ns \
-         AND k.checkpoint_id = writes.checkpoint_id)",
-        [thread],
-    )
-    .backend()?;
+    tx.execute(sql::UNLINK_MISSING_PARENTS, [thread])
+        .backend()?;
+    tx.execute(sql::DELETE_ORPHAN_WRITES, [thread]).backend()?;
     Ok(())
 }

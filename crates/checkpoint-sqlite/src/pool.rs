@@ -37,6 +37,7 @@ use stategraph_checkpoint::{Error, Result};
 
 use crate::error::SqlResultExt;
 use crate::schema;
+use crate::sql;
 
 /// How many idle reader connections are kept for reuse.
 pub(crate) const MAX_IDLE_READERS: usize = 4;
@@ -44,9 +45,6 @@ pub(crate) const MAX_IDLE_READERS: usize = 4;
 /// Numbers every connection a pool opens, across pools, so that stamps of different
 /// connections never compare equal.
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
-
-/// Reads the connection's change counter (it also starts the read transaction's snapshot).
-const DATA_VERSION: &str = "PRAGMA data_version";
 
 /// Which snapshot a read saw: equal stamps mean equal database content (see the module
 /// docs).
@@ -100,9 +98,7 @@ impl Pool {
     pub(crate) fn open(path: PathBuf) -> Result<Pool> {
         let writer = Connection::open(&path).backend()?;
         schema::setup(&writer, true)?;
-        writer
-            .execute_batch("PRAGMA synchronous = FULL")
-            .backend()?;
+        writer.execute_batch(sql::SYNCHRONOUS_FULL).backend()?;
         Ok(Pool {
             database: path.display().to_string(),
             writer: Mutex::new(Numbered::new(writer)),
@@ -136,7 +132,7 @@ impl Pool {
         self.writer
             .lock()
             .conn
-            .execute_batch(&format!("PRAGMA synchronous = {}", mode.pragma()))
+            .execute_batch(mode.pragma())
             .backend()
     }
 
@@ -183,7 +179,7 @@ impl Pool {
         self.on_reader(|conn, own_writes| {
             in_read_transaction(&conn.conn, |tx| {
                 let data_version: i64 = tx
-                    .prepare_cached(DATA_VERSION)
+                    .prepare_cached(sql::DATA_VERSION)
                     .and_then(|mut s| s.query_row([], |r| r.get(0)))
                     .backend()?;
                 let stamp = Stamp {

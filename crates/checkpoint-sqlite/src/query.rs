@@ -37,10 +37,6 @@ use rusqlite::types::Value as Sql;
 use stategraph_checkpoint::list_cursor::RowKey;
 use stategraph_checkpoint::{CheckpointConfig, ListOptions, Value};
 
-/// The columns every checkpoint read selects, in this order.
-pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
-
 /// A built query and its parameters.
 #[derive(Debug)]
 pub(crate) struct ListQuery {
@@ -111,7 +107,7 @@ pub(crate) fn list_query(
             params.push(Sql::Text(text.clone()));
         }
     }
-    let mut sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints");
+    let mut sql = crate::sql::LIST.to_owned();
     if !wheres.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&wheres.join(" AND "));
@@ -210,9 +206,10 @@ mod tests {
         assert_eq!(
             q.sql,
             format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ? AND \
+                "{} WHERE thread_id = ? AND \
                  checkpoint_ns = ? AND checkpoint_id = ? AND checkpoint_id < ? ORDER BY \
-                 checkpoint_id DESC, thread_id, checkpoint_ns"
+                 checkpoint_id DESC, thread_id, checkpoint_ns",
+                crate::sql::LIST
             )
         );
         assert_eq!(q.params.len(), 4);

@@ -20,13 +20,9 @@ use stategraph_checkpoint::{
 
 use crate::error::{Scope, SqlResultExt};
 use crate::op::{NewCheckpoint, NewWrite, Op, WriteTarget};
-use crate::query::{list_query, some_id, CHECKPOINT_COLUMNS};
+use crate::query::{list_query, some_id};
+use crate::sql;
 use crate::{json, write, SqliteSaver};
-
-/// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order.
-const PENDING_WRITES: &str = "SELECT task_id, channel, type, value FROM writes \
-     WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
-     ORDER BY task_path, task_id, idx";
 
 impl SqliteSaver {
     /// Stores a checkpoint from the pair of the whole checkpoint (`channel_values`
@@ -101,19 +97,15 @@ impl SqliteSaver {
         let scope = || Scope::thread("get_tuple_raw", "checkpoints, writes", &config.thread_id);
         let read = self.pool.read(|conn| {
             let ns = config.ns();
-            let base = format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                 WHERE thread_id = ?1 AND checkpoint_ns = ?2"
-            );
             let found = match some_id(config.checkpoint_id.as_ref()) {
                 Some(id) => conn
-                    .prepare_cached(&format!("{base} AND checkpoint_id = ?3"))
+                    .prepare_cached(sql::GET_BY_ID)
                     .backend()?
                     .query_row(params![config.thread_id, ns, id], raw_row)
                     .optional()
                     .backend()?,
                 None => conn
-                    .prepare_cached(&format!("{base} ORDER BY checkpoint_id DESC LIMIT 1"))
+                    .prepare_cached(sql::GET_LATEST)
                     .backend()?
                     .query_row(params![config.thread_id, ns], raw_row)
                     .optional()
@@ -200,7 +192,7 @@ impl RawRow {
         let tag = self
             .tag
             .ok_or_else(|| Error::InvalidData("checkpoint row has no type".into()))?;
-        let mut stmt = conn.prepare_cached(PENDING_WRITES).backend()?;
+        let mut stmt = conn.prepare_cached(sql::PENDING_WRITES).backend()?;
         let mut rows = stmt
             .query(params![
                 self.thread_id,
@@ -230,7 +222,7 @@ impl RawRow {
     }
 }
 
-/// Reads the columns of [`CHECKPOINT_COLUMNS`].
+/// Reads the columns of `checkpoint_columns!` (in `sql.rs`).
 fn raw_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
     Ok(RawRow {
         thread_id: row.get(0)?,

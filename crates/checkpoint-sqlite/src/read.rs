@@ -18,13 +18,8 @@ use crate::cache::{Answer, DecodedCache, RowId};
 use crate::error::SqlResultExt;
 use crate::json;
 use crate::pool::Stamp;
-use crate::query::{list_query, some_id, ListPage, CHECKPOINT_COLUMNS};
-
-/// The pending writes of one checkpoint, in `(task_path, task_id, idx)` order (byte order
-/// of UTF-8 text is code point order, as Python sorts).
-const PENDING_WRITES: &str = "SELECT task_id, channel, type, value FROM writes \
-     WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
-     ORDER BY task_path, task_id, idx";
+use crate::query::{list_query, some_id, ListPage};
+use crate::sql;
 
 /// One checkpoint row, still encoded.
 struct CheckpointRow {
@@ -43,7 +38,7 @@ struct CheckpointRow {
 }
 
 impl CheckpointRow {
-    /// Reads the columns of [`CHECKPOINT_COLUMNS`]; the checkpoint comes from `cache` when
+    /// Reads the columns of `checkpoint_columns!` (in `sql.rs`); the checkpoint comes from `cache` when
     /// it holds this row with the same bytes (which are then not copied).
     fn from_row(row: &Row<'_>, cache: &DecodedCache) -> rusqlite::Result<CheckpointRow> {
         let id = RowId {
@@ -151,20 +146,6 @@ pub(crate) fn bytes(value: ValueRef<'_>) -> Option<Vec<u8>> {
     }
 }
 
-/// The query of `get_tuple`: the checkpoint `?3` of `(?1, ?2)`, or (`latest`) the greatest
-/// id of `(?1, ?2)`, which reads one entry at the end of a primary-key range whatever the
-/// thread's length (see the plan test below).
-fn checkpoint_query(latest: bool) -> String {
-    let base = format!(
-        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2"
-    );
-    if latest {
-        format!("{base} ORDER BY checkpoint_id DESC LIMIT 1")
-    } else {
-        format!("{base} AND checkpoint_id = ?3")
-    }
-}
-
 /// `get_tuple`: the addressed checkpoint, or the greatest id of `(thread, ns)`, in the
 /// read transaction whose snapshot has `stamp`.
 ///
@@ -202,11 +183,11 @@ pub(crate) fn get_tuple(
     let mut stmt;
     let mut rows = match id {
         Some(id) => {
-            stmt = conn.prepare_cached(&checkpoint_query(false)).backend()?;
+            stmt = conn.prepare_cached(sql::GET_BY_ID).backend()?;
             stmt.query(params![config.thread_id, ns, id]).backend()?
         }
         None => {
-            stmt = conn.prepare_cached(&checkpoint_query(true)).backend()?;
+            stmt = conn.prepare_cached(sql::GET_LATEST).backend()?;
             stmt.query(params![config.thread_id, ns]).backend()?
         }
     };
@@ -388,7 +369,7 @@ fn pending_writes(
     ns: &str,
     checkpoint_id: &str,
 ) -> Result<(Vec<PendingWrite>, usize)> {
-    let mut stmt = conn.prepare_cached(PENDING_WRITES).backend()?;
+    let mut stmt = conn.prepare_cached(sql::PENDING_WRITES).backend()?;
     let mut rows = stmt
         .query(params![thread_id, ns, checkpoint_id])
         .backend()?;
@@ -420,7 +401,7 @@ mod tests {
     use stategraph_checkpoint::{CheckpointConfig, ListOptions};
 
     use super::*;
-    use crate::schema::CREATE_TABLES;
+    use crate::sql::CREATE_TABLES;
 
     /// `EXPLAIN QUERY PLAN` of `sql` with `n` NULL parameters, one line per step.
     fn plan(sql: &str, n: usize) -> String {
@@ -440,7 +421,7 @@ mod tests {
 
     #[test]
     fn the_latest_checkpoint_is_the_end_of_a_primary_key_range() {
-        let plan = plan(&checkpoint_query(true), 2);
+        let plan = plan(sql::GET_LATEST, 2);
         assert!(
             plan.contains(
                 "USING INDEX sqlite_autoindex_checkpoints_1 (thread_id=? AND checkpoint_ns=?)"
@@ -483,7 +464,7 @@ mod tests {
 
     #[test]
     fn pending_writes_are_a_primary_key_range() {
-        let plan = plan(PENDING_WRITES, 3);
+        let plan = plan(sql::PENDING_WRITES, 3);
         assert!(
             plan.contains("(thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)"),
             "{plan}"

@@ -40,6 +40,7 @@ use stategraph_checkpoint::{Error, Result};
 use crate::error::SqlResultExt;
 use crate::pool::Pool;
 use crate::schema::BUSY_TIMEOUT;
+use crate::sql;
 use crate::SqliteSaver;
 
 /// Opens the existing database file at `path` read-only and checks that it holds
@@ -52,12 +53,7 @@ pub fn connect(path: impl AsRef<Path>) -> Result<Connection> {
     let path = path.as_ref();
     let conn = open_file(path)?;
     let tables: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
-             AND name IN ('checkpoints', 'writes')",
-            [],
-            |row| row.get(0),
-        )
+        .query_row(sql::COUNT_SAVER_TABLES, [], |row| row.get(0))
         .map_err(|e| not_a_database(path, e))?;
     if tables != 2 {
         return Err(Error::InvalidConfig(format!(
@@ -92,10 +88,8 @@ pub fn open_file(path: impl AsRef<Path>) -> Result<Connection> {
     let conn = Connection::open_with_flags(&uri, flags).backend()?;
     conn.busy_timeout(BUSY_TIMEOUT).backend()?;
     // SQLite reads the header lazily: make a file that is not a database fail here.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| {
-        row.get::<_, i64>(0)
-    })
-    .map_err(|e| not_a_database(path, e))?;
+    conn.query_row(sql::COUNT_SCHEMA, [], |row| row.get::<_, i64>(0))
+        .map_err(|e| not_a_database(path, e))?;
     Ok(conn)
 }
 

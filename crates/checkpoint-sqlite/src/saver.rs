@@ -453,7 +453,7 @@ impl CheckpointSaver for SqliteSaver {
         let scope = || Scope::thread("delete_thread", TABLES, thread_id);
         let thread = thread_id.to_owned();
         self.on_pool(scope, move |pool| {
-            pool.write(|tx| write::delete_thread(tx, &thread))
+            pool.write(|tx| maintenance::delete_thread(tx, &thread))
         })
         .await
     }

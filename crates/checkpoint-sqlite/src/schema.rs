@@ -13,38 +13,10 @@ use rusqlite::Connection;
 use stategraph_checkpoint::Result;
 
 use crate::error::SqlResultExt;
+use crate::sql;
 
 /// How long a connection waits for a lock before SQLite reports `SQLITE_BUSY`.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The two tables of LangGraph's SQLite saver.
-pub(crate) const CREATE_TABLES: &str = "
-CREATE TABLE IF NOT EXISTS checkpoints (
-    thread_id TEXT NOT NULL,
-    checkpoint_ns TEXT NOT NULL DEFAULT '',
-    checkpoint_id TEXT NOT NULL,
-    parent_checkpoint_id TEXT,
-    type TEXT,
-    checkpoint BLOB,
-    metadata BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
-CREATE TABLE IF NOT EXISTS writes (
-    thread_id TEXT NOT NULL,
-    checkpoint_ns TEXT NOT NULL DEFAULT '',
-    checkpoint_id TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    task_path TEXT NOT NULL DEFAULT '',
-    idx INTEGER NOT NULL,
-    channel TEXT NOT NULL,
-    type TEXT,
-    value BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
-";
-
-/// The migration of databases created before `task_path` existed.
-const ADD_TASK_PATH: &str = "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''";
 
 /// Sets the pragmas of the writing connection, then creates or migrates the tables.
 ///
@@ -54,7 +26,7 @@ pub(crate) fn setup(conn: &Connection, wal: bool) -> Result<()> {
     if wal {
         // Persistent in the file: every later connection, ours or Python's, uses WAL.
         let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .query_row(sql::JOURNAL_WAL, [], |row| row.get(0))
             .backend()?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(crate::error::backend_msg(format!(
@@ -62,9 +34,9 @@ pub(crate) fn setup(conn: &Connection, wal: bool) -> Result<()> {
             )));
         }
     }
-    conn.execute_batch(CREATE_TABLES).backend()?;
+    conn.execute_batch(sql::CREATE_TABLES).backend()?;
     if !has_column(conn, "writes", "task_path")? {
-        conn.execute_batch(ADD_TASK_PATH).backend()?;
+        conn.execute_batch(sql::ADD_TASK_PATH).backend()?;
     }
     Ok(())
 }
@@ -82,13 +54,11 @@ pub(crate) fn setup_reader(conn: &Connection) -> Result<()> {
         true,
     )
     .backend()?;
-    conn.execute_batch("PRAGMA query_only = ON").backend()
+    conn.execute_batch(sql::QUERY_ONLY).backend()
 }
 
 /// Whether `table` has a column named `column`.
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
-    let mut stmt = conn
-        .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")
-        .backend()?;
+    let mut stmt = conn.prepare(sql::HAS_COLUMN).backend()?;
     stmt.exists([table, column]).backend()
 }

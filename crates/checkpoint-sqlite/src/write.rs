@@ -1,4 +1,4 @@
-//! Writing a [`SqliteSaver`](crate::SqliteSaver): `put`, `put_writes`, `delete_thread`.
+//! Writing a [`SqliteSaver`](crate::SqliteSaver): `put` and `put_writes`.
 //!
 //! Values are serialized by the caller before the writer connection is locked; each
 //! function here runs inside the one transaction [`crate::pool::Pool::write`] opened.
@@ -19,6 +19,7 @@ use stategraph_checkpoint::{Error, Result};
 
 use crate::error::SqlResultExt;
 use crate::op::{NewCheckpoint, NewWrite, Op, WriteTarget};
+use crate::sql;
 
 /// Runs `ops` in order inside the caller's transaction, each fenced when `fencing`.
 ///
@@ -106,12 +107,7 @@ fn fill_blob(
 
 /// `INSERT OR REPLACE`, as LangGraph's `put`: re-putting an id replaces the row.
 pub(crate) fn put(tx: &Transaction<'_>, cp: &NewCheckpoint) -> Result<()> {
-    let mut stmt = tx
-        .prepare_cached(
-            "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
-             parent_checkpoint_id, type, checkpoint, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )
-        .backend()?;
+    let mut stmt = tx.prepare_cached(sql::PUT).backend()?;
     let large = cp.checkpoint.bytes.len() + cp.metadata.len() >= LARGE_BLOB;
     stmt.execute(params![
         cp.thread_id,
@@ -139,14 +135,8 @@ pub(crate) fn put_writes(
     target: &WriteTarget,
     writes: &[NewWrite],
 ) -> Result<()> {
-    const COLUMNS: &str = "INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-         task_path, idx, channel, type, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-    let mut replace = tx
-        .prepare_cached(&format!("INSERT OR REPLACE {COLUMNS}"))
-        .backend()?;
-    let mut ignore = tx
-        .prepare_cached(&format!("INSERT OR IGNORE {COLUMNS}"))
-        .backend()?;
+    let mut replace = tx.prepare_cached(sql::REPLACE_WRITE).backend()?;
+    let mut ignore = tx.prepare_cached(sql::IGNORE_WRITE).backend()?;
     for w in writes {
         let stmt = if w.idx < 0 { &mut replace } else { &mut ignore };
         let large = w.value.bytes.len() >= LARGE_BLOB;
@@ -168,18 +158,6 @@ pub(crate) fn put_writes(
             let rowid = tx.last_insert_rowid();
             fill_blob(tx, "writes", "value", rowid, &w.value.bytes)?;
         }
-    }
-    Ok(())
-}
-
-/// Removes every checkpoint and write of a thread, in every namespace.
-pub(crate) fn delete_thread(tx: &Transaction<'_>, thread_id: &str) -> Result<()> {
-    for table in ["checkpoints", "writes"] {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE thread_id = ?1"),
-            [thread_id],
-        )
-        .backend()?;
     }
     Ok(())
 }

@@ -37,6 +37,7 @@ mod fields;
 mod float_repr;
 pub mod id;
 pub mod in_flight;
+pub mod inspect;
 pub mod list_cursor;
 pub mod memory;
 pub mod metadata;

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use serde_json::{json, Value as J};
-use stategraph_store::{BaseStore, SqliteStore};
+use stategraph_store::BaseStore;
+use stategraph_store_sqlite::SqliteStore;
 
 use crate::stategraph_db::write_db;
 use crate::support::{cli, postgres, python, run_script, temp_dir};

@@ -6,10 +6,9 @@
 //! `STATEGRAPH_TEST_POSTGRES_URL` for the server; `STORE_BENCH_N` to change the size).
 
 use serde_json::json;
-use stategraph_store::{
-    BaseStore, HashEmbedder, InMemoryStore, IndexConfig, Namespace, SearchOp, SqliteStore,
-};
+use stategraph_store::{BaseStore, HashEmbedder, InMemoryStore, IndexConfig, Namespace, SearchOp};
 use stategraph_store_postgres::PostgresStore;
+use stategraph_store_sqlite::SqliteStore;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -97,8 +97,8 @@ async fn temp_store_with(
 
 // Every behaviour but `ttl_refresh_on_read` (its sub-minute TTLs round to 0 in Python's `ttl_minutes int`
 // column; `refresh_on_read_in_whole_minutes` below checks refresh on Postgres).
-stategraph_store::store_conformance!(@tests
-    |c: stategraph_store::conformance::StoreConfig| async move {
+stategraph_store_conformance::store_conformance!(@tests
+    |c: stategraph_store_conformance::StoreConfig| async move {
         Arc::new(temp_store_with(c.ttl, c.index).await) as Arc<dyn BaseStore>
     };
     put_get_roundtrip, put_overwrites, delete_removes, namespace_rules,

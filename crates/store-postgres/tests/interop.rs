@@ -1,7 +1,7 @@
 //! Interop with Python's `PostgresStore` (langgraph-checkpoint-postgres 3.2.0) on one
 //! database: each side writes, each side reads everything, the answers agree.
 
-#[path = "../../store/tests/interop/common.rs"]
+#[path = "../../store-sqlite/tests/interop/common.rs"]
 mod common;
 
 use stategraph_store::{BaseStore, Namespace, TtlConfig};

@@ -49,10 +49,3 @@ impl std::fmt::Debug for StoreError {
 
 /// Short alias for results of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-#[cfg(feature = "sqlite")]
-impl From<rusqlite::Error> for StoreError {
-    fn from(e: rusqlite::Error) -> Self {
-        StoreError::Backend(e.to_string())
-    }
-}

@@ -22,6 +22,75 @@ use std::cmp::Ordering;
 /// The operators LangGraph's stores accept.
 pub const OPERATORS: [&str; 6] = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"];
 
+/// What a [`Comparison`] compares with: a string, or a number that a float parameter
+/// compares exactly (finite, below 2^53 in magnitude).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Operand<'a> {
+    /// A string, compared bytewise.
+    Str(&'a str),
+    /// A number.
+    Num(f64),
+}
+
+/// One comparison of a top-level key that a SQL backend may run before Rust applies the
+/// exact filter ([`prefilter_comparisons`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// The SQL operator: `=`, `>`, `>=`, `<` or `<=`.
+    pub op: &'static str,
+    /// The operand.
+    pub operand: Operand<'a>,
+}
+
+/// The comparisons of `filter` that keep every row it matches and drop most others, so a SQL
+/// backend can skip rows without decoding them (Rust still applies the exact filter): for a
+/// top-level key that is not empty and holds none of `forbidden` (`.` at least, a nested
+/// path), equality with a scalar or `$eq $gt $gte $lt $lte` with a string or a number (beyond
+/// 2^53 a float parameter could miss an exact integer, so those stay with Rust), in the
+/// filter's order. The one mapping from filter operators to SQL operators every SQL store uses.
+pub fn prefilter_comparisons<'a>(filter: &'a Value, forbidden: &[char]) -> Vec<Comparison<'a>> {
+    let Value::Object(f) = filter else {
+        return Vec::new();
+    };
+    let operand = |v: &'a Value| match v {
+        Value::String(s) => Some(Operand::Str(s)),
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|x| x.is_finite() && x.abs() < 9.0e15)
+            .map(Operand::Num),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (key, cond) in f {
+        if key.is_empty() || key.contains('.') || key.contains(forbidden) {
+            continue;
+        }
+        let mut push = |op: &'static str, v: &'a Value| {
+            if let Some(operand) = operand(v) {
+                out.push(Comparison { key, op, operand });
+            }
+        };
+        match cond {
+            Value::Object(ops) if ops.keys().any(|k| k.starts_with('$')) => {
+                for (op, v) in ops {
+                    match op.as_str() {
+                        "$eq" => push("=", v),
+                        "$gt" => push(">", v),
+                        "$gte" => push(">=", v),
+                        "$lt" => push("<", v),
+                        "$lte" => push("<=", v),
+                        _ => {}
+                    }
+                }
+            }
+            scalar => push("=", scalar),
+        }
+    }
+    out
+}
+
 /// Checks a filter's shape: an object whose operator objects use known operators only.
 pub fn validate(filter: &Value) -> Result<()> {
     let Value::Object(m) = filter else {
@@ -140,6 +209,29 @@ pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefilter_comparisons_keep_the_simple_cases_in_order() {
+        let filter = serde_json::json!({
+            "a": "x",
+            "n": {"$gte": 1, "$ne": 2, "$lt": 9.5},
+            "nested.key": 1,
+            "": 1,
+            "q\"uote": 1,
+            "big": 1e300,
+            "huge": 18446744073709551615u64,
+            "list": [1],
+        });
+        let found = prefilter_comparisons(&filter, &['"']);
+        let expected = [
+            ("a", "=", Operand::Str("x")),
+            ("n", ">=", Operand::Num(1.0)),
+            ("n", "<", Operand::Num(9.5)),
+        ];
+        let got: Vec<_> = found.iter().map(|c| (c.key, c.op, c.operand)).collect();
+        assert_eq!(got, expected);
+        assert!(prefilter_comparisons(&serde_json::json!([1]), &[]).is_empty());
+    }
     use serde_json::json;
 
     fn doc(v: Value) -> Document {

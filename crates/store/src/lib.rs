@@ -1,4 +1,4 @@
-//! Long-term memory for stategraph: LangGraph's `BaseStore`, on memory and SQLite.
+//! Long-term memory for stategraph: LangGraph's `BaseStore`, and the in-memory store.
 //!
 //! Checkpoints are a thread's short-term memory; a store keeps what must outlive threads
 //! (user profiles, learned facts, documents), addressed by a [`Namespace`] and a key,
@@ -46,11 +46,11 @@
 //!   [`ttl::spawn_sweeper`] task, which reclaims space); reads refresh expiry when the
 //!   [`TtlConfig`] says so. The in-memory store supports TTLs too (Python's does not).
 //!
-//! Backends: [`InMemoryStore`], and `SqliteStore` (feature `sqlite`, on by default) with the
-//! tables of langgraph-checkpoint-sqlite 3.1.2's `SqliteStore`. The [`conformance`] module
-//! holds the behaviours every backend must show, as a macro each backend's tests expand.
+//! Backends: [`InMemoryStore`] here; `SqliteStore` (crate `stategraph-store-sqlite`, the
+//! tables of langgraph-checkpoint-sqlite 3.1.2's `SqliteStore`) and `PostgresStore` (crate
+//! `stategraph-store-postgres`) beside it. The behaviours every backend must show are the
+//! crate `stategraph-store-conformance`, a macro each backend's tests expand.
 
-pub mod conformance;
 pub mod embed;
 mod error;
 pub mod exec;
@@ -59,8 +59,6 @@ mod item;
 mod memory;
 mod namespace;
 mod op;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 mod store;
 mod time;
 pub mod ttl;
@@ -73,8 +71,6 @@ pub use namespace::Namespace;
 pub use op::{
     GetOp, IndexSpec, ListNamespacesOp, MatchCondition, MatchType, Op, OpResult, PutOp, SearchOp,
 };
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
 pub use store::BaseStore;
 pub use time::Timestamp;
 pub use ttl::TtlConfig;

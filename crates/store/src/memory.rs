@@ -7,7 +7,7 @@ use crate::exec::{best_score, embed_batch, list_namespaces, rank};
 use crate::filter;
 use crate::item::{Item, SearchItem};
 use crate::namespace::Namespace;
-use crate::op::{Expiry, Op, OpResult};
+use crate::op::{Expiry, Op, OpResult, SearchOp};
 use crate::store::{validate_all, BaseStore};
 use crate::time::Timestamp;
 use crate::ttl::TtlConfig;
@@ -66,6 +66,56 @@ impl InMemoryStore {
     fn refresh_on_read(&self, asked: bool) -> bool {
         asked && self.ttl.as_ref().is_some_and(|c| c.refresh_on_read)
     }
+
+    /// A search over the live entries under the op's prefix that match its filter, ranked
+    /// by `query` (the op's embedded text) when there is one; refreshes what it returns
+    /// when the TTL config says so.
+    fn search(
+        &self,
+        data: &mut Data,
+        op: &SearchOp,
+        query: Option<&[f32]>,
+        now: Timestamp,
+    ) -> Vec<SearchItem> {
+        let refresh = self.refresh_on_read(op.refresh_ttl);
+        // Rank references; clone only the page.
+        let mut candidates: Vec<(&Entry, Option<f64>)> = Vec::new();
+        for (ns, keys) in data.iter() {
+            if !ns.starts_with(&op.namespace_prefix) {
+                continue;
+            }
+            for entry in keys.values().filter(|e| e.live(now)) {
+                if op
+                    .filter
+                    .as_ref()
+                    .is_some_and(|f| !filter::matches(&entry.item.value, f))
+                {
+                    continue;
+                }
+                let score = query
+                    .and_then(|q| best_score(q, entry.vectors.iter().map(|(_, v)| v.as_slice())));
+                candidates.push((entry, score));
+            }
+        }
+        let found: Vec<SearchItem> = rank(candidates, query.is_some(), op.offset, op.limit)
+            .into_iter()
+            .map(|(e, score)| SearchItem {
+                item: e.item.clone(),
+                score,
+            })
+            .collect();
+        if refresh {
+            for hit in &found {
+                if let Some(e) = data
+                    .get_mut(&hit.namespace)
+                    .and_then(|k| k.get_mut(&hit.key))
+                {
+                    e.refresh(now);
+                }
+            }
+        }
+        found
+    }
 }
 
 #[async_trait]
@@ -122,47 +172,8 @@ impl BaseStore for InMemoryStore {
                     OpResult::Put
                 }
                 Op::Search(op) => {
-                    let refresh = self.refresh_on_read(op.refresh_ttl);
                     let query = embedded.queries.get(&i).map(Vec::as_slice);
-                    // Rank references; clone only the page.
-                    let mut candidates: Vec<(&Entry, Option<f64>)> = Vec::new();
-                    for (ns, keys) in data.iter() {
-                        if !ns.starts_with(&op.namespace_prefix) {
-                            continue;
-                        }
-                        for entry in keys.values().filter(|e| e.live(now)) {
-                            if op
-                                .filter
-                                .as_ref()
-                                .is_some_and(|f| !filter::matches(&entry.item.value, f))
-                            {
-                                continue;
-                            }
-                            let score = query.and_then(|q| {
-                                best_score(q, entry.vectors.iter().map(|(_, v)| v.as_slice()))
-                            });
-                            candidates.push((entry, score));
-                        }
-                    }
-                    let found: Vec<SearchItem> =
-                        rank(candidates, query.is_some(), op.offset, op.limit)
-                            .into_iter()
-                            .map(|(e, score)| SearchItem {
-                                item: e.item.clone(),
-                                score,
-                            })
-                            .collect();
-                    if refresh {
-                        for hit in &found {
-                            if let Some(e) = data
-                                .get_mut(&hit.namespace)
-                                .and_then(|k| k.get_mut(&hit.key))
-                            {
-                                e.refresh(now);
-                            }
-                        }
-                    }
-                    OpResult::Search(found)
+                    OpResult::Search(self.search(&mut data, &op, query, now))
                 }
                 Op::ListNamespaces(op) => {
                     let live = data

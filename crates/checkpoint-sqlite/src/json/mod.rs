@@ -14,6 +14,16 @@
 //! the key order; a repeated key keeps its first position and its last value, as a Python
 //! dict built from the pairs does. Nesting is bounded so hostile text cannot exhaust the
 //! stack.
+//!
+//! **Why a reader of its own** beside the shared `stategraph_checkpoint::serde::json_text`
+//! (which the legacy `json` tag and the Postgres saver use): the two differ where Python's
+//! readers differ for this column. `json.loads` of SQLite metadata reads a lone surrogate
+//! escape (`"\ud800"`) into a string Python can hold; a Rust string cannot, so this reader
+//! keeps the row readable with U+FFFD (a test pins it), where the shared one refuses the text
+//! (right for a checkpoint blob, whose bytes must round-trip). Folding would turn such rows
+//! into errors, a behaviour change; the shared reader also gathers each object's pairs for its
+//! hook before building the map, a pass this reader (straight into the map) does not make on
+//! every `get_tuple` and `list` row.
 
 use stategraph_checkpoint::version_gen::python_float_repr;
 use stategraph_checkpoint::{Error, Result, Value};

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use stategraph_checkpoint_sqlite::read_only;
-use stategraph_store::{BaseStore, Item, ListNamespacesOp, Namespace, SearchOp, SqliteStore};
+use stategraph_store::{BaseStore, Item, ListNamespacesOp, Namespace, SearchOp};
 use stategraph_store_postgres::PostgresStore;
+use stategraph_store_sqlite::SqliteStore;
 
 use crate::db::{kind_of, pg_pool, Kind};
 use crate::error::CliError;
@@ -45,11 +46,9 @@ pub async fn open_read(name: &str) -> Result<Arc<dyn BaseStore>> {
                 .get()
                 .await
                 .map_err(|e| CliError::Database(format!("cannot connect: {e}")))?;
-            let row = client
-                .query_one("SELECT to_regclass('store') IS NOT NULL", &[])
+            let has_store = stategraph_store_postgres::inspect::has_store_table(&client)
                 .await
                 .map_err(|e| CliError::Database(e.to_string()))?;
-            let has_store: bool = row.get(0);
             drop(client);
             if !has_store {
                 return Err(CliError::Database(

@@ -8,18 +8,41 @@
 //! fate: back to the pool after success or a refusal of this crate's own (a fence
 //! conflict, a validation error), closed after a driver error or a timeout, since it may
 //! be in the middle of a transaction or a reply.
+//!
+//! **One pool builder** ([`build_pool`]) for every Postgres user of this workspace (the
+//! saver, `PostgresStore`, the Agent Server, which shares its saver's pool): the connect
+//! timeout, the pool's wait timeout and TCP keepalive of [`PostgresOptions`].
+//!
+//! **Session settings** the saver makes on its pooled connections before they write:
+//! `default_toast_compression` ([`ToastCompression`]).
+//!
+//! A setting is made once per connection, the first time the saver writes through it,
+//! and remembered by the connection's pool id. It is one statement that sets lz4 only when
+//! the server lists it among the setting's values, so a server built without lz4 (or one
+//! older than Postgres 14, which has no such setting) keeps its default without an error.
+//! A failure of the statement itself is ignored too: the write that follows reports a
+//! broken connection as it would have anyway.
+//!
+//! A pool that resets its sessions on recycle (deadpool's `RecyclingMethod::Clean`, a
+//! custom `DISCARD ALL`) loses the setting without the saver knowing: the values are then
+//! compressed with the server's default, which is slower but reads the same.
 
+use std::collections::HashSet;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deadpool_postgres::{Object, Pool, PoolError, TimeoutType};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, ObjectId, Pool, PoolError, RecyclingMethod, Runtime,
+    TimeoutType, Timeouts,
+};
 use stategraph_checkpoint::{Error, Result};
 use tokio_postgres::config::Host;
 use tokio_postgres::NoTls;
 
 use crate::error::{locate, other, pg};
-use crate::session::SessionSetup;
+use crate::options::{PostgresOptions, ToastCompression, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES};
+use crate::sql;
 
 /// A pool with its address and the timeouts of the calls that use it.
 pub(crate) struct Connections {
@@ -212,4 +235,107 @@ pub(crate) fn describe(config: &tokio_postgres::Config) -> Option<Arc<str>> {
         text.push_str(db);
     }
     Some(Arc::from(text))
+}
+
+/// Connections remembered at most before the memory of them is cleared (the ones still
+/// in use are then set once more, which is harmless).
+const MAX_REMEMBERED: usize = 1024;
+
+/// What the saver sets on its connections, and which connections have it.
+#[derive(Debug, Default)]
+pub(crate) struct SessionSetup {
+    compression: ToastCompression,
+    done: Mutex<HashSet<ObjectId>>,
+}
+
+impl SessionSetup {
+    /// Settings for `compression`.
+    pub(crate) fn new(compression: ToastCompression) -> SessionSetup {
+        SessionSetup {
+            compression,
+            done: Mutex::default(),
+        }
+    }
+
+    /// The statement `client` still needs before its first write, if any.
+    pub(crate) fn pending(&self, client: &Object) -> Option<&'static str> {
+        if self.compression != ToastCompression::Lz4 {
+            return None;
+        }
+        let done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        (!done.contains(&Object::id(client))).then_some(sql::PREFER_LZ4)
+    }
+
+    /// Records that `client` has its settings.
+    pub(crate) fn mark(&self, client: &Object) {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        if done.len() >= MAX_REMEMBERED {
+            done.clear();
+        }
+        done.insert(Object::id(client));
+    }
+}
+
+/// A pool as [`build`] made it, with what the saver needs to know of it.
+pub(crate) struct Built {
+    /// The pool.
+    pub(crate) pool: Pool,
+    /// The connect timeout in force (the URL's `connect_timeout`, else the options').
+    pub(crate) connect_timeout: Option<Duration>,
+    /// The server's address, for errors.
+    pub(crate) address: Option<Arc<str>>,
+}
+
+/// Builds the pool of `url` (a libpq URL or key=value string, without TLS) with
+/// `options`' size, connect and wait timeouts and TCP keepalive; a `connect_timeout` or
+/// `keepalives*` parameter of the URL wins over the options. Opens no connection.
+pub(crate) fn build(url: &str, options: &PostgresOptions) -> Result<Built> {
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| Error::InvalidConfig(format!("postgres url: {e}")))?;
+    let connect_timeout = config
+        .get_connect_timeout()
+        .copied()
+        .or(options.connect_timeout);
+    if let Some(limit) = connect_timeout {
+        config.connect_timeout(limit);
+    }
+    if let (Some(idle), false) = (options.keepalive_idle, url.contains("keepalives")) {
+        config
+            .keepalives(true)
+            .keepalives_idle(idle)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_RETRIES);
+    }
+    let address = describe(&config);
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(options.pool_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .timeouts(Timeouts {
+            wait: options.pool_wait_timeout,
+            create: connect_timeout,
+            recycle: connect_timeout,
+        })
+        .build()
+        .map_err(|e| Error::InvalidConfig(format!("postgres pool: {e}")))?;
+    Ok(Built {
+        pool,
+        connect_timeout,
+        address,
+    })
+}
+
+/// The pool the saver builds for `url` with `options` (see [`PostgresOptions`]: size,
+/// connect and wait timeouts, TCP keepalive), for anything else that talks to the same
+/// server (`PostgresStore`, the Agent Server) so that every pool of the workspace is
+/// bounded alike. Opens no connection; a bad URL is [`Error::InvalidConfig`].
+pub fn build_pool(url: &str, options: &PostgresOptions) -> Result<Pool> {
+    build(url, options).map(|built| built.pool)
 }

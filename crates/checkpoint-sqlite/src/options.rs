@@ -1,4 +1,5 @@
-//! How hard a commit presses its data to disk: SQLite's `PRAGMA synchronous`.
+//! The saver's options beyond its builder methods: how hard a commit presses its data to
+//! disk, SQLite's `PRAGMA synchronous` ([`Synchronous`]).
 
 /// When a committed write is on disk, the `synchronous` setting of the writer connection
 /// ([`crate::SqliteSaver::with_synchronous`]). The database file is in WAL mode, where
@@ -18,11 +19,11 @@ pub enum Synchronous {
 }
 
 impl Synchronous {
-    /// The pragma's value.
+    /// The statement that sets it.
     pub(crate) fn pragma(self) -> &'static str {
         match self {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => crate::sql::SYNCHRONOUS_FULL,
+            Synchronous::Normal => crate::sql::SYNCHRONOUS_NORMAL,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Group commit: [`CheckpointSaver::put_batch`] stores the queued saves of a run in one
-//! transaction.
+//! The general way of group commit, and the choice between it and the chained way:
+//! [`CheckpointSaver::put_batch`] stores the queued saves of a run in one transaction.
 //!
 //! Under durability `async` the engine queues a run's puts and task writes and hands them
 //! to `put_batch` in order (several at once when the saver is slower than the run). One
@@ -9,7 +9,7 @@
 //! **The chained way** (a fenced saver, the Agent Server's case): when each
 //! `(thread, namespace)` of the batch is a chain of new checkpoints with the writes of its
 //! tasks, one statement per `(thread, namespace)` checks the fence once for all its ops and
-//! inserts all their rows ([`crate::chain`], which says when it applies):
+//! inserts all their rows ([`crate::batch::chain`], which says when it applies):
 //!
 //! ```text
 //! BEGIN ISOLATION LEVEL READ COMMITTED
@@ -49,13 +49,12 @@ use stategraph_checkpoint::serde::Serializer;
 use stategraph_checkpoint::{CheckpointSaver, Error, Result, SaveOp};
 use tokio_postgres::types::ToSql;
 
-use crate::blob_cache::BlobCache;
-use crate::chain;
-use crate::conn::Connections;
+use crate::batch::chain;
+use crate::cache::BlobCache;
 use crate::error::col;
 use crate::error::pg;
-use crate::layout::BlobRow;
 use crate::op::{prepare, Prepared};
+use crate::pool::Connections;
 use crate::sql::{self, PUT, PUT_WRITES};
 use crate::write;
 
@@ -146,33 +145,13 @@ async fn fill_cache(
         return Ok(());
     }
     for (p, rows) in prepared.into_iter().zip(rows) {
-        let Prepared::Put {
-            fenced,
-            thread,
-            ns,
-            channels,
-            versions,
-            tags,
-            bytes,
-            ..
-        } = p
-        else {
+        let Prepared::Put(put) = p else {
             continue;
         };
         let Some(row) = rows.first() else { continue };
-        let written = write::written_blobs(row, if fenced { 2 } else { 0 })?;
-        let blobs = channels
-            .into_iter()
-            .zip(versions)
-            .zip(tags)
-            .zip(bytes)
-            .map(|(((channel, version), tag), bytes)| BlobRow {
-                channel,
-                version,
-                tag,
-                bytes,
-            })
-            .collect();
+        let written = write::written_blobs(row, if put.fenced { 2 } else { 0 })?;
+        let (thread, ns) = (put.thread.clone(), put.ns.clone());
+        let blobs = put.into_blob_rows();
         write::fill_cache(serde, cache, &thread, &ns, blobs, written).await?;
     }
     Ok(())
@@ -192,10 +171,10 @@ async fn run(client: &Client, prepared: &[Prepared]) -> Result<Outcome> {
     let mut statements = Vec::with_capacity(prepared.len());
     for p in prepared {
         let sql = match (p, p.fenced()) {
-            (Prepared::Put { .. }, true) => sql::FENCED_PUT,
-            (Prepared::Put { .. }, false) => PUT,
-            (Prepared::Writes { .. }, true) => sql::FENCED_WRITES,
-            (Prepared::Writes { .. }, false) => PUT_WRITES,
+            (Prepared::Put(_), true) => sql::FENCED_PUT,
+            (Prepared::Put(_), false) => PUT,
+            (Prepared::Writes(_), true) => sql::FENCED_WRITES,
+            (Prepared::Writes(_), false) => PUT_WRITES,
         };
         statements.push(client.prepare_cached(sql).await.map_err(pg)?);
     }

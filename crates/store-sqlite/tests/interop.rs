@@ -4,9 +4,8 @@
 #[path = "interop/common.rs"]
 mod common;
 
-use stategraph_store::{
-    BaseStore, HashEmbedder, IndexConfig, Namespace, SearchOp, SqliteStore, TtlConfig,
-};
+use stategraph_store::{BaseStore, HashEmbedder, IndexConfig, Namespace, SearchOp, TtlConfig};
+use stategraph_store_sqlite::SqliteStore;
 use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,7 +26,8 @@ pub(crate) fn python() -> Option<PathBuf> {
 
 /// Runs the Python peer (`write` or `read`); returns its stdout as JSON for `read`.
 pub(crate) fn peer(python: &Path, kind: &str, target: &str, mode: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/interop/store_peer.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../store-sqlite/tests/interop/store_peer.py");
     let out = Command::new(python)
         .arg(script)
         .args([kind, target, mode])

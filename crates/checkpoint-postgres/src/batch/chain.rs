@@ -63,7 +63,7 @@
 //! # When it is "no"
 //!
 //! The statement stores nothing, so committing it is harmless. The batch is then stored
-//! the general way ([`crate::batch`]: one statement per op in one transaction, and one call
+//! the general way ([`crate::batch::general`]: one statement per op in one transaction, and one call
 //! per op when a fence refuses), which decides op by op exactly as before: a retry of a
 //! stored checkpoint, a lost race, a write behind the head.
 
@@ -75,7 +75,7 @@ use tokio_postgres::types::ToSql;
 use crate::error::col;
 use crate::error::pg;
 use crate::layout::BlobRow;
-use crate::op::Prepared;
+use crate::op::{Prepared, PutRow, WritesRow};
 use crate::sql;
 use crate::write;
 
@@ -134,7 +134,7 @@ macro_rules! chained_sql {
     WHERE fence.ok \
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING \
     RETURNING bl.channel, bl.version, ",
-    crate::blob_cache::ident_sql!("bl"),
+    crate::cache::ident_sql!("bl"),
     " AS ident ",
     $($carried)*
     "), saved AS ( \
@@ -204,10 +204,6 @@ pub(crate) const CHAINED: &str = chained_sql!(carried_sql!(),);
 /// part, which costs Postgres its share of the plan at every call.
 pub(crate) const CHAINED_UNCARRIED: &str = chained_sql!();
 
-/// The column arrays of an op's blob or write rows: a key (channel or index), then
-/// channel or version, type tag and bytes.
-type Columns<'a, K> = (&'a [K], &'a [String], &'a [String], &'a [Vec<u8>]);
-
 /// The ops of one `(thread, namespace)` of a batch, as the arrays of [`CHAINED`].
 #[derive(Default)]
 pub(crate) struct Group<'a> {
@@ -244,17 +240,8 @@ pub(crate) struct Group<'a> {
 impl<'a> Group<'a> {
     /// Adds a put; `None` when it does not continue the chain or its blobs depend on
     /// their order.
-    #[allow(clippy::too_many_arguments)]
-    fn put(
-        &mut self,
-        fenced: bool,
-        id: &'a str,
-        parent: Option<&'a str>,
-        checkpoint: &'a str,
-        metadata: &'a str,
-        blobs: Columns<'a, String>,
-        carried: (&'a [String], &'a [String]),
-    ) -> Option<()> {
+    fn put(&mut self, put: &'a PutRow) -> Option<()> {
+        let (fenced, id, parent) = (put.fenced, put.id.as_str(), put.parent.as_deref());
         match self.ids.last() {
             None => {
                 self.first_parent = parent;
@@ -263,9 +250,13 @@ impl<'a> Group<'a> {
             Some(last) if parent == Some(*last) => {}
             Some(_) => return None,
         }
-        let (channels, versions, tags, bytes) = blobs;
-        for (((channel, version), tag), bytes) in channels.iter().zip(versions).zip(tags).zip(bytes)
-        {
+        let blobs = put
+            .channels
+            .iter()
+            .zip(&put.versions)
+            .zip(&put.tags)
+            .zip(&put.bytes);
+        for (((channel, version), tag), bytes) in blobs {
             match self.blob_keys.get(&(channel.as_str(), version.as_str())) {
                 // A repeated new blob: the first one stays.
                 Some(false) => continue,
@@ -278,7 +269,7 @@ impl<'a> Group<'a> {
             self.blob_tags.push(tag);
             self.blob_bytes.push(bytes);
         }
-        for (channel, version) in carried.0.iter().zip(carried.1) {
+        for (channel, version) in put.carried.iter().zip(&put.carried_versions) {
             if self.blob_keys.insert((channel, version), true) == Some(false) {
                 return None;
             }
@@ -290,27 +281,26 @@ impl<'a> Group<'a> {
         }
         self.ids.push(id);
         self.parents.push(parent);
-        self.docs.push(checkpoint);
-        self.metadata.push(metadata);
+        self.docs.push(&put.checkpoint);
+        self.metadata.push(&put.metadata);
         Some(())
     }
 
     /// Adds a task's writes; `None` when an earlier put of the batch moved past their
     /// checkpoint, or an earlier write of the batch is another value at a normal index.
-    #[allow(clippy::too_many_arguments)]
-    fn writes(
-        &mut self,
-        fenced: bool,
-        checkpoint: &'a str,
-        task: &'a str,
-        path: &'a str,
-        rows: Columns<'a, i32>,
-    ) -> Option<()> {
+    fn writes(&mut self, writes: &'a WritesRow) -> Option<()> {
+        let (fenced, checkpoint) = (writes.fenced, writes.checkpoint_id.as_str());
+        let (task, path) = (writes.task_id.as_str(), writes.task_path.as_str());
         if fenced && self.parents.contains(&Some(checkpoint)) {
             return None;
         }
-        let (idxs, channels, tags, blobs) = rows;
-        for (((&idx, channel), tag), blob) in idxs.iter().zip(channels).zip(tags).zip(blobs) {
+        let rows = writes
+            .idxs
+            .iter()
+            .zip(&writes.channels)
+            .zip(&writes.tags)
+            .zip(&writes.blobs);
+        for (((&idx, channel), tag), blob) in rows {
             let Some(&at) = self.write_keys.get(&(checkpoint, task, idx)) else {
                 self.write_keys
                     .insert((checkpoint, task, idx), self.write_idxs.len());
@@ -407,45 +397,8 @@ pub(crate) fn plan(prepared: &[Prepared]) -> Option<Vec<Group<'_>>> {
             ..Group::default()
         });
         match p {
-            Prepared::Put {
-                fenced,
-                id,
-                parent,
-                checkpoint,
-                metadata,
-                channels,
-                versions,
-                tags,
-                bytes,
-                carried,
-                carried_versions,
-                ..
-            } => group.put(
-                *fenced,
-                id,
-                parent.as_deref(),
-                checkpoint,
-                metadata,
-                (channels, versions, tags, bytes),
-                (carried, carried_versions),
-            )?,
-            Prepared::Writes {
-                fenced,
-                checkpoint_id,
-                task_id,
-                task_path,
-                idxs,
-                channels,
-                tags,
-                blobs,
-                ..
-            } => group.writes(
-                *fenced,
-                checkpoint_id,
-                task_id,
-                task_path,
-                (idxs, channels, tags, blobs),
-            )?,
+            Prepared::Put(put) => group.put(put)?,
+            Prepared::Writes(writes) => group.writes(writes)?,
         }
     }
     Some(groups.into_values().collect())
@@ -529,7 +482,7 @@ mod tests {
         carried: &[(&str, &str)],
     ) -> Prepared {
         let strings = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
-        Prepared::Put {
+        Prepared::Put(PutRow {
             fenced: true,
             thread: "t".into(),
             ns: String::new(),
@@ -543,11 +496,11 @@ mod tests {
             bytes: blobs.iter().map(|b| b.1.as_bytes().to_vec()).collect(),
             carried: strings(carried.iter().map(|c| c.0).collect()),
             carried_versions: strings(carried.iter().map(|c| c.1).collect()),
-        }
+        })
     }
 
     fn writes(checkpoint: &str, path: &str, rows: &[(i32, &str)]) -> Prepared {
-        Prepared::Writes {
+        Prepared::Writes(WritesRow {
             fenced: true,
             thread: "t".into(),
             ns: String::new(),
@@ -558,7 +511,7 @@ mod tests {
             channels: vec!["c".into(); rows.len()],
             tags: vec!["msgpack".into(); rows.len()],
             blobs: rows.iter().map(|r| r.1.as_bytes().to_vec()).collect(),
-        }
+        })
     }
 
     #[test]
