@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use indexmap::IndexMap;
-use stategraph_checkpoint::{CheckpointSaver, Value};
+use stategraph_checkpoint::Value;
 
 use super::branch::Branch;
-use super::builder::{NodeKind, StateGraph, END, START};
+use super::builder::{NodeKind, StateGraph};
+pub use super::compile_options::CompileOptions;
 use super::compiled::CompiledGraph;
+use super::draw::topology::{TopoBranch, TopoNode, Topology};
 use super::node::{NodeContext, NodeError, NodeOutput};
+use super::virtual_nodes::{END, START};
 use crate::channels::{
     Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
     Topic,
@@ -22,81 +25,16 @@ use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
 use crate::pregel::spec::WritesSpec;
 use crate::state::State;
 
-/// Options of [`StateGraph::compile_with`].
-#[derive(Clone, Default)]
-pub struct CompileOptions {
-    /// Where checkpoints go; without one a run keeps nothing.
-    pub checkpointer: Option<Arc<dyn CheckpointSaver>>,
-    /// Stop before these nodes run (`"*"`: every node).
-    pub interrupt_before: Vec<String>,
-    /// Stop after these nodes ran (`"*"`: every node).
-    pub interrupt_after: Vec<String>,
-    /// Where cached node writes are kept (an in-memory cache by default).
-    pub cache: Option<Arc<dyn crate::pregel::cache::NodeCache>>,
-    /// The long-term store every node of every thread reaches through
-    /// [`NodeContext::store`] (subgraphs inherit it unless given their own).
-    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
-    /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
-    /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
-    pub strict: bool,
-    /// Drop writes to unknown nodes or channels (a `Command::goto` or conditional edge
-    /// naming a node the graph does not have, a `Send` to one, a `Command` update or
-    /// `update_state` value for an unknown key) instead of failing with
-    /// [`Error::UnknownNode`] / [`Error::UnknownChannel`]: what Python LangGraph does
-    /// (it logs a warning, or drops an unknown `update_state` key silently). Off by default.
-    pub lenient_writes: bool,
-}
-
-impl CompileOptions {
-    /// Default options.
-    pub fn new() -> CompileOptions {
-        CompileOptions::default()
+impl<S: State> StateGraph<S> {
+    /// Checks the graph and makes it runnable, without a checkpointer.
+    pub fn compile(&self) -> Result<CompiledGraph<S>> {
+        self.compile_with(CompileOptions::default())
     }
 
-    /// Sets the checkpointer (builder style).
-    pub fn checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
-        self.checkpointer = Some(saver);
-        self
-    }
-
-    /// Sets the long-term store (builder style).
-    pub fn store(mut self, store: Arc<dyn stategraph_store::BaseStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// Sets the nodes to interrupt before (builder style).
-    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
-        mut self,
-        nodes: I,
-    ) -> Self {
-        self.interrupt_before = nodes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the nodes to interrupt after (builder style).
-    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
-        self.interrupt_after = nodes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the node cache (builder style).
-    pub fn cache(mut self, cache: Arc<dyn crate::pregel::cache::NodeCache>) -> Self {
-        self.cache = Some(cache);
-        self
-    }
-
-    /// Drops writes to unknown nodes or channels as LangGraph does, instead of failing
-    /// (builder style; see [`CompileOptions::lenient_writes`](#structfield.lenient_writes)).
-    pub fn lenient_writes(mut self, lenient: bool) -> Self {
-        self.lenient_writes = lenient;
-        self
-    }
-
-    /// Makes unreachable nodes an error (builder style).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
+    /// Checks the graph and makes it runnable with these options (checkpointer,
+    /// interrupts, strictness).
+    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>> {
+        compile(self, options)
     }
 }
 
@@ -180,10 +118,7 @@ fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()>
     Ok(())
 }
 
-pub(crate) fn compile<S: State>(
-    g: &StateGraph<S>,
-    mut options: CompileOptions,
-) -> Result<CompiledGraph<S>> {
+fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<CompiledGraph<S>> {
     validate(g, &options)?;
     if options.cache.is_none() && g.nodes.values().any(|n| n.options.cache.is_some()) {
         options.cache = Some(Arc::new(crate::pregel::cache::InMemoryCache::new()));
@@ -321,8 +256,43 @@ pub(crate) fn compile<S: State>(
         output_channels: state_keys.to_vec(),
     };
     graph.index_triggers();
-    let topology = Arc::new(super::draw::topology::capture(g, &options));
+    let topology = Arc::new(capture(g, &options));
     Ok(CompiledGraph::new(Arc::new(graph), options, topology))
+}
+
+/// Records the declared structure of `g`, compiled with `options`.
+fn capture<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Topology {
+    Topology {
+        nodes: g
+            .nodes
+            .iter()
+            .map(|(name, spec)| TopoNode {
+                name: name.clone(),
+                defer: spec.options.defer,
+                destinations: spec.options.destinations.clone(),
+                subgraph: match &spec.kind {
+                    NodeKind::Subgraph(_, _, topology) => Some(topology.clone()),
+                    NodeKind::Function(_) => None,
+                },
+                tools: Vec::new(),
+            })
+            .collect(),
+        edges: g.edges.clone(),
+        waiting_edges: g.waiting_edges.clone(),
+        branches: g
+            .branches
+            .iter()
+            .map(|(source, b)| TopoBranch {
+                source: source.clone(),
+                path_map: b
+                    .path_map
+                    .as_ref()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            })
+            .collect(),
+        interrupt_before: options.interrupt_before.clone(),
+        interrupt_after: options.interrupt_after.clone(),
+    }
 }
 
 /// The input map as `(key, value)` pairs, in order.

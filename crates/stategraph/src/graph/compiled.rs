@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
-use super::compile::CompileOptions;
+use super::compile_options::CompileOptions;
 use super::outcome::Outcome;
 use crate::config::{AsRunConfig, RunConfig};
 use crate::error::{Error, Result};
