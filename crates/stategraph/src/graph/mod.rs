@@ -9,9 +9,11 @@ pub mod draw;
 pub mod input;
 pub mod node;
 pub mod outcome;
+mod read_state;
 pub mod run_stream;
 pub mod state_api;
 pub mod typed_stream;
+mod update_state;
 pub mod virtual_nodes;
 
 pub use branch::BranchTargets;
