@@ -3,7 +3,7 @@
 //!
 //! A channel receives the writes of one super-step at once ([`Channel::update`]) and says
 //! whether it changed; a changed channel gets the step's new version. Channels hold
-//! [`Value`]s, the stored data model, so what a channel checkpoints is exactly what
+//! [`Value`](stategraph_checkpoint::Value)s, the stored data model, so what a channel checkpoints is exactly what
 //! LangGraph stores. A graph keeps one *spec* per channel (an empty instance) and builds the
 //! live channels of a run from a checkpoint with [`Channel::from_checkpoint`].
 

@@ -29,7 +29,7 @@ impl<S: State> CompiledGraph<S> {
     /// checkpoint `config.checkpoint_id` names (a record of that step). A config with a
     /// subgraph's `checkpoint_ns` reads that subgraph's state.
     ///
-    /// `config` is a [`RunConfig`](crate::RunConfig) or anything that converts to one
+    /// `config` is a [`RunConfig`] or anything that converts to one
     /// (`&RunConfig`, a snapshot's `config`, what `update_state` returns).
     ///
     /// If a run of the thread was cancelled with saves still being stored (its
