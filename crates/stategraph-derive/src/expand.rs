@@ -92,51 +92,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
 /// `impl ::stategraph::State for S`.
 fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
     let update_name = format_ident!("{}Update", name);
-    let channels = fields.iter().filter_map(|f| {
-        let ch = f.channel.as_ref()?;
-        let ty = f.ty;
-        let reducer_tokens = |r: &Reducer| match r {
-            Reducer::Builtin(func, span) => {
-                let func = Ident::new(func, *span);
-                quote_spanned! {*span=> ::stategraph::reducers::#func() }
-            }
-            Reducer::Func(path) => {
-                quote! { ::stategraph::reducers::from_fn::<#ty>(#path) }
-            }
-        };
-        let channel = match (&f.reducer, &f.delta) {
-            (_, Some(delta)) => {
-                let reducer = reducer_tokens(&delta.reducer);
-                let freq = match &delta.snapshot_frequency {
-                    Some(n) => quote! { #n },
-                    None => quote! { 100 },
-                };
-                quote! {
-                    ::stategraph::channels::DeltaChannel::from_pairwise(#reducer, #freq)
-                        .with_initial(
-                            ::stategraph::derive_support::initial::<#ty>()
-                                .unwrap_or_else(|| ::stategraph::checkpoint::Value::list(::std::vec::Vec::new())),
-                        )
-                }
-            }
-            (None, None) => quote! { ::stategraph::channels::LastValue::new() },
-            (Some(r), None) => {
-                let reducer = reducer_tokens(r);
-                quote! {
-                    ::stategraph::channels::BinaryOperatorAggregate::new(
-                        #reducer,
-                        ::stategraph::derive_support::initial::<#ty>(),
-                    )
-                }
-            }
-        };
-        Some(quote! {
-            (
-                ::std::string::String::from(#ch),
-                ::std::boxed::Box::new(#channel) as ::std::boxed::Box<dyn ::stategraph::channels::Channel>,
-            )
-        })
-    });
+    let channels = fields.iter().filter_map(channel_entry);
     let reads = fields.iter().map(|f| {
         let ident = f.ident;
         let ty = f.ty;
@@ -190,6 +146,55 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
             }
         }
     }
+}
+
+/// The `(key, channel)` entry of a field in `State::channels` (`None` for a field that
+/// is not a channel): a `DeltaChannel`, a `LastValue`, or a reducer's
+/// `BinaryOperatorAggregate`.
+fn channel_entry(f: &Field<'_>) -> Option<TokenStream> {
+    let ch = f.channel.as_ref()?;
+    let ty = f.ty;
+    let reducer_tokens = |r: &Reducer| match r {
+        Reducer::Builtin(func, span) => {
+            let func = Ident::new(func, *span);
+            quote_spanned! {*span=> ::stategraph::reducers::#func() }
+        }
+        Reducer::Func(path) => {
+            quote! { ::stategraph::reducers::from_fn::<#ty>(#path) }
+        }
+    };
+    let channel = match (&f.reducer, &f.delta) {
+        (_, Some(delta)) => {
+            let reducer = reducer_tokens(&delta.reducer);
+            let freq = match &delta.snapshot_frequency {
+                Some(n) => quote! { #n },
+                None => quote! { 100 },
+            };
+            quote! {
+                ::stategraph::channels::DeltaChannel::from_pairwise(#reducer, #freq)
+                    .with_initial(
+                        ::stategraph::derive_support::initial::<#ty>()
+                            .unwrap_or_else(|| ::stategraph::checkpoint::Value::list(::std::vec::Vec::new())),
+                    )
+            }
+        }
+        (None, None) => quote! { ::stategraph::channels::LastValue::new() },
+        (Some(r), None) => {
+            let reducer = reducer_tokens(r);
+            quote! {
+                ::stategraph::channels::BinaryOperatorAggregate::new(
+                    #reducer,
+                    ::stategraph::derive_support::initial::<#ty>(),
+                )
+            }
+        }
+    };
+    Some(quote! {
+        (
+            ::std::string::String::from(#ch),
+            ::std::boxed::Box::new(#channel) as ::std::boxed::Box<dyn ::stategraph::channels::Channel>,
+        )
+    })
 }
 
 /// The `<Name>Update` struct, its builder methods and its `IntoUpdate` impl.

@@ -28,6 +28,8 @@ pub mod reducers;
 pub mod spans;
 pub mod state;
 pub mod thread_head;
+#[cfg(feature = "mcp")]
+mod tls;
 pub mod types;
 
 pub use config::{AsRunConfig, Durability, RunConfig};

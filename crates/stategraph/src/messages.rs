@@ -16,10 +16,8 @@ use stategraph_checkpoint::{Map, Value};
 
 use crate::error::{Error, Result};
 
-mod coerce;
+pub(crate) mod coerce;
 mod role;
-
-pub(crate) use coerce::python_type;
 
 pub use role::Role;
 
@@ -294,15 +292,6 @@ impl Message {
             }
         }
         Ok(msg)
-    }
-
-    /// Converts anything `add_messages` accepts into a message: a stored message, a
-    /// string (a human message), a `[role, content]` pair, or a dict with `role` (or
-    /// `type`) and `content` plus optional `name`, `id`, `tool_calls`, `tool_call_id`
-    /// and extra keys (which become `additional_kwargs`), as LangChain's
-    /// `convert_to_messages` does.
-    pub fn coerce(v: &Value) -> Result<Message> {
-        coerce::coerce(v)
     }
 }
 

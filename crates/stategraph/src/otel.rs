@@ -148,7 +148,7 @@ impl Otel {
         // With the `mcp` feature, the reqwest the exporter shares with rmcp is built with
         // no TLS provider of its own: it needs a process default before any client exists.
         #[cfg(feature = "mcp")]
-        crate::mcp::install_crypto_provider();
+        crate::tls::install_crypto_provider();
         // The blocking HTTP client is built (and later dropped) off any async runtime.
         let exporter = std::thread::spawn(move || {
             let mut builder = opentelemetry_otlp::SpanExporter::builder()

@@ -14,7 +14,8 @@ use stategraph_checkpoint::serde::rust::{from_value, to_value};
 use stategraph_checkpoint::{List, Value};
 
 use crate::channels::{ChannelError, Reducer};
-use crate::messages::{python_type, Message, REMOVE_ALL_MESSAGES};
+use crate::messages::coerce::python_type;
+use crate::messages::{Message, REMOVE_ALL_MESSAGES};
 
 /// Python's `operator.add` on values (see [`add_values`]). Every call returns the same
 /// reducer, by which a channel can name it ([`name_of`]).

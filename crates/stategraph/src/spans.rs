@@ -79,7 +79,7 @@ pub(crate) enum RunName {
 /// A run's span: `invoke_agent {name}` for an agent, `invoke_workflow {name}` for a graph;
 /// the thread id as `gen_ai.conversation.id`, the run id (the config's `run_id` metadata)
 /// as `stategraph.run.id`.
-pub(crate) fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
+fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
     if !enabled() {
         return Span::none();
     }
@@ -129,13 +129,24 @@ pub(crate) fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
     }
 }
 
-/// Runs `run` inside `span` and marks the span failed when it fails (callers await an
-/// untraced run themselves, so as not to move its future into this one).
-pub(crate) async fn in_run<T>(
-    span: Span,
-    run: impl Future<Output = crate::Result<T>>,
-) -> crate::Result<T> {
-    let result = run.instrument(span.clone()).await;
+/// Runs a graph's run (the root's or a subgraph's) inside its span ([`run_span`]), the
+/// span marked failed when the run fails. The one place a run's span is opened and
+/// recorded. Untraced, the future `run` makes is awaited as is: wrapping it in
+/// `instrument` would move its (large) future.
+pub(crate) async fn traced_run<T, F>(
+    name: &RunName,
+    config: &RunConfig,
+    ns: &str,
+    run: impl FnOnce() -> F,
+) -> crate::Result<T>
+where
+    F: Future<Output = crate::Result<T>>,
+{
+    let span = run_span(name, config, ns);
+    if span.is_disabled() {
+        return run().await;
+    }
+    let result = run().instrument(span.clone()).await;
     if let Err(e) = &result {
         let debug = format!("{e:?}");
         let kind = debug

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use stategraph_checkpoint::Value;
 
-use super::builder::{END, START};
+use super::virtual_nodes::{END, START};
 use crate::error::{Error, Result};
 use crate::types::{Goto, Send as SendPacket};
 

@@ -7,19 +7,16 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 
 use super::branch::{Branch, BranchTargets};
-use super::compile::CompileOptions;
+use super::compile_options::CompileOptions;
 use super::compiled::CompiledGraph;
 use super::input::InputSpec;
 use super::node::{NodeContext, NodeError, NodeHandler, NodeOutput};
 use crate::channels::Channel;
 use crate::error::Result;
 use crate::state::State;
-use crate::Value;
+use stategraph_checkpoint::Value;
 
-/// The virtual entry node (and input channel).
-pub const START: &str = "__start__";
-/// The virtual exit node.
-pub const END: &str = "__end__";
+pub use super::virtual_nodes::{END, START};
 
 /// A node function behind its input conversion: takes the task's input (the map of
 /// channels it read, or a `Send`'s payload).
@@ -398,16 +395,5 @@ impl<S: State> StateGraph<S> {
         };
         self.branches.push((source, Arc::new(branch)));
         self
-    }
-
-    /// Checks the graph and makes it runnable, without a checkpointer.
-    pub fn compile(&self) -> Result<CompiledGraph<S>> {
-        self.compile_with(CompileOptions::default())
-    }
-
-    /// Checks the graph and makes it runnable with these options (checkpointer,
-    /// interrupts, strictness).
-    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>> {
-        super::compile::compile(self, options)
     }
 }

@@ -5,98 +5,37 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use indexmap::IndexMap;
-use stategraph_checkpoint::{CheckpointSaver, Value};
+use stategraph_checkpoint::Value;
 
 use super::branch::Branch;
-use super::builder::{NodeKind, StateGraph, END, START};
+use super::builder::{NodeKind, NodeSpec, StateGraph};
+pub use super::compile_options::CompileOptions;
 use super::compiled::CompiledGraph;
+use super::draw::topology::{TopoBranch, TopoNode, Topology};
 use super::node::{NodeContext, NodeError, NodeOutput};
+use super::virtual_nodes::{END, START};
 use crate::channels::{
     Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
     Topic,
 };
 use crate::error::{Error, Result};
 use crate::pregel::algo::TASKS;
+use crate::pregel::context::RunScope;
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
 use crate::pregel::spec::WritesSpec;
 use crate::state::State;
 
-/// Options of [`StateGraph::compile_with`].
-#[derive(Clone, Default)]
-pub struct CompileOptions {
-    /// Where checkpoints go; without one a run keeps nothing.
-    pub checkpointer: Option<Arc<dyn CheckpointSaver>>,
-    /// Stop before these nodes run (`"*"`: every node).
-    pub interrupt_before: Vec<String>,
-    /// Stop after these nodes ran (`"*"`: every node).
-    pub interrupt_after: Vec<String>,
-    /// Where cached node writes are kept (an in-memory cache by default).
-    pub cache: Option<Arc<dyn crate::pregel::cache::NodeCache>>,
-    /// The long-term store every node of every thread reaches through
-    /// [`NodeContext::store`] (subgraphs inherit it unless given their own).
-    pub store: Option<Arc<dyn stategraph_store::BaseStore>>,
-    /// Treat a node that no edge leads to as an error instead of a warning. (Routes taken
-    /// only through `Command::goto` or an unmapped conditional edge are invisible here.)
-    pub strict: bool,
-    /// Drop writes to unknown nodes or channels (a `Command::goto` or conditional edge
-    /// naming a node the graph does not have, a `Send` to one, a `Command` update or
-    /// `update_state` value for an unknown key) instead of failing with
-    /// [`Error::UnknownNode`] / [`Error::UnknownChannel`]: what Python LangGraph does
-    /// (it logs a warning, or drops an unknown `update_state` key silently). Off by default.
-    pub lenient_writes: bool,
-}
-
-impl CompileOptions {
-    /// Default options.
-    pub fn new() -> CompileOptions {
-        CompileOptions::default()
+impl<S: State> StateGraph<S> {
+    /// Checks the graph and makes it runnable, without a checkpointer.
+    pub fn compile(&self) -> Result<CompiledGraph<S>> {
+        self.compile_with(CompileOptions::default())
     }
 
-    /// Sets the checkpointer (builder style).
-    pub fn checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
-        self.checkpointer = Some(saver);
-        self
-    }
-
-    /// Sets the long-term store (builder style).
-    pub fn store(mut self, store: Arc<dyn stategraph_store::BaseStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// Sets the nodes to interrupt before (builder style).
-    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
-        mut self,
-        nodes: I,
-    ) -> Self {
-        self.interrupt_before = nodes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the nodes to interrupt after (builder style).
-    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
-        self.interrupt_after = nodes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the node cache (builder style).
-    pub fn cache(mut self, cache: Arc<dyn crate::pregel::cache::NodeCache>) -> Self {
-        self.cache = Some(cache);
-        self
-    }
-
-    /// Drops writes to unknown nodes or channels as LangGraph does, instead of failing
-    /// (builder style; see [`CompileOptions::lenient_writes`](#structfield.lenient_writes)).
-    pub fn lenient_writes(mut self, lenient: bool) -> Self {
-        self.lenient_writes = lenient;
-        self
-    }
-
-    /// Makes unreachable nodes an error (builder style).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
+    /// Checks the graph and makes it runnable with these options (checkpointer,
+    /// interrupts, strictness).
+    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>> {
+        compile(self, options)
     }
 }
 
@@ -180,20 +119,13 @@ fn validate<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Result<()>
     Ok(())
 }
 
-pub(crate) fn compile<S: State>(
-    g: &StateGraph<S>,
-    mut options: CompileOptions,
-) -> Result<CompiledGraph<S>> {
+fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<CompiledGraph<S>> {
     validate(g, &options)?;
     if options.cache.is_none() && g.nodes.values().any(|n| n.options.cache.is_some()) {
         options.cache = Some(Arc::new(crate::pregel::cache::InMemoryCache::new()));
     }
     let state_keys: Arc<Vec<String>> = Arc::new(g.channels.keys().cloned().collect());
-
-    let mut channels: IndexMap<String, Box<dyn Channel>> = IndexMap::new();
-    for (k, ch) in g.channels.iter().chain(g.private_channels.iter()) {
-        channels.insert(k.clone(), ch.clone_box());
-    }
+    let (channels, joins) = graph_channels(g);
     // What nodes may write: the state's channels and the private ones of node inputs
     // (START writes only the state's, as LangGraph's input schema).
     let writable: Arc<Vec<String>> = Arc::new(
@@ -203,38 +135,6 @@ pub(crate) fn compile<S: State>(
             .cloned()
             .collect(),
     );
-    channels.insert(START.into(), Box::new(EphemeralValue::new(true)));
-    channels.insert(TASKS.into(), Box::new(Topic::new(false)));
-    for (name, spec) in &g.nodes {
-        let ch: Box<dyn Channel> = if spec.options.defer {
-            Box::new(LastValueAfterFinish::new())
-        } else {
-            Box::new(EphemeralValue::new(false))
-        };
-        channels.insert(format!("branch:to:{name}"), ch);
-    }
-    let mut join_triggers: IndexMap<String, Vec<String>> = IndexMap::new();
-    let mut join_writes: IndexMap<String, Vec<(String, Value)>> = IndexMap::new();
-    for (starts, end) in &g.waiting_edges {
-        let chan = format!("join:{}:{end}", starts.join("+"));
-        let deferred = g.nodes.get(end).is_some_and(|n| n.options.defer);
-        let ch: Box<dyn Channel> = if deferred {
-            Box::new(NamedBarrierValueAfterFinish::new(starts.clone()))
-        } else {
-            Box::new(NamedBarrierValue::new(starts.clone()))
-        };
-        channels.insert(chan.clone(), ch);
-        join_triggers
-            .entry(end.clone())
-            .or_default()
-            .push(chan.clone());
-        for s in starts {
-            join_writes
-                .entry(s.clone())
-                .or_default()
-                .push((chan.clone(), Value::from(s.as_str())));
-        }
-    }
     let static_writes = |source: &str| -> Vec<(String, Value)> {
         let mut w: Vec<(String, Value)> = g
             .edges
@@ -242,7 +142,7 @@ pub(crate) fn compile<S: State>(
             .filter(|(s, e)| s == source && e != END)
             .map(|(_, e)| (format!("branch:to:{e}"), Value::Nil))
             .collect();
-        if let Some(j) = join_writes.get(source) {
+        if let Some(j) = joins.writes.get(source) {
             w.extend(j.iter().cloned());
         }
         w
@@ -280,39 +180,17 @@ pub(crate) fn compile<S: State>(
     );
     for (name, spec) in &g.nodes {
         let mut triggers = vec![format!("branch:to:{name}")];
-        if let Some(j) = join_triggers.get(name) {
+        if let Some(j) = joins.triggers.get(name) {
             triggers.extend(j.iter().cloned());
         }
-        let (writers, writes) = node_writers::<S>(
+        let writers = node_writers::<S>(
             state_keys.clone(),
             writable.clone(),
             static_writes(name),
             branches_of(name),
         );
-        let (run, subgraph) = match &spec.kind {
-            NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
-            NodeKind::Subgraph(sub, opts, _) => (
-                subgraph_runner(sub.clone(), opts.clone(), writers.clone()),
-                Some(sub.clone()),
-            ),
-        };
-        let reads = spec.input.as_ref().and_then(|i| i.reads.clone());
-        nodes.insert(
-            name.clone(),
-            PregelNode {
-                name: name.clone(),
-                triggers,
-                reads: Reads::Many(reads.unwrap_or_else(|| state_keys.to_vec())),
-                run: Some(run),
-                writers,
-                writes,
-                subgraph,
-                retry: spec.options.retry.clone(),
-                timeout: spec.options.timeout,
-                cache: spec.options.cache.clone(),
-                hidden: false,
-            },
-        );
+        let node = user_node(name, spec, triggers, writers, &state_keys);
+        nodes.insert(name.clone(), node);
     }
     let mut graph = PregelGraph {
         channels,
@@ -321,8 +199,126 @@ pub(crate) fn compile<S: State>(
         output_channels: state_keys.to_vec(),
     };
     graph.index_triggers();
-    let topology = Arc::new(super::draw::topology::capture(g, &options));
+    let topology = Arc::new(capture(g, &options));
     Ok(CompiledGraph::new(Arc::new(graph), options, topology))
+}
+
+/// The joins of a graph (`add_join`) as channels `join:a+b:end`: the channels each end
+/// waits on, and the writes each start makes to them.
+#[derive(Default)]
+struct Joins {
+    triggers: IndexMap<String, Vec<String>>,
+    writes: IndexMap<String, Vec<(String, Value)>>,
+}
+
+/// The channels of the Pregel form: the state's and the private ones, `__start__`,
+/// `__pregel_tasks`, one `branch:to:{node}` per node and one barrier per join.
+fn graph_channels<S: State>(g: &StateGraph<S>) -> (IndexMap<String, Box<dyn Channel>>, Joins) {
+    let mut channels: IndexMap<String, Box<dyn Channel>> = IndexMap::new();
+    for (k, ch) in g.channels.iter().chain(g.private_channels.iter()) {
+        channels.insert(k.clone(), ch.clone_box());
+    }
+    channels.insert(START.into(), Box::new(EphemeralValue::new(true)));
+    channels.insert(TASKS.into(), Box::new(Topic::new(false)));
+    for (name, spec) in &g.nodes {
+        let ch: Box<dyn Channel> = if spec.options.defer {
+            Box::new(LastValueAfterFinish::new())
+        } else {
+            Box::new(EphemeralValue::new(false))
+        };
+        channels.insert(format!("branch:to:{name}"), ch);
+    }
+    let mut joins = Joins::default();
+    for (starts, end) in &g.waiting_edges {
+        let chan = format!("join:{}:{end}", starts.join("+"));
+        let deferred = g.nodes.get(end).is_some_and(|n| n.options.defer);
+        let ch: Box<dyn Channel> = if deferred {
+            Box::new(NamedBarrierValueAfterFinish::new(starts.clone()))
+        } else {
+            Box::new(NamedBarrierValue::new(starts.clone()))
+        };
+        channels.insert(chan.clone(), ch);
+        joins
+            .triggers
+            .entry(end.clone())
+            .or_default()
+            .push(chan.clone());
+        for s in starts {
+            joins
+                .writes
+                .entry(s.clone())
+                .or_default()
+                .push((chan.clone(), Value::from(s.as_str())));
+        }
+    }
+    (channels, joins)
+}
+
+/// The Pregel node of a declared node: its runner (the function, or the subgraph run in
+/// its own namespace) and writers, what it reads and its options.
+fn user_node(
+    name: &str,
+    spec: &NodeSpec,
+    triggers: Vec<String>,
+    (writers, writes): (WriterFn, Option<WritesSpec>),
+    state_keys: &[String],
+) -> PregelNode {
+    let (run, subgraph) = match &spec.kind {
+        NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
+        NodeKind::Subgraph(sub, opts, _) => (
+            subgraph_runner(sub.clone(), opts.clone(), writers.clone()),
+            Some(sub.clone()),
+        ),
+    };
+    let reads = spec.input.as_ref().and_then(|i| i.reads.clone());
+    PregelNode {
+        name: name.to_owned(),
+        triggers,
+        reads: Reads::Many(reads.unwrap_or_else(|| state_keys.to_vec())),
+        run: Some(run),
+        writers,
+        writes,
+        subgraph,
+        retry: spec.options.retry.clone(),
+        timeout: spec.options.timeout,
+        cache: spec.options.cache.clone(),
+        hidden: false,
+    }
+}
+
+/// Records the declared structure of `g`, compiled with `options`.
+fn capture<S: State>(g: &StateGraph<S>, options: &CompileOptions) -> Topology {
+    Topology {
+        nodes: g
+            .nodes
+            .iter()
+            .map(|(name, spec)| TopoNode {
+                name: name.clone(),
+                defer: spec.options.defer,
+                destinations: spec.options.destinations.clone(),
+                subgraph: match &spec.kind {
+                    NodeKind::Subgraph(_, _, topology) => Some(topology.clone()),
+                    NodeKind::Function(_) => None,
+                },
+                tools: Vec::new(),
+            })
+            .collect(),
+        edges: g.edges.clone(),
+        waiting_edges: g.waiting_edges.clone(),
+        branches: g
+            .branches
+            .iter()
+            .map(|(source, b)| TopoBranch {
+                source: source.clone(),
+                path_map: b
+                    .path_map
+                    .as_ref()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            })
+            .collect(),
+        interrupt_before: options.interrupt_before.clone(),
+        interrupt_after: options.interrupt_after.clone(),
+    }
 }
 
 /// The input map as `(key, value)` pairs, in order.
@@ -394,85 +390,35 @@ fn subgraph_runner(
                 .run
                 .clone()
                 .ok_or_else(|| NodeError::msg("a subgraph can only run inside a graph run"))?;
-            let mut config = scope.config.clone();
-            config.checkpoint_id = None;
-            // The root's knowledge of its own namespace says nothing of the subgraph's.
-            config.assume_new_thread = false;
-            config.start_from = None;
-            config.interrupt_before = None;
-            config.interrupt_after = None;
-            let map: stategraph_checkpoint::Map = scope
-                .checkpoint_map
-                .iter()
-                .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
-                .collect();
-            config
-                .configurable
-                .insert("checkpoint_map".into(), Value::Map(map));
-            let params = LoopParams {
-                graph: sub,
-                saver: sub_options
-                    .checkpointer
-                    .clone()
-                    .or_else(|| scope.saver.clone()),
-                sources: scope.sources.clone(),
-                config,
-                interrupt_before: sub_options.interrupt_before.clone(),
-                interrupt_after: sub_options.interrupt_after.clone(),
-                sink: ctx
-                    .inner
-                    .sink
-                    .as_ref()
-                    .and_then(|s| s.for_subgraph(ctx.checkpoint_ns())),
-                ns: ctx.checkpoint_ns().to_owned(),
-                resuming: Some(scope.resuming),
-                null_resume: Some(ctx.inner.null_resume.clone()),
-                cache: sub_options.cache.clone(),
-                store: sub_options.store.clone().or_else(|| scope.store.clone()),
-                lease: scope.lease.clone(),
-                lenient_writes: sub_options.lenient_writes,
-                keep_head: false,
-            };
-            let span = crate::spans::run_span(
-                &crate::spans::RunName::Named(Arc::from(ctx.inner.name.as_str())),
-                &params.config,
-                &params.ns,
-            );
-            let run = async move {
+            let params = subgraph_params(sub, &sub_options, &scope, &ctx);
+            let name = crate::spans::RunName::Named(Arc::from(ctx.inner.name.as_str()));
+            // The span reads the thread and run id, which the subgraph's config shares
+            // with the parent's.
+            let (config, ns) = (&scope.config, ctx.checkpoint_ns());
+            let outcome = crate::spans::traced_run(&name, config, ns, || async move {
                 Loop::start(params, RunInput::Values(input))
                     .await?
                     .run()
                     .await
-            };
-            // Untraced, the run is awaited as is: wrapping it would move its future.
-            let outcome = if span.is_disabled() {
-                run.await
-            } else {
-                crate::spans::in_run(span, run).await
-            };
-            let outcome = match outcome {
-                Ok(o) => o,
-                // The subgraph's node addressed this graph: run this node's writers with it.
-                Err(crate::Error::ParentCommand(cmd)) => {
-                    let output = NodeOutput {
-                        writes: cmd.update.unwrap_or_default(),
-                        goto: cmd.goto,
-                    };
-                    let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
-                    writes.extend(writers(output, &ctx)?);
-                    return Ok(writes);
+            })
+            .await;
+            let output = match outcome {
+                Ok(o) if !o.interrupts.is_empty() => {
+                    return Err(NodeError::interrupt(o.interrupts));
                 }
+                Ok(o) => NodeOutput {
+                    writes: o.values.into_iter().collect(),
+                    goto: Vec::new(),
+                },
+                // The subgraph's node addressed this graph: run this node's writers with it.
+                Err(crate::Error::ParentCommand(cmd)) => NodeOutput {
+                    writes: cmd.update.unwrap_or_default(),
+                    goto: cmd.goto,
+                },
                 Err(crate::Error::Node { message, .. }) => {
                     return Err(NodeError::repr_only(message))
                 }
                 Err(other) => return Err(NodeError::named("GraphError", other)),
-            };
-            if !outcome.interrupts.is_empty() {
-                return Err(NodeError::interrupt(outcome.interrupts));
-            }
-            let output = NodeOutput {
-                writes: outcome.values.into_iter().collect(),
-                goto: Vec::new(),
             };
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
             writes.extend(writers(output, &ctx)?);
@@ -480,6 +426,57 @@ fn subgraph_runner(
         }
         .boxed()
     })
+}
+
+/// The run of a subgraph inside the run `scope` of the task `ctx`: the parent's config
+/// (its thread, this task's namespace and `checkpoint_map`, none of the root's own
+/// starting points or interrupts), its saver, store, cache and stream unless the
+/// subgraph was compiled with its own.
+fn subgraph_params(
+    sub: Arc<PregelGraph>,
+    sub_options: &CompileOptions,
+    scope: &RunScope,
+    ctx: &NodeContext,
+) -> LoopParams {
+    let mut config = scope.config.clone();
+    config.checkpoint_id = None;
+    // The root's knowledge of its own namespace says nothing of the subgraph's.
+    config.assume_new_thread = false;
+    config.start_from = None;
+    config.interrupt_before = None;
+    config.interrupt_after = None;
+    let map: stategraph_checkpoint::Map = scope
+        .checkpoint_map
+        .iter()
+        .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
+        .collect();
+    config
+        .configurable
+        .insert("checkpoint_map".into(), Value::Map(map));
+    LoopParams {
+        graph: sub,
+        saver: sub_options
+            .checkpointer
+            .clone()
+            .or_else(|| scope.saver.clone()),
+        sources: scope.sources.clone(),
+        config,
+        interrupt_before: sub_options.interrupt_before.clone(),
+        interrupt_after: sub_options.interrupt_after.clone(),
+        sink: ctx
+            .inner
+            .sink
+            .as_ref()
+            .and_then(|s| s.for_subgraph(ctx.checkpoint_ns())),
+        ns: ctx.checkpoint_ns().to_owned(),
+        resuming: Some(scope.resuming),
+        null_resume: Some(ctx.inner.null_resume.clone()),
+        cache: sub_options.cache.clone(),
+        store: sub_options.store.clone().or_else(|| scope.store.clone()),
+        lease: scope.lease.clone(),
+        lenient_writes: sub_options.lenient_writes,
+        keep_head: false,
+    }
 }
 
 fn user_runner(handler: super::builder::BoxedHandler, writers: WriterFn) -> NodeRunner {

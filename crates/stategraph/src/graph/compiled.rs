@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use stategraph_checkpoint::{CheckpointSaver, Map, Value};
 
-use super::compile::CompileOptions;
+use super::compile_options::CompileOptions;
 use super::outcome::Outcome;
 use crate::config::{AsRunConfig, RunConfig};
 use crate::error::{Error, Result};
@@ -261,12 +261,7 @@ impl<S: State> CompiledGraph<S> {
         }
         let mut params = self.params(config, sink);
         params.keep_head = keep_head;
-        let span = crate::spans::run_span(&self.run_name, config, "");
-        // Untraced, the run is awaited as is: wrapping it would move its (large) future.
-        if span.is_disabled() {
-            return Loop::start(params, input).await?.run().await;
-        }
-        crate::spans::in_run(span, async move {
+        crate::spans::traced_run(&self.run_name, config, "", || async move {
             Loop::start(params, input).await?.run().await
         })
         .await

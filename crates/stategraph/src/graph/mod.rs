@@ -3,21 +3,26 @@
 pub mod branch;
 pub mod builder;
 pub mod compile;
+pub mod compile_options;
 pub mod compiled;
 pub mod draw;
 pub mod input;
 pub mod node;
 pub mod outcome;
+mod read_state;
 pub mod run_stream;
 pub mod state_api;
 pub mod typed_stream;
+mod update_state;
+pub mod virtual_nodes;
 
 pub use branch::BranchTargets;
-pub use builder::{NodeOptions, StateGraph, END, START};
-pub use compile::CompileOptions;
+pub use builder::{NodeOptions, StateGraph};
+pub use compile_options::CompileOptions;
 pub use compiled::{CompiledGraph, IntoInput, NoInput};
 pub use draw::{CurveStyle, DrawEdge, DrawGraph, DrawNode, MermaidOptions, NodeStyles};
 pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeInput, NodeOutput};
 pub use outcome::Outcome;
 pub use run_stream::RunStream;
 pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
+pub use virtual_nodes::{END, START};

@@ -153,7 +153,7 @@ impl<S: State> CompiledGraph<S> {
                 if let (Some(tuple), Some(saver)) = (outcome.head, this.checkpointer()) {
                     let tuple = Arc::new(tuple);
                     let copy = CheckpointTuple::clone(&tuple);
-                    match super::state_api::head_snapshot(&this.graph, saver, copy).await {
+                    match super::read_state::head_snapshot(&this.graph, saver, copy).await {
                         Ok(snapshot) => {
                             let _ = slot.set(snapshot);
                             let _ = head_slot.set(ThreadHead::new(tuple));

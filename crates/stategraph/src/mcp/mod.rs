@@ -57,7 +57,6 @@ pub use connection::{Connection, HttpConnection, StdioConnection};
 pub use error::McpError;
 
 use crate::prebuilt::Tool;
-pub(crate) use session::install_crypto_provider;
 use session::Session;
 
 /// Several MCP servers by name, their tools as [`Tool`]s (Python's `MultiServerMCPClient`).

@@ -147,7 +147,7 @@ impl Session {
                 self.handshake(client_info().serve(transport)).await
             }
             Connection::StreamableHttp(c) => {
-                install_crypto_provider();
+                crate::tls::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(self.http_config(c)?);
                 self.handshake(client_info().serve(transport)).await
             }
@@ -245,13 +245,4 @@ fn client_info() -> ClientConfig {
         ClientCapabilities::default(),
         Implementation::new("stategraph", env!("CARGO_PKG_VERSION")),
     )
-}
-
-/// Installs rustls' `ring` provider as the process default unless one is installed:
-/// the SDK's reqwest is built without a provider of its own (no aws-lc C build).
-pub(crate) fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may install one first: either is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }

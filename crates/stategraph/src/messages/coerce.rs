@@ -1,4 +1,6 @@
-//! Message-like values to messages, as LangChain's `convert_to_messages` does.
+//! Message-like values to messages, as LangChain's `convert_to_messages` does
+//! ([`Message::coerce`]), and the Python type names error texts quote. Below
+//! `messages.rs`: the root defines the message, this file builds one.
 
 use stategraph_checkpoint::serde::rust::to_value;
 use stategraph_checkpoint::{Map, Value};
@@ -10,8 +12,19 @@ use crate::error::Result;
 const ROLES: &str =
     "'human', 'user', 'ai', 'assistant', 'function', 'tool', 'system', or 'developer'";
 
+impl Message {
+    /// Converts anything `add_messages` accepts into a message: a stored message, a
+    /// string (a human message), a `[role, content]` pair, or a dict with `role` (or
+    /// `type`) and `content` plus optional `name`, `id`, `tool_calls`, `tool_call_id`
+    /// and extra keys (which become `additional_kwargs`), as LangChain's
+    /// `convert_to_messages` does.
+    pub fn coerce(v: &Value) -> Result<Message> {
+        coerce(v)
+    }
+}
+
 /// Converts one message-like value (see [`Message::coerce`]).
-pub(super) fn coerce(v: &Value) -> Result<Message> {
+fn coerce(v: &Value) -> Result<Message> {
     match v {
         Value::Ext(_) => Message::from_value(v),
         Value::Str(s) => create("human", Value::from(s.as_str()), Map::new()),
@@ -99,34 +112,83 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
     let name = take_str(&mut kw, "name")?;
     let tool_call_id = take_str(&mut kw, "tool_call_id")?;
     let id = take_str(&mut kw, "id")?;
-    let tool_calls = match kw.remove("tool_calls") {
-        None | Some(Value::Nil) => None,
-        Some(Value::List(calls)) => Some(
+    let tool_calls = take_tool_calls(&mut kw)?;
+    let (response_metadata, additional) = split_keywords(kw)?;
+    let mut msg = Message::new(role_named(role)?, content);
+    msg.name = name;
+    msg.id = id;
+    msg.response_metadata = response_metadata;
+    let mut rest = Leftover {
+        additional,
+        tool_call_id: tool_call_id.map(Value::from),
+        tool_calls,
+        example: None,
+    };
+    take_role_fields(&mut msg, role, &mut rest)?;
+    // Keyword arguments the class has no field for are kept as extra fields, in the
+    // order LangChain passes them.
+    msg.additional_kwargs = rest.additional;
+    if let Some(v) = rest.tool_call_id {
+        msg.extra.insert("tool_call_id", v);
+    }
+    if let Some(calls) = rest.tool_calls {
+        let calls = calls.iter().map(ToolCall::to_value).collect::<Vec<_>>();
+        msg.extra.insert("tool_calls", Value::List(calls.into()));
+    }
+    if let Some(v) = rest.example {
+        msg.extra.insert("example", v);
+    }
+    Ok(msg)
+}
+
+/// The keywords of a message that its role's fields may take; what is left of them
+/// after [`take_role_fields`] is stored as extra fields.
+struct Leftover {
+    additional: Map,
+    tool_call_id: Option<Value>,
+    tool_calls: Option<Vec<ToolCall>>,
+    example: Option<Value>,
+}
+
+/// Removes `tool_calls`, a list of tool-call dicts (or `None`).
+fn take_tool_calls(kw: &mut Map) -> Result<Option<Vec<ToolCall>>> {
+    match kw.remove("tool_calls") {
+        None | Some(Value::Nil) => Ok(None),
+        Some(Value::List(calls)) => Ok(Some(
             calls
                 .iter()
                 .map(tool_call_from_dict)
                 .collect::<Result<Vec<_>>>()?,
-        ),
-        Some(other) => return Err(invalid(format!("tool_calls must be a list, got {other:?}"))),
-    };
+        )),
+        Some(other) => Err(invalid(format!("tool_calls must be a list, got {other:?}"))),
+    }
+}
+
+/// The rest of the keywords as `(response_metadata, additional_kwargs)`: a non-empty
+/// `response_metadata` apart, a nested `additional_kwargs` merged into the others.
+fn split_keywords(mut kw: Map) -> Result<(Map, Map)> {
     let mut response_metadata = Map::new();
-    let mut additional = Map::new();
-    if !kw.is_empty() {
-        if let Some(rm) = kw.remove("response_metadata") {
-            if truthy(&rm) {
-                response_metadata = super::map_field(&rm, "response_metadata")?;
-            }
-        }
-        let nested = kw.remove("additional_kwargs");
-        additional = kw;
-        if let Some(nested) = nested {
-            for (k, v) in super::map_field(&nested, "additional_kwargs")? {
-                additional.insert(k, v);
-            }
+    if kw.is_empty() {
+        return Ok((response_metadata, kw));
+    }
+    if let Some(rm) = kw.remove("response_metadata") {
+        if truthy(&rm) {
+            response_metadata = super::map_field(&rm, "response_metadata")?;
         }
     }
+    let nested = kw.remove("additional_kwargs");
+    let mut additional = kw;
+    if let Some(nested) = nested {
+        for (k, v) in super::map_field(&nested, "additional_kwargs")? {
+            additional.insert(k, v);
+        }
+    }
+    Ok((response_metadata, additional))
+}
 
-    let kind = match role {
+/// The role a dict or a pair names.
+fn role_named(role: &str) -> Result<Role> {
+    Ok(match role {
         "human" | "user" => Role::Human,
         "ai" | "assistant" => Role::Ai,
         "system" | "developer" => Role::System,
@@ -138,29 +200,26 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
                 "Unexpected message type: '{other}'. Use one of {ROLES}."
             )))
         }
-    };
-    let mut msg = Message::new(kind, content);
-    msg.name = name;
-    msg.id = id;
-    msg.response_metadata = response_metadata;
-    // Keyword arguments the class has no field for are kept as extra fields, in the
-    // order LangChain passes them.
-    let mut tool_call_id = tool_call_id.map(Value::from);
-    let mut tool_calls = tool_calls;
-    let mut example = None;
+    })
+}
+
+/// Moves what the message's role has fields for out of `rest` into `msg` (an AI
+/// message's tool calls, a tool message's call id, status and artifact, ...), and checks
+/// what the role requires.
+fn take_role_fields(msg: &mut Message, role: &str, rest: &mut Leftover) -> Result<()> {
     match msg.role {
         Role::Human | Role::Ai => {
-            example = additional.remove("example").filter(truthy);
+            rest.example = rest.additional.remove("example").filter(truthy);
             if msg.role == Role::Ai {
-                msg.tool_calls = tool_calls.take().unwrap_or_default();
+                msg.tool_calls = rest.tool_calls.take().unwrap_or_default();
             }
         }
         Role::System if role == "developer" => {
-            additional.insert("__openai_role__", "developer");
+            rest.additional.insert("__openai_role__", "developer");
         }
         Role::Tool => {
-            msg.artifact = additional.remove("artifact").unwrap_or_default();
-            match additional.remove("status") {
+            msg.artifact = rest.additional.remove("artifact").unwrap_or_default();
+            match rest.additional.remove("status") {
                 None | Some(Value::Nil) => {}
                 Some(Value::Str(s)) if s == "success" || s == "error" => msg.status = s.to_string(),
                 Some(other) => {
@@ -169,7 +228,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
                     )))
                 }
             }
-            match tool_call_id.take() {
+            match rest.tool_call_id.take() {
                 Some(Value::Str(s)) => msg.tool_call_id = Some(s.to_string()),
                 _ => return Err(invalid("a tool message needs a 'tool_call_id'".to_owned())),
             }
@@ -185,18 +244,7 @@ fn create(role: &str, content: Value, mut kw: Map) -> Result<Message> {
         }
         _ => {}
     }
-    msg.additional_kwargs = additional;
-    if let Some(v) = tool_call_id {
-        msg.extra.insert("tool_call_id", v);
-    }
-    if let Some(calls) = tool_calls {
-        let calls = calls.iter().map(ToolCall::to_value).collect::<Vec<_>>();
-        msg.extra.insert("tool_calls", Value::List(calls.into()));
-    }
-    if let Some(v) = example {
-        msg.extra.insert("example", v);
-    }
-    Ok(msg)
+    Ok(())
 }
 
 /// Removes a keyword that must be a string or `None`.

@@ -66,11 +66,18 @@
 //! whose per-line buffer copies were the largest CPU cost of a streamed call). The two wire formats are small JSON shapes read with `serde_json`.
 
 mod anthropic;
+mod anthropic_request;
+mod anthropic_response;
+mod anthropic_stream;
+mod endpoint;
 mod error;
 mod http;
 mod init;
 mod openai;
 mod openai_chunk;
+mod openai_request;
+mod openai_response;
+mod openai_stream;
 mod options;
 mod sse;
 mod wire;

@@ -1,6 +1,6 @@
 //! One streamed `chat.completion.chunk` of the OpenAI wire: what it says (its view), read
 //! either straight into borrowed types (the fast path) or from its JSON tree (the
-//! reference, for chunks of an unusual shape). Below `openai.rs`, which reads the stream.
+//! reference, for chunks of an unusual shape). Below `openai_stream.rs`, which reads the stream.
 //!
 //! A `chat.completion.chunk` read straight into types: the fields the stream uses, their
 //! text borrowed from the event where it has no escapes. Any field of another type than

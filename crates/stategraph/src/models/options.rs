@@ -104,20 +104,20 @@ impl Options {
     }
 }
 
-/// The options builder methods both clients share (each forwards to its `Options`).
+/// The options builder methods both clients share (each sets its `Endpoint`'s).
 macro_rules! option_builders {
     () => {
         /// Sets the sampling temperature (builder style).
         #[must_use]
         pub fn temperature(mut self, t: f64) -> Self {
-            self.options.temperature = Some(t);
+            self.endpoint.options.temperature = Some(t);
             self
         }
 
         /// Sets the most tokens the answer may have (builder style).
         #[must_use]
         pub fn max_tokens(mut self, n: u32) -> Self {
-            self.options.max_tokens = Some(n);
+            self.endpoint.options.max_tokens = Some(n);
             self
         }
 
@@ -128,7 +128,7 @@ macro_rules! option_builders {
             I: IntoIterator<Item = S>,
             S: Into<String>,
         {
-            self.options.stop = stop.into_iter().map(Into::into).collect();
+            self.endpoint.options.stop = stop.into_iter().map(Into::into).collect();
             self
         }
 
@@ -136,14 +136,14 @@ macro_rules! option_builders {
         /// when the run streams the `messages` mode (builder style).
         #[must_use]
         pub fn streaming(mut self, on: bool) -> Self {
-            self.options.streaming = Some(on);
+            self.endpoint.options.streaming = Some(on);
             self
         }
 
         /// Sets which tool the model must call (builder style).
         #[must_use]
-        pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
-            self.options.tool_choice = Some(choice);
+        pub fn tool_choice(mut self, choice: crate::models::ToolChoice) -> Self {
+            self.endpoint.options.tool_choice = Some(choice);
             self
         }
 
@@ -151,7 +151,7 @@ macro_rules! option_builders {
         /// the provider's default, which allows them).
         #[must_use]
         pub fn parallel_tool_calls(mut self, on: bool) -> Self {
-            self.options.parallel_tool_calls = Some(on);
+            self.endpoint.options.parallel_tool_calls = Some(on);
             self
         }
 
@@ -159,7 +159,7 @@ macro_rules! option_builders {
         /// [`Tool`](crate::prebuilt::Tool)s (builder style).
         #[must_use]
         pub fn bind_tool_specs(mut self, tools: Vec<crate::models::ToolSpec>) -> Self {
-            self.options.tools = tools;
+            self.endpoint.options.tools = tools;
             self
         }
 
@@ -174,7 +174,7 @@ macro_rules! option_builders {
             name: impl Into<String>,
             schema: serde_json::Value,
         ) -> Self {
-            self.options.json_schema = Some((name.into(), schema));
+            self.endpoint.options.json_schema = Some((name.into(), schema));
             self
         }
 
@@ -185,7 +185,7 @@ macro_rules! option_builders {
         /// `RetryPolicy` decides); builder style.
         #[must_use]
         pub fn max_retries(mut self, n: u32) -> Self {
-            self.options.max_retries = Some(n);
+            self.endpoint.options.max_retries = Some(n);
             self
         }
 
@@ -193,8 +193,7 @@ macro_rules! option_builders {
         /// (default 10 minutes; builder style).
         #[must_use]
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.timeout = timeout;
-            self.transport = Default::default();
+            self.endpoint.set_timeout(timeout);
             self
         }
     };

@@ -185,48 +185,15 @@ pub(crate) fn render(graph: &DrawGraph, options: &MermaidOptions) -> String {
             None => regular.push(node),
         }
     }
-    let render_node = |node: &DrawNode| -> String {
-        let name = node.name.rsplit(':').next().unwrap_or("");
-        let special = |c: Option<char>| c.is_some_and(|c| MARKDOWN_SPECIAL.contains(&c));
-        let mut label = if special(name.chars().next()) && special(name.chars().last()) {
-            format!("<p>{name}</p>")
-        } else {
-            name.to_owned()
-        };
-        let lines: Vec<String> = node
-            .metadata
-            .iter()
-            .map(|(k, v)| escape_label(&format!("{k} = {v}")))
-            .collect();
-        if !lines.is_empty() {
-            label = format!("{label}<hr/><small><em>{}</em></small>", lines.join("\n"));
-        }
-        let id = to_safe_id(&node.id);
-        if first.as_deref() == Some(node.id.as_str()) {
-            format!("\t{id}([{label}]):::first\n")
-        } else if last.as_deref() == Some(node.id.as_str()) {
-            format!("\t{id}([{label}]):::last\n")
-        } else {
-            format!("\t{id}({label})\n")
-        }
-    };
+    let render_node =
+        |node: &DrawNode| -> String { node_line(node, first.as_deref(), last.as_deref()) };
     if options.with_styles {
         for node in &regular {
             out.push_str(&render_node(node));
         }
     }
 
-    let mut edge_groups: IndexMap<String, Vec<&DrawEdge>> = IndexMap::new();
-    for edge in &graph.edges {
-        let common: Vec<&str> = edge
-            .source
-            .split(':')
-            .zip(edge.target.split(':'))
-            .filter(|(s, t)| s == t)
-            .map(|(s, _)| s)
-            .collect();
-        edge_groups.entry(common.join(":")).or_default().push(edge);
-    }
+    let edge_groups = edge_groups(graph);
 
     let mut ctx = Ctx {
         out,
@@ -265,6 +232,50 @@ pub(crate) fn render(graph: &DrawGraph, options: &MermaidOptions) -> String {
         out.push_str(&format!("\tclassDef last {}\n", s.last));
     }
     out
+}
+
+/// A node's line: its label (the name's last part, the metadata under it), shaped as the
+/// first or last node or a plain one.
+fn node_line(node: &DrawNode, first: Option<&str>, last: Option<&str>) -> String {
+    let name = node.name.rsplit(':').next().unwrap_or("");
+    let special = |c: Option<char>| c.is_some_and(|c| MARKDOWN_SPECIAL.contains(&c));
+    let mut label = if special(name.chars().next()) && special(name.chars().last()) {
+        format!("<p>{name}</p>")
+    } else {
+        name.to_owned()
+    };
+    let lines: Vec<String> = node
+        .metadata
+        .iter()
+        .map(|(k, v)| escape_label(&format!("{k} = {v}")))
+        .collect();
+    if !lines.is_empty() {
+        label = format!("{label}<hr/><small><em>{}</em></small>", lines.join("\n"));
+    }
+    let id = to_safe_id(&node.id);
+    if first == Some(node.id.as_str()) {
+        format!("\t{id}([{label}]):::first\n")
+    } else if last == Some(node.id.as_str()) {
+        format!("\t{id}([{label}]):::last\n")
+    } else {
+        format!("\t{id}({label})\n")
+    }
+}
+
+/// The edges grouped by the subgraph prefix their two ends share (`""`: the top level).
+fn edge_groups(graph: &DrawGraph) -> IndexMap<String, Vec<&DrawEdge>> {
+    let mut edge_groups: IndexMap<String, Vec<&DrawEdge>> = IndexMap::new();
+    for edge in &graph.edges {
+        let common: Vec<&str> = edge
+            .source
+            .split(':')
+            .zip(edge.target.split(':'))
+            .filter(|(s, t)| s == t)
+            .map(|(s, _)| s)
+            .collect();
+        edge_groups.entry(common.join(":")).or_default().push(edge);
+    }
+    edge_groups
 }
 
 struct Ctx<'a> {

@@ -7,6 +7,7 @@
 mod ascii;
 mod drawable;
 mod mermaid;
+mod sim_chan;
 mod simulate;
 pub(crate) mod topology;
 mod yaml;

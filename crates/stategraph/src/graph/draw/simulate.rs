@@ -6,136 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::drawable::{DrawEdge, DrawGraph};
+use super::sim_chan::Chan;
 use super::topology::Topology;
 use crate::graph::{END, START};
 
 /// The most super-steps the dry run takes (LangGraph's `limit`).
 const LIMIT: usize = 250;
-
-/// The trigger channels the dry run tracks.
-#[derive(Clone, Debug)]
-enum Chan {
-    /// `EphemeralValue`: holds a value for one step.
-    Ephemeral(bool),
-    /// `LastValueAfterFinish`: readable once the run would otherwise finish.
-    AfterFinish { value: bool, finished: bool },
-    /// `NamedBarrierValue(AfterFinish)`: complete once every name was written.
-    Barrier {
-        names: BTreeSet<String>,
-        seen: BTreeSet<String>,
-        after_finish: bool,
-        finished: bool,
-    },
-}
-
-impl Chan {
-    fn available(&self) -> bool {
-        match self {
-            Chan::Ephemeral(v) => *v,
-            Chan::AfterFinish { value, finished } => *value && *finished,
-            Chan::Barrier {
-                names,
-                seen,
-                after_finish,
-                finished,
-            } => seen == names && (!after_finish || *finished),
-        }
-    }
-
-    fn update(&mut self, values: &[Option<String>]) -> bool {
-        match self {
-            Chan::Ephemeral(v) => {
-                if values.is_empty() {
-                    std::mem::replace(v, false)
-                } else {
-                    *v = true;
-                    true
-                }
-            }
-            Chan::AfterFinish { value, finished } => {
-                if values.is_empty() {
-                    false
-                } else {
-                    *value = true;
-                    *finished = false;
-                    true
-                }
-            }
-            Chan::Barrier { names, seen, .. } => {
-                let mut updated = false;
-                for v in values.iter().flatten() {
-                    if names.contains(v) && seen.insert(v.clone()) {
-                        updated = true;
-                    }
-                }
-                updated
-            }
-        }
-    }
-
-    fn consume(&mut self) -> bool {
-        match self {
-            Chan::Ephemeral(_) => false,
-            Chan::AfterFinish { value, finished } => {
-                if *finished {
-                    *finished = false;
-                    *value = false;
-                    true
-                } else {
-                    false
-                }
-            }
-            Chan::Barrier {
-                names,
-                seen,
-                after_finish,
-                finished,
-            } => {
-                if *after_finish {
-                    if *finished && seen == names {
-                        *finished = false;
-                        seen.clear();
-                        true
-                    } else {
-                        false
-                    }
-                } else if seen == names {
-                    seen.clear();
-                    true
-                } else {
-                    false
-                }
-            }
-        }
-    }
-
-    fn finish(&mut self) -> bool {
-        match self {
-            Chan::Ephemeral(_) => false,
-            Chan::AfterFinish { value, finished } => {
-                if !*finished && *value {
-                    *finished = true;
-                    true
-                } else {
-                    false
-                }
-            }
-            Chan::Barrier {
-                names,
-                seen,
-                after_finish,
-                finished,
-            } => {
-                if *after_finish && !*finished && seen == names {
-                    *finished = true;
-                    true
-                } else {
-                    false
-                }
-            }
-        }
-    }
-}
 
 /// A write a node declares: a channel, its value (a join's writes carry the writer's
 /// name), and a label when it comes from a conditional edge.
@@ -261,11 +137,8 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
     let (nodes, mut channels) = sim_nodes(t);
     let mut versions: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut edges: BTreeSet<Edge> = BTreeSet::new();
-    let mut sources: BTreeMap<String, BTreeSet<Trigger>> = BTreeMap::new();
+    let mut found = Found::default();
     let mut step_sources: BTreeMap<String, BTreeSet<Trigger>> = BTreeMap::new();
-    let mut declared_seen: BTreeSet<(usize, usize)> = BTreeSet::new();
-    let mut declared_writes: BTreeMap<String, BTreeSet<Trigger>> = BTreeMap::new();
     let deferred: BTreeSet<String> = t
         .nodes
         .iter()
@@ -284,57 +157,13 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
         if tasks.is_empty() {
             break;
         }
-        // Run the tasks' writers.
-        let mut conditionals: BTreeMap<(String, String, Option<String>), Option<String>> =
-            BTreeMap::new();
-        let mut task_writes: Vec<(usize, Vec<Write>)> = Vec::new();
-        for &ti in &tasks {
-            let node = &nodes[ti];
-            let mut writes = node.writes.clone();
-            for (gi, group) in node.declared.iter().enumerate() {
-                if !declared_seen.insert((ti, gi)) {
-                    continue;
-                }
-                for (chan, value, label) in group {
-                    if chan == END {
-                        edges.insert((node.name.clone(), END.into(), true, label.clone()));
-                        continue;
-                    }
-                    conditionals.insert(
-                        (node.name.clone(), chan.clone(), value.clone()),
-                        label.clone(),
-                    );
-                    declared_writes
-                        .entry(node.name.clone())
-                        .or_default()
-                        .insert((chan.clone(), true, label.clone()));
-                    writes.push((chan.clone(), value.clone()));
-                }
-            }
-            task_writes.push((ti, writes));
-        }
-        // Collect what each task's writes trigger.
-        step_sources = BTreeMap::new();
-        for (ti, writes) in &task_writes {
-            let name = &nodes[*ti].name;
-            let mut task_edges: BTreeSet<Trigger> = writes
-                .iter()
-                .map(|(chan, value)| {
-                    let key = (name.clone(), chan.clone(), value.clone());
-                    let label = conditionals.get(&key).cloned().flatten();
-                    (chan.clone(), conditionals.contains_key(&key), label)
-                })
-                .collect();
-            if let Some(d) = declared_writes.get(name) {
-                task_edges.extend(d.iter().cloned());
-            }
-            step_sources.insert(name.clone(), task_edges);
-        }
+        let (conditionals, task_writes) = found.run_writers(&nodes, &tasks);
+        step_sources = found.step_sources(&nodes, &task_writes, &conditionals);
         for (k, v) in &step_sources {
-            sources.insert(k.clone(), v.clone());
+            found.sources.insert(k.clone(), v.clone());
         }
         let mut trigger_to_sources: BTreeMap<String, BTreeSet<Trigger>> = BTreeMap::new();
-        for (src, triggers) in &sources {
+        for (src, triggers) in &found.sources {
             for (trigger, cond, label) in triggers {
                 trigger_to_sources
                     .entry(trigger.clone())
@@ -351,8 +180,103 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
             &mut seen,
         );
         tasks = next_tasks(&nodes, &channels, &versions, &seen);
-        // Edges into this step's tasks.
-        for &ti in &tasks {
+        found.edges_into(&nodes, &tasks, &trigger_to_sources, &step_sources);
+    }
+
+    assemble(t, &nodes, &found.edges, &step_sources, &deferred)
+}
+
+/// The conditional writes of a step, `(node, channel, value)`, with their edge labels.
+type Conditionals = BTreeMap<(String, String, Option<String>), Option<String>>;
+
+/// What the simulation has found so far: the edges, and what each node's writes
+/// trigger.
+#[derive(Default)]
+struct Found {
+    edges: BTreeSet<Edge>,
+    /// By node: the triggers its last run's writes set.
+    sources: BTreeMap<String, BTreeSet<Trigger>>,
+    /// `(task, group)` of the declared writes already made (each group once).
+    declared_seen: BTreeSet<(usize, usize)>,
+    /// By node: the triggers of its declared (conditional) writes.
+    declared_writes: BTreeMap<String, BTreeSet<Trigger>>,
+}
+
+impl Found {
+    /// Runs the tasks' writers: their writes, and the conditional ones with labels (a
+    /// declared write to END is an edge at once).
+    fn run_writers(
+        &mut self,
+        nodes: &[SimNode],
+        tasks: &[usize],
+    ) -> (Conditionals, Vec<(usize, Vec<Write>)>) {
+        let mut conditionals = Conditionals::new();
+        let mut task_writes: Vec<(usize, Vec<Write>)> = Vec::new();
+        for &ti in tasks {
+            let node = &nodes[ti];
+            let mut writes = node.writes.clone();
+            for (gi, group) in node.declared.iter().enumerate() {
+                if !self.declared_seen.insert((ti, gi)) {
+                    continue;
+                }
+                for (chan, value, label) in group {
+                    if chan == END {
+                        self.edges
+                            .insert((node.name.clone(), END.into(), true, label.clone()));
+                        continue;
+                    }
+                    conditionals.insert(
+                        (node.name.clone(), chan.clone(), value.clone()),
+                        label.clone(),
+                    );
+                    self.declared_writes
+                        .entry(node.name.clone())
+                        .or_default()
+                        .insert((chan.clone(), true, label.clone()));
+                    writes.push((chan.clone(), value.clone()));
+                }
+            }
+            task_writes.push((ti, writes));
+        }
+        (conditionals, task_writes)
+    }
+
+    /// What each task's writes trigger, by node name.
+    fn step_sources(
+        &self,
+        nodes: &[SimNode],
+        task_writes: &[(usize, Vec<Write>)],
+        conditionals: &Conditionals,
+    ) -> BTreeMap<String, BTreeSet<Trigger>> {
+        let mut step_sources = BTreeMap::new();
+        for (ti, writes) in task_writes {
+            let name = &nodes[*ti].name;
+            let mut task_edges: BTreeSet<Trigger> = writes
+                .iter()
+                .map(|(chan, value)| {
+                    let key = (name.clone(), chan.clone(), value.clone());
+                    let label = conditionals.get(&key).cloned().flatten();
+                    (chan.clone(), conditionals.contains_key(&key), label)
+                })
+                .collect();
+            if let Some(d) = self.declared_writes.get(name) {
+                task_edges.extend(d.iter().cloned());
+            }
+            step_sources.insert(name.clone(), task_edges);
+        }
+        step_sources
+    }
+
+    /// The edges into this step's tasks, from the nodes whose writes triggered them (a
+    /// task nothing traced triggered gets an edge from each node of the last step).
+    fn edges_into(
+        &mut self,
+        nodes: &[SimNode],
+        tasks: &[usize],
+        trigger_to_sources: &BTreeMap<String, BTreeSet<Trigger>>,
+        step_sources: &BTreeMap<String, BTreeSet<Trigger>>,
+    ) {
+        for &ti in tasks {
             let node = &nodes[ti];
             let mut added = false;
             for trigger in &node.triggers {
@@ -361,24 +285,24 @@ pub(crate) fn draw(t: &Topology) -> DrawGraph {
                     .map(|s| s.iter().cloned().collect())
                     .unwrap_or_default();
                 for (src, cond, label) in from {
-                    edges.insert((src.clone(), node.name.clone(), cond, label.clone()));
+                    self.edges
+                        .insert((src.clone(), node.name.clone(), cond, label.clone()));
                     let te = (trigger.clone(), cond, label);
                     if step_sources.get(&src).is_some_and(|s| s.contains(&te)) {
                         added = true;
-                    } else if let Some(s) = sources.get_mut(&src) {
+                    } else if let Some(s) = self.sources.get_mut(&src) {
                         s.remove(&te);
                     }
                 }
             }
             if !added {
                 for src in step_sources.keys() {
-                    edges.insert((src.clone(), node.name.clone(), true, None));
+                    self.edges
+                        .insert((src.clone(), node.name.clone(), true, None));
                 }
             }
         }
     }
-
-    assemble(t, &nodes, &edges, &step_sources, &deferred)
 }
 
 /// Applies a step's writes to the trigger channels (LangGraph's `apply_writes`).

@@ -1,0 +1,390 @@
+//! Changing a thread's state outside a run: `update_state` (docs/runtime.md#state-api).
+//! The update runs the node's writers on the state it addresses, stores their writes
+//! on that checkpoint and saves one checkpoint of source `update` after it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use stategraph_checkpoint::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver, CheckpointSource, CheckpointTuple, Value,
+};
+
+use super::compiled::CompiledGraph;
+use super::node::{NodeContext, NodeOutput};
+use super::read_state::not_found;
+use super::state_api::thread_of;
+use crate::config::AsRunConfig;
+use crate::error::{Error, Result};
+use crate::pregel::algo::{apply_writes, create_checkpoint, new_versions, prepare_task_ids};
+use crate::pregel::algo::{Channels, TaskWrites};
+use crate::pregel::delta as d;
+use crate::pregel::graph::PregelGraph;
+use crate::pregel::run_loop::superseded;
+use crate::pregel::task::{PathPart, TaskPath, PUSH};
+use crate::state::{IntoUpdate, State};
+
+/// What an update starts from: the checkpoint it addresses (if the thread has one) and
+/// its live channels.
+struct Base {
+    saved: Option<CheckpointTuple>,
+    /// The thread moved past the addressed checkpoint (the update forks a branch).
+    superseded: bool,
+    checkpoint: Checkpoint,
+    /// The channel versions of the addressed checkpoint.
+    previous: ChannelVersions,
+    /// The addressed checkpoint's step (-1 for a new thread).
+    step: i64,
+    /// The config of the addressed checkpoint, where its writes are stored.
+    config: CheckpointConfig,
+    channels: Channels,
+}
+
+impl<S: State> CompiledGraph<S> {
+    /// Changes the state of a thread as if node `as_node` had returned `values`: the
+    /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
+    /// source `update` is saved. `as_node = None` infers the node as LangGraph does. Returns
+    /// the config of the new checkpoint. Waits while a run of the thread (in this process,
+    /// on this saver) is under way or a dropped one is still storing its saves.
+    pub async fn update_state(
+        &self,
+        config: impl AsRunConfig,
+        values: impl IntoUpdate,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig> {
+        let config = &self.resolve(config);
+        let saver = self.saver()?.clone();
+        let graph = self.graph.clone();
+        thread_of(config)?;
+        let cfg = config.checkpoint_config("");
+        // Like a run: waits until the saves of a dropped run of the thread are stored.
+        let _lease = match &config.thread_id {
+            Some(thread_id) => Some(crate::pregel::lease::acquire(&saver, thread_id).await),
+            None => None,
+        };
+        let mut base = self.load_base(&saver, &cfg).await?;
+        let as_node = match as_node {
+            Some(n) => n.to_owned(),
+            None => infer_as_node(
+                &graph,
+                &d::versions_seen_without_bumps(&base.checkpoint.versions_seen),
+            )
+            .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
+        };
+        let (task_id, writes) = self.run_writers(&mut base, &as_node, values)?;
+        let path = TaskPath(vec![
+            PathPart::Str("__interrupt__".into()),
+            PathPart::Int(0),
+        ]);
+        if base.saved.is_some() && !base.superseded {
+            store_writes(saver.as_ref(), &base.config, &writes, &task_id, &path).await?;
+        }
+        let fork = fork_channels(&graph, &base, &writes);
+        let triggers = vec!["__interrupt__".to_owned()];
+        let task = TaskWrites {
+            path: &path,
+            name: &as_node,
+            triggers: &triggers,
+            writes: &writes,
+        };
+        let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
+        apply_writes(
+            &mut base.checkpoint,
+            &mut base.channels,
+            &[task],
+            &next,
+            &graph.trigger_to_nodes,
+        )?;
+        let parents = base
+            .saved
+            .as_ref()
+            .and_then(|t| t.metadata.parents.clone())
+            .unwrap_or_default();
+        let mut metadata = CheckpointMetadata {
+            source: Some(CheckpointSource::Update),
+            step: Some(base.step + 1),
+            parents: Some(parents),
+            extra: IndexMap::new(),
+        };
+        let ts = self.sources.ts();
+        let id = self.sources.ids().uuid6(base.step + 1);
+        let checkpoint = std::mem::replace(&mut base.checkpoint, Checkpoint::empty("", ""));
+        let mut next_checkpoint = create_checkpoint(checkpoint, &base.channels, id, ts, None);
+        if d::has_delta_channels(&graph) {
+            let to_snapshot = delta_snapshots(
+                &graph,
+                &base,
+                &writes,
+                fork,
+                &next_checkpoint,
+                &mut metadata,
+            );
+            d::apply_snapshots(
+                &mut next_checkpoint,
+                &base.channels,
+                &to_snapshot,
+                &base.previous,
+                &next,
+                &graph.trigger_to_nodes,
+            );
+        }
+        let new_versions = new_versions(&base.previous, &next_checkpoint.channel_versions);
+        put_update(
+            saver.as_ref(),
+            base.config,
+            base.superseded,
+            &next_checkpoint,
+            &metadata,
+            &new_versions,
+        )
+        .await
+    }
+
+    /// Reads the checkpoint `cfg` addresses (the latest without an id; an id the saver
+    /// does not have is [`Error::CheckpointNotFound`]) and its live channels.
+    async fn load_base(
+        &self,
+        saver: &Arc<dyn CheckpointSaver>,
+        cfg: &CheckpointConfig,
+    ) -> Result<Base> {
+        let saved = saver.get_tuple(cfg).await?;
+        if saved.is_none() && cfg.checkpoint_id.is_some() {
+            return Err(not_found(cfg));
+        }
+        let superseded = match (&saved, &cfg.checkpoint_id) {
+            (Some(t), Some(_)) => superseded(saver.as_ref(), cfg, &t.checkpoint.id).await?,
+            _ => false,
+        };
+        let mut checkpoint = match &saved {
+            Some(t) => t.checkpoint.clone(),
+            None => Checkpoint::empty(self.sources.ids().uuid6(-2), self.sources.ts()),
+        };
+        let previous: ChannelVersions = checkpoint.channel_versions.clone();
+        let step = saved.as_ref().and_then(|t| t.metadata.step).unwrap_or(-1);
+        let mut config = cfg.clone();
+        if let Some(t) = &saved {
+            config.checkpoint_id = Some(t.checkpoint.id.clone());
+        }
+        let channels =
+            d::load_channels(&self.graph, &mut checkpoint, Some(saver.as_ref()), &config).await?;
+        Ok(Base {
+            saved,
+            superseded,
+            checkpoint,
+            previous,
+            step,
+            config,
+            channels,
+        })
+    }
+
+    /// Runs the writers of node `as_node` on `values` over the base's channels: the task
+    /// id the update's writes are stored under, and the writes. Unknown channels and
+    /// targets fail unless the graph is lenient.
+    fn run_writers(
+        &self,
+        base: &mut Base,
+        as_node: &str,
+        values: impl IntoUpdate,
+    ) -> Result<(String, Vec<(String, Value)>)> {
+        let graph = &self.graph;
+        let node = graph.nodes.get(as_node).ok_or_else(|| Error::UnknownNode {
+            node: as_node.to_owned(),
+            by: "update_state".into(),
+        })?;
+        let lenient = self.options.lenient_writes;
+        let values = values.into_writes()?;
+        if !lenient {
+            if let Some((key, _)) = values.iter().find(|(k, _)| !graph.channels.contains_key(k)) {
+                return Err(Error::UnknownChannel {
+                    channel: key.clone(),
+                    by: "update_state".into(),
+                });
+            }
+        }
+        let mut prepared_id = None;
+        if base.saved.is_some() {
+            let tasks = prepare_task_ids(
+                &base.checkpoint,
+                graph,
+                &base.channels,
+                base.step + 1,
+                "",
+                None,
+            )?;
+            prepared_id = tasks.into_iter().find(|t| t.name == as_node).map(|t| t.id);
+        }
+        let task_id = prepared_id.unwrap_or_else(|| update_task_id(&base.checkpoint.id, 0));
+        let channels = Arc::new(std::mem::take(&mut base.channels));
+        let ctx = NodeContext::detached(
+            task_id.clone(),
+            as_node.to_owned(),
+            base.step,
+            channels.clone(),
+        );
+        let output = NodeOutput {
+            writes: values,
+            goto: Vec::new(),
+        };
+        let writes = (node.writers)(output, &ctx);
+        drop(ctx);
+        base.channels = Arc::try_unwrap(channels).unwrap_or_else(|a| (*a).clone());
+        let writes = writes.map_err(|e| Error::InvalidUpdate(e.to_string()))?;
+        if !lenient {
+            crate::pregel::targets::check_targets(graph, "update_state", &writes)?;
+        }
+        Ok((task_id, writes))
+    }
+}
+
+/// Stores the update's writes (but `Send`s) on the checkpoint it addresses, as a task's.
+async fn store_writes(
+    saver: &dyn CheckpointSaver,
+    config: &CheckpointConfig,
+    writes: &[(String, Value)],
+    task_id: &str,
+    path: &TaskPath,
+) -> Result<()> {
+    let stored: Vec<(String, Value)> = writes.iter().filter(|(c, _)| c != PUSH).cloned().collect();
+    if !stored.is_empty() {
+        saver
+            .put_writes(config, &stored, task_id, &path.to_path_string())
+            .await?;
+    }
+    Ok(())
+}
+
+/// DeltaChannels this update must snapshot (docs/format.md#deltachannel): those the
+/// saved checkpoint has writes for (they belong to another child), those overwritten,
+/// and, when the thread moved past the checkpoint, those written (their writes are not
+/// stored on it).
+fn fork_channels(graph: &PregelGraph, base: &Base, writes: &[(String, Value)]) -> BTreeSet<String> {
+    let mut fork = d::delta_channels_in(
+        graph,
+        base.saved
+            .iter()
+            .flat_map(|t| t.pending_writes.iter().map(|w| w.channel.as_str())),
+    );
+    fork.extend(d::overwritten(
+        graph,
+        writes.iter().map(|(c, v)| (c.as_str(), v)),
+    ));
+    if base.superseded {
+        fork.extend(d::delta_channels_in(
+            graph,
+            writes.iter().map(|(c, _)| c.as_str()),
+        ));
+    }
+    fork
+}
+
+/// The DeltaChannels the update's checkpoint stores a snapshot of; the snapshot counters
+/// go into `metadata`. A fresh thread snapshots every delta channel it wrote.
+fn delta_snapshots(
+    graph: &PregelGraph,
+    base: &Base,
+    writes: &[(String, Value)],
+    fork: BTreeSet<String>,
+    next_checkpoint: &Checkpoint,
+    metadata: &mut CheckpointMetadata,
+) -> BTreeSet<String> {
+    let channels = &base.channels;
+    let versions = &next_checkpoint.channel_versions;
+    match &base.saved {
+        None => d::due_by_counters(channels, &d::Counters::new(), versions)
+            .into_iter()
+            .chain(
+                channels
+                    .iter()
+                    .filter(|(k, c)| {
+                        c.delta_snapshot_frequency().is_some()
+                            && c.is_available()
+                            && versions.contains_key(*k)
+                    })
+                    .map(|(k, _)| k.clone()),
+            )
+            .collect(),
+        Some(t) => {
+            let updated: BTreeSet<String> = writes
+                .iter()
+                .filter(|(c, _)| c != PUSH)
+                .map(|(c, _)| c.clone())
+                .collect();
+            let counters =
+                d::advance_counters(graph, &d::read_counters(&t.metadata), Some(&updated));
+            let mut due = d::due_by_counters(channels, &counters, versions);
+            due.extend(fork);
+            d::write_counters(metadata, counters, &due);
+            due
+        }
+    }
+}
+
+/// Saves the update's checkpoint after `config`'s (on a new branch when `superseded`);
+/// the config of the checkpoint stored. A conflict stores nothing of the update.
+async fn put_update(
+    saver: &dyn CheckpointSaver,
+    mut config: CheckpointConfig,
+    superseded: bool,
+    checkpoint: &Checkpoint,
+    metadata: &CheckpointMetadata,
+    new_versions: &ChannelVersions,
+) -> Result<CheckpointConfig> {
+    if superseded {
+        config.configurable.insert(
+            stategraph_checkpoint::CONFIG_KEY_BRANCH.into(),
+            Value::Bool(true),
+        );
+    }
+    let mut stored = saver
+        .put(&config, checkpoint, metadata, new_versions)
+        .await
+        .map_err(|e| match e {
+            // The one checkpoint of the update was refused: nothing of it is stored.
+            stategraph_checkpoint::Error::Conflict(message) => Error::Conflict {
+                message,
+                fate: crate::error::InputFate::NotApplied,
+            },
+            other => Error::Checkpoint(other),
+        })?;
+    stored
+        .configurable
+        .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);
+    Ok(stored)
+}
+
+/// `uuid5(UUID(checkpoint_id), "__interrupt__")` (or `"__interrupt__:i"` for the i-th).
+fn update_task_id(checkpoint_id: &str, i: usize) -> String {
+    let ns = uuid::Uuid::parse_str(checkpoint_id).unwrap_or_default();
+    let name = if i == 0 {
+        "__interrupt__".to_owned()
+    } else {
+        format!("__interrupt__:{i}")
+    };
+    uuid::Uuid::new_v5(&ns, name.as_bytes()).to_string()
+}
+
+/// The node an update without `as_node` is attributed to (LangGraph's `_infer_as_node`).
+fn infer_as_node(
+    graph: &PregelGraph,
+    versions_seen: &IndexMap<String, ChannelVersions>,
+) -> Option<String> {
+    if graph.nodes.len() == 1 {
+        return graph.nodes.keys().next().cloned();
+    }
+    let mut seen: Vec<(&ChannelVersion, &String)> = versions_seen
+        .iter()
+        .filter(|(n, _)| graph.nodes.contains_key(*n))
+        .flat_map(|(n, s)| s.values().map(move |v| (v, n)))
+        .collect();
+    if seen.is_empty() {
+        return Some("__start__".to_owned());
+    }
+    seen.sort();
+    match seen.len() {
+        1 => Some(seen[0].1.clone()),
+        n if seen[n - 1].0 != seen[n - 2].0 => Some(seen[n - 1].1.clone()),
+        _ => None,
+    }
+}
