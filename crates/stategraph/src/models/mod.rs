@@ -61,7 +61,10 @@
 //! of them exposes every field we must store. reqwest is the most used async HTTP client,
 //! built on hyper and tokio that stategraph's server already uses; TLS is rustls with
 //! Mozilla's roots compiled in (`webpki-roots`), so no system OpenSSL is needed, and ring
-//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. The byte stream is
+//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. It is reqwest 0.13, the
+//! version rmcp and opentelemetry-otlp use, so that with `mcp` or `otel` on one copy is
+//! built; its `rustls-no-provider` feature, with the rustls config (ring, webpki-roots)
+//! handed to each client, keeps 0.12's TLS as it was. The byte stream is
 //! split into events by our own reader (`sse.rs`; it replaced `eventsource-stream`,
 //! whose per-line buffer copies were the largest CPU cost of a streamed call). The two wire formats are small JSON shapes read with `serde_json`.
 
