@@ -75,6 +75,7 @@ mod init;
 mod openai;
 mod openai_chunk;
 mod options;
+mod partial_json;
 mod sse;
 mod wire;
 
