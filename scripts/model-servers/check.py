@@ -102,6 +102,14 @@ def checks():
     chunks = sse(chat(tools=TOOLS, messages=PARALLEL, stream=True))
     deltas = [tc for c in chunks if c["choices"] for tc in c["choices"][0]["delta"].get("tool_calls") or []]
     yield "stream: two calls' deltas by index", sorted({d["index"] for d in deltas}) == [0, 1]
+    after = PARALLEL + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":2,"b":3}'}},
+            {"id": "c2", "type": "function", "function": {"name": "shout", "arguments": '{"word":"hi"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "5"}, {"role": "tool", "tool_call_id": "c2", "content": "HI"}]
+    r = chat(tools=TOOLS, messages=after)
+    yield "tools: after two results, text that stops", (
+        r["choices"][0]["message"]["content"] == "Done." and r["choices"][0]["finish_reason"] == "stop")
     r = chat(tools=TOOLS, tool_choice="required", parallel_tool_calls=False, messages=PARALLEL)
     yield "LIMIT tools: parallel_tool_calls false gives one call (llama-server's grammar for per-call tags allows several)", (
         len(r["choices"][0]["message"]["tool_calls"]) == 1)

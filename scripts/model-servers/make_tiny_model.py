@@ -182,7 +182,8 @@ def output_layer(n_vocab, ids, byte, code, flag_dim, unit):
     P, S = flag_dim[PARALLEL], flag_dim[SECOND]
     out[ids["<tool_call>"], T] = 40.0 / unit
     out[ids["<tool_call>"], C] = -80.0 / unit
-    out[ids["<tool_call>"], F] = -80.0 / unit
+    # (a tool result: no more calls, however many the prompt asked for)
+    out[ids["<tool_call>"], F] = -300.0 / unit
     out[ids["<tool_call>"], G] = -80.0 / unit
     # asked for parallel calls: a second call after the first (G), none after the second (S)
     out[ids["<tool_call>"], P] = 200.0 / unit
