@@ -164,6 +164,11 @@ impl ChatAnthropic {
             tools.push(json!({"name": name, "input_schema": schema, "description": "The answer, as structured output."}));
             choice = Some(ToolChoice::Tool(name.clone()));
         }
+        let names = tools.iter().filter_map(|t| str_at(t, "name"));
+        let (choice, alone) = o.choice_to_send(choice.as_ref(), names);
+        if let Some(alone) = alone.map(str::to_owned) {
+            tools.retain(|t| str_at(t, "name") == Some(alone.as_str()));
+        }
         if !tools.is_empty() {
             body.insert("tools".into(), Json::Array(tools));
             if let Some(choice) = &choice {
@@ -692,6 +697,28 @@ mod tests {
         let body = structured.request_body(&[], false);
         assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "out"}));
         assert_eq!(body["tools"][0]["name"], "out");
+    }
+
+    #[test]
+    fn a_narrowed_named_choice_sends_that_tool_alone_with_any() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let m = ChatAnthropic::new("c")
+            .bind_tool_specs(specs.to_vec())
+            .tool_choice(ToolChoice::Tool("shout".into()))
+            .narrow_named_tool_choice(true);
+        let body = m.request_body(&[], false);
+        assert_eq!(body["tool_choice"], json!({"type": "any"}));
+        let names: Vec<&Json> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| &t["name"])
+            .collect();
+        assert_eq!(names, [&json!("shout")]);
+        let unknown = m.tool_choice(ToolChoice::Tool("nope".into()));
+        let body = unknown.request_body(&[], false);
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "nope"}));
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
     }
 
     #[test]

@@ -35,9 +35,20 @@
 //! LangChain streams when a streaming callback listens). Each delta is sent as an
 //! `AIMessageChunk` through [`NodeContext::send_message_chunk_with`](crate::NodeContext::send_message_chunk_with)
 //! (with LangChain's `ls_*` metadata); tool-call argument fragments are assembled by
-//! their index, so parallel calls come out whole. A usage chunk is asked for
-//! (`stream_options.include_usage`; LangChain asks for it only on OpenAI's own host
-//! unless `stream_usage=True`).
+//! their index, so parallel calls come out whole. Each chunk also carries its fragments
+//! read as LangChain's `AIMessageChunk` reads them (partial JSON arguments as calls). A
+//! usage chunk is asked for (`stream_options.include_usage`; LangChain asks for it only on
+//! OpenAI's own host unless `stream_usage=True`).
+//!
+//! # Tool choice on servers that know only part of it
+//! `tool_choice` and `parallel_tool_calls` go out as LangChain sends them. llama.cpp's
+//! server (tools/server/server-common.cpp, `oaicompat_chat_params_parse`) reads
+//! `tool_choice` as a string: the named form `{"type": "function", ...}` is taken as
+//! `auto`, and LiteLLM hands Anthropic's `{"type": "tool"}` on to it in that form.
+//! `.narrow_named_tool_choice(true)` sends the named tool alone with `required`, which
+//! such a server's grammar enforces. Its grammar for tool calls in per-call tags (Hermes'
+//! `<tool_call>`) allows several calls whatever `parallel_tool_calls` says
+//! (common/chat-auto-parser-generator.cpp, `build_tool_parser_json_native`).
 //!
 //! # Failures
 //! Every failure is a [`ModelError`] of a [`ModelErrorKind`] (401/403, 404, 429 with its

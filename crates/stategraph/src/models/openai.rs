@@ -217,16 +217,19 @@ impl ChatOpenAI {
             );
         }
         if !o.tools.is_empty() {
+            let names = o.tools.iter().map(|t| t.name.as_str());
+            let (choice, alone) = o.choice_to_send(o.tool_choice.as_ref(), names);
             let tools: Vec<Json> = o
                 .tools
                 .iter()
+                .filter(|t| alone.is_none_or(|name| t.name == name))
                 .map(|t| {
                     json!({"type": "function", "function": {
                         "name": t.name, "description": t.description, "parameters": t.parameters}})
                 })
                 .collect();
             body.insert("tools".into(), Json::Array(tools));
-            if let Some(choice) = &o.tool_choice {
+            if let Some(choice) = &choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
             if let Some(p) = o.parallel_tool_calls {
@@ -520,6 +523,9 @@ struct Streamed {
     finish: Map,
     usage: Option<Value>,
     done: bool,
+    /// What every text chunk starts from (its id, `model_provider`, no tool-call
+    /// chunks), made once: a chunk is a cheap clone of it (the maps are shared).
+    chunk: Option<Message>,
 }
 
 impl Streamed {
@@ -527,28 +533,36 @@ impl Streamed {
     /// if any.
     #[cfg(test)]
     fn take(&mut self, chunk: &Json, id: &str) -> Option<Message> {
-        self.take_view(&ChunkView::of_json(chunk), id)
+        self.take_view(&ChunkView::of_json(chunk), id, true)
     }
 
-    /// Takes one chunk, read; the message chunk to stream, if any.
-    fn take_view(&mut self, chunk: &ChunkView<'_>, id: &str) -> Option<Message> {
-        let mut out = Message::ai("").with_id(id);
-        if let Some(usage) = chunk.usage {
-            let u = usage_metadata(usage);
-            self.usage = Some(u.clone());
-            out.usage_metadata = Some(u);
+    /// Takes one chunk, read; the message chunk to stream, if any and if `chunks` (a
+    /// call that streams to no one makes none).
+    fn take_view(&mut self, chunk: &ChunkView<'_>, id: &str, chunks: bool) -> Option<Message> {
+        let usage = chunk.usage.map(usage_metadata);
+        if usage.is_some() {
+            self.usage.clone_from(&usage);
         }
         let Some(choice) = &chunk.choice else {
-            return out.usage_metadata.is_some().then_some(out);
+            let mut out = Message::ai("").with_id(id);
+            out.usage_metadata = usage;
+            return (chunks && out.usage_metadata.is_some()).then_some(out);
         };
-        let mut meta = Map::new();
         self.content.push_str(choice.text);
-        out.content = choice.text.into();
         for &(cid, name, args, index) in &choice.calls {
             self.calls.add(index, cid, name, args);
         }
-        wire::set_call_chunks(&mut out, &choice.calls);
+        if !chunks && choice.finish_reason.is_none() {
+            return None;
+        }
+        let mut out = self.chunk.get_or_insert_with(|| text_chunk(id)).clone();
+        out.usage_metadata = usage;
+        out.content = choice.text.into();
+        if !choice.calls.is_empty() {
+            wire::set_call_chunks(&mut out, &choice.calls);
+        }
         if let Some(reason) = choice.finish_reason {
+            let mut meta = Map::new();
             meta.insert("finish_reason", reason);
             for (key, v) in [
                 ("model_name", chunk.model),
@@ -562,10 +576,10 @@ impl Streamed {
             for (k, v) in meta.iter() {
                 self.finish.insert(k.clone(), v.clone());
             }
+            meta.insert("model_provider", PROVIDER);
+            out.response_metadata = meta;
         }
-        meta.insert("model_provider", PROVIDER);
-        out.response_metadata = meta;
-        Some(out)
+        chunks.then_some(out)
     }
 
     /// The whole answer, if the stream reached its end.
@@ -588,6 +602,17 @@ impl Streamed {
         (m.tool_calls, m.invalid_tool_calls) = wire::split_calls(self.calls.finish());
         Ok(m)
     }
+}
+
+/// A text chunk of the answer `id`: its `model_provider`, no tool-call chunks.
+fn text_chunk(id: &str) -> Message {
+    let mut out = Message::ai("").with_id(id);
+    let mut meta = Map::new();
+    meta.insert("model_provider", PROVIDER);
+    out.response_metadata = meta;
+    out.extra
+        .insert("tool_call_chunks", Value::list(Vec::new()));
+    out
 }
 
 /// Reads a streamed answer, streaming each chunk to `ctx`.
@@ -614,7 +639,7 @@ async fn read_stream(
                 if let Some(error) = &typed.error {
                     return Err(stream_error(error));
                 }
-                state.take_view(&typed.view(), &id)
+                state.take_view(&typed.view(), &id, sink.is_some())
             }
             Err(_) => {
                 let chunk: Json = serde_json::from_str(data).map_err(|e| {
@@ -627,7 +652,7 @@ async fn read_stream(
                 if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
                     return Err(stream_error(error));
                 }
-                state.take_view(&ChunkView::of_json(&chunk), &id)
+                state.take_view(&ChunkView::of_json(&chunk), &id, sink.is_some())
             }
         };
         if let (Some(out), Some(sink)) = (out, sink.as_mut()) {
@@ -772,6 +797,28 @@ mod tests {
         );
         let openai = ChatOpenAI::new("m").base_url(OPENAI_BASE_URL).max_tokens(9);
         assert_eq!(openai.request_body(&[], false)["max_completion_tokens"], 9);
+    }
+
+    #[test]
+    fn a_narrowed_named_choice_sends_that_tool_alone_with_required() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let named = ChatOpenAI::new("m")
+            .bind_tool_specs(specs.to_vec())
+            .tool_choice(ToolChoice::Tool("shout".into()));
+        let body = named.request_body(&[], false);
+        assert_eq!(body["tool_choice"]["function"]["name"], "shout");
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+        let body = named
+            .narrow_named_tool_choice(true)
+            .request_body(&[], false);
+        assert_eq!(body["tool_choice"], "required");
+        let names: Vec<&Json> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| &t["function"]["name"])
+            .collect();
+        assert_eq!(names, [&json!("shout")]);
     }
 
     #[test]
