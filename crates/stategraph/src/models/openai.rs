@@ -758,6 +758,28 @@ mod tests {
     }
 
     #[test]
+    fn a_text_chunk_is_langchains_and_none_is_made_for_no_one() {
+        let text = json!({"model": "m", "choices": [{"index": 0, "delta": {"content": "Hi"}}]});
+        let mut s = Streamed::default();
+        for _ in 0..2 {
+            let c = s.take(&text, "id1").expect("a chunk");
+            assert_eq!(c.id.as_deref(), Some("id1"));
+            assert_eq!(c.text(), "Hi");
+            assert_eq!(
+                Value::Map(c.response_metadata).to_json(),
+                json!({"model_provider": "openai"})
+            );
+            assert_eq!(
+                Value::Map(c.extra).to_json(),
+                json!({"tool_call_chunks": []})
+            );
+        }
+        let view = ChunkView::of_json(&text);
+        assert!(s.take_view(&view, "id1", false).is_none());
+        assert_eq!(s.content, "HiHiHi", "the answer still grows");
+    }
+
+    #[test]
     fn a_stream_without_its_end_is_cut() {
         let mut s = Streamed::default();
         s.take(
