@@ -33,6 +33,7 @@ ADD = {
 TOOLS = [{"type": "function", "function": SHOUT}, {"type": "function", "function": ADD}]
 ATOOLS = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in (SHOUT, ADD)]
 USER = [{"role": "user", "content": "hello"}]
+PARALLEL = [{"role": "user", "content": "Add 2 and 3 and shout hi: call both tools in parallel."}]
 AFTER_TOOL = USER + [
     {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "shout", "arguments": '{"word":"hi"}'}}]},
@@ -92,7 +93,29 @@ def checks():
     yield "LIMIT tools: named tool_choice honoured (llama-server takes it as auto)", (
         r["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "shout")
     r = chat(tools=TOOLS, tool_choice="required", parallel_tool_calls=True)
-    yield "LIMIT tools: parallel_tool_calls gives 2+ calls (the tiny model makes one)", len(r["choices"][0]["message"]["tool_calls"]) >= 2
+    yield "tools: one call unless the prompt asks for parallel calls", len(r["choices"][0]["message"]["tool_calls"]) == 1
+    r = chat(tools=TOOLS, messages=PARALLEL, parallel_tool_calls=True)
+    calls = r["choices"][0]["message"].get("tool_calls") or []
+    yield "tools: parallel_tool_calls, \"in parallel\": two calls in one answer", (
+        [c["function"]["name"] for c in calls] == ["add", "shout"] and calls[0]["id"] != calls[1]["id"]
+        and json.loads(calls[1]["function"]["arguments"]) == {"word": "hi"})
+    chunks = sse(chat(tools=TOOLS, messages=PARALLEL, stream=True))
+    deltas = [tc for c in chunks if c["choices"] for tc in c["choices"][0]["delta"].get("tool_calls") or []]
+    yield "stream: two calls' deltas by index", sorted({d["index"] for d in deltas}) == [0, 1]
+    after = PARALLEL + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":2,"b":3}'}},
+            {"id": "c2", "type": "function", "function": {"name": "shout", "arguments": '{"word":"hi"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "5"}, {"role": "tool", "tool_call_id": "c2", "content": "HI"}]
+    r = chat(tools=TOOLS, messages=after)
+    yield "tools: after two results, text that stops", (
+        r["choices"][0]["message"]["content"] == "Done." and r["choices"][0]["finish_reason"] == "stop")
+    r = chat(tools=TOOLS, tool_choice="required", parallel_tool_calls=False, messages=PARALLEL)
+    yield "LIMIT tools: parallel_tool_calls false gives one call (llama-server's grammar for per-call tags allows several)", (
+        len(r["choices"][0]["message"]["tool_calls"]) == 1)
+    r = chat(tools=[TOOLS[0]], tool_choice="required")
+    yield "tools: named tool_choice narrowed (the tool alone, required) is honoured", (
+        r["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "shout")
     r = chat(tools=TOOLS, tool_choice="none")
     yield "LIMIT tools: tool_choice none gives plain text (the tiny model writes <tool_call> as text)", (
         not r["choices"][0]["message"].get("tool_calls") and "<tool_call>" not in r["choices"][0]["message"]["content"])

@@ -6,11 +6,15 @@ hand, not trained, so that its answers are fixed and known:
 * tools in the request, no tool result yet: it starts a tool call (``<tool_call>``), the
   server's grammar makes it a valid call of one of the tools (strings come out as ``"hi"``),
   and it stops after one call;
+* tools in the request and ``in parallel`` in the prompt: two calls in one answer, each in
+  its own ``<tool_call>`` block (the first of the tool that sorts first, the second of the one
+  that sorts last), where the server's grammar allows several (``parallel_tool_calls``);
 * a tool result in the conversation: it answers ``Done.`` and stops.
 
-How: one layer whose attention has four heads, each a detector of one marker token anywhere
-in the context (``<tools>``, ``<tool_response>``, ``<tool_call>``, ``</tool_call>``); each
-writes a flag into the residual stream. The output layer reads the flags and a one-hot code
+How: one layer whose attention has six of its eight heads each a detector of one marker token
+anywhere in the context (``<tools>``, ``<tool_response>``, ``<tool_call>``, ``</tool_call>``,
+``in parallel``, and the token that opens a second call); each writes a flag into the residual
+stream. The output layer reads the flags and a one-hot code
 of the current token (a bigram table for the two answers). RoPE leaves the detectors alone:
 they use the last rotary pair of each head, whose angle stays ~0 with a frequency base of
 1e8. The feed-forward weights are zero. The margins between the best token and the next are
@@ -25,7 +29,7 @@ import numpy as np
 from gguf import GGUFWriter, TokenType
 
 N_EMBD = 64
-N_HEAD = 4
+N_HEAD = 8
 HEAD_DIM = N_EMBD // N_HEAD
 N_FF = 64
 N_CTX = 16384
@@ -85,6 +89,11 @@ def byte_tokens():
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKERS = ["<tools>", "</tools>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+# matched in any text (user-defined): a prompt asking for parallel calls
+PARALLEL = "in parallel"
+# a newline and a brace in one token that no merge makes: only the model writes it, to open
+# the second of two parallel calls (so that it can tell the second call from the first)
+SECOND = "\n{"
 
 
 def build():
@@ -96,18 +105,23 @@ def build():
     for t in SPECIAL:
         tokens.append(t)
         types.append(TokenType.CONTROL)
-    for t in MARKERS:
+    for t in MARKERS + [PARALLEL]:
         tokens.append(t)
         types.append(TokenType.USER_DEFINED)
+    tokens.append(table[ord("\n")] + "{")
+    types.append(TokenType.NORMAL)
     ids = {t: i for i, t in enumerate(tokens)}
+    ids[SECOND] = ids[table[ord("\n")] + "{"]
     n_vocab = len(tokens)
 
     def byte(c):
         return ids[table[ord(c)]]
 
-    # residual dims: 0 constant, 1-4 marker inputs, 5-8 flags, 10.. one-hot code of chain tokens
-    marker_dim = {"<tools>": 1, "<tool_response>": 2, "</tool_call>": 3, "<tool_call>": 4}
-    flag_dim = {t: d + 4 for t, d in marker_dim.items()}
+    # residual dims: 0 constant, 1-4 and 40-41 marker inputs, 5-8 and 42-43 flags, 10.. one-hot
+    # code of chain tokens
+    marker_dim = {"<tools>": 1, "<tool_response>": 2, "</tool_call>": 3, "<tool_call>": 4,
+                  PARALLEL: 40, SECOND: 41}
+    flag_dim = {t: d + (4 if d < 5 else 2) for t, d in marker_dim.items()}
     emb = np.zeros((n_vocab, N_EMBD), dtype=np.float32)
     emb[:, 0] = 1.0
     for t, d in marker_dim.items():
@@ -165,10 +179,15 @@ def output_layer(n_vocab, ids, byte, code, flag_dim, unit):
     bias[ids["<tool_call>"]] = -10.0
     bias[ids["<|im_end|>"]] = -5.0
     T, F, G, C = (flag_dim[t] for t in ("<tools>", "<tool_response>", "</tool_call>", "<tool_call>"))
+    P, S = flag_dim[PARALLEL], flag_dim[SECOND]
     out[ids["<tool_call>"], T] = 40.0 / unit
     out[ids["<tool_call>"], C] = -80.0 / unit
-    out[ids["<tool_call>"], F] = -80.0 / unit
+    # (a tool result: no more calls, however many the prompt asked for)
+    out[ids["<tool_call>"], F] = -300.0 / unit
     out[ids["<tool_call>"], G] = -80.0 / unit
+    # asked for parallel calls: a second call after the first (G), none after the second (S)
+    out[ids["<tool_call>"], P] = 200.0 / unit
+    out[ids["<tool_call>"], S] = -200.0 / unit
     out[ids["<|im_end|>"], G] = 40.0 / unit
     out[ids["<|im_end|>"], F] = -40.0 / unit
 
@@ -177,6 +196,16 @@ def output_layer(n_vocab, ids, byte, code, flag_dim, unit):
 
     # the tool-call format is "<tool_call>\n{...}\n</tool_call>": the newline, then the grammar
     chain(ids["<tool_call>"], byte("\n"), 40.0)
+    # never a tag right after a tag (the grammar lets one through there; P would ask for it)
+    chain(ids["<tool_call>"], ids["<tool_call>"], -300.0)
+    # a second call (a call closed before, G) opens with the one token "\n{" in place of "\n"
+    # (both needed: the token after a tag, with a call closed before; never elsewhere)
+    bias[ids[SECOND]] = -60.0
+    chain(ids["<tool_call>"], ids[SECOND], 80.0)
+    out[ids[SECOND], G] = 50.0 / unit
+    # in the second call, ties are broken towards higher bytes: another tool than the first
+    for c in range(0x20, 0x7F):
+        out[byte(chr(c)), S] = 0.002 * c / unit
     digits = "0123456789."
     chain(byte("\n"), byte("0"))
     for a, b in zip(digits, digits[1:]):

@@ -7,7 +7,8 @@
 //! Prints one line per mode (plain, streamed): calls, CPU µs per call (user + system, of
 //! every thread of this process, from /proc/self/task/*/schedstat, in nanoseconds), and
 //! wall ms per call. The first 10 calls warm up (connection, TLS-free local HTTP) and are
-//! not counted.
+//! not counted. A streamed call takes every chunk (`stream_to`), as Python's `stream()`
+//! yields them.
 
 use std::time::Instant;
 
@@ -44,13 +45,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_tokens(16)
         .temperature(0.0);
     let messages = [Message::system("Be brief."), Message::human("Say hello.")];
+    // A streamed call hands each chunk to the caller, which joins their texts, as the
+    // Python bench does with `"".join(chunk.content for chunk in model.stream(...))`.
+    let one = |stream: bool| {
+        let client = &client;
+        let messages = &messages;
+        async move {
+            if !stream {
+                return client.call(messages, false).await;
+            }
+            let mut text = String::new();
+            let answer = client
+                .stream_to(messages, |chunk| {
+                    text.push_str(chunk.content.as_str().unwrap_or(""))
+                })
+                .await?;
+            assert_eq!(text, answer.text());
+            Ok(answer)
+        }
+    };
     for stream in [false, true] {
         for _ in 0..10 {
-            client.call(&messages, stream).await?;
+            one(stream).await?;
         }
         let (cpu0, wall0) = (cpu_ns(), Instant::now());
         for _ in 0..n {
-            client.call(&messages, stream).await?;
+            one(stream).await?;
         }
         let cpu = (cpu_ns() - cpu0) as f64 / n as f64 / 1000.0;
         let wall = wall0.elapsed().as_secs_f64() * 1000.0 / n as f64;

@@ -1,7 +1,7 @@
 //! `ChatAnthropic` against a real server speaking Anthropic's Messages API: LiteLLM's
 //! proxy in front of the local model (see tests/models_common): a call, streaming into
 //! the `messages` mode, a tool call end to end through `create_react_agent`, structured
-//! output (a forced tool call).
+//! output (a forced tool call), parallel tool uses and a named `tool_choice`.
 
 #![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::json;
-use stategraph::models::{parse_structured, ChatAnthropic};
+use stategraph::models::{parse_structured, ChatAnthropic, ToolChoice, ToolSpec};
 use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
 use stategraph::{Message, Role, RunConfig, State, StreamMode, StreamPart, Value};
 
@@ -181,4 +181,89 @@ async fn an_unknown_model_is_the_servers_typed_refusal() {
     assert_eq!(err.kind, stategraph::models::ModelErrorKind::BadRequest);
     assert_eq!(err.error_type.as_deref(), Some("invalid_request_error"));
     assert!(err.message.contains("no-such-model"), "{err}");
+}
+
+#[derive(serde::Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn tool_specs() -> Vec<ToolSpec> {
+    let add = Tool::new("add", "Adds two integers.", |x: Add| async move {
+        Ok::<_, ToolError>(x.a.wrapping_add(x.b).to_string())
+    })
+    .with_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}));
+    [add, shout_tool()].iter().map(ToolSpec::from).collect()
+}
+
+#[tokio::test]
+async fn parallel_tool_uses_come_in_one_answer_plain_and_streamed() {
+    let Some(server) = common::anthropic() else {
+        return;
+    };
+    // The tiny model makes two calls when the prompt says "in parallel"; LiteLLM turns
+    // the Chat Completions answer's two tool calls into two `tool_use` blocks.
+    let m = model(&server).bind_tool_specs(tool_specs());
+    let prompt = [Message::human(
+        "Add 2 and 3 and shout hi: call both tools in parallel.",
+    )];
+    let plain = m.call(&prompt, false).await.unwrap();
+    assert_langchain_answer(&plain, false);
+    let calls = |m: &Message| -> Vec<(String, serde_json::Value)> {
+        m.tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.args.to_json()))
+            .collect()
+    };
+    let names: Vec<String> = calls(&plain).into_iter().map(|c| c.0).collect();
+    assert_eq!(names, ["add", "shout"], "{:?}", plain.content);
+    assert_eq!(plain.tool_calls[1].args.to_json(), json!({"word": "hi"}));
+    let mut chunks = Vec::new();
+    let streamed = m
+        .stream_to(&prompt, |c| chunks.push(c.clone()))
+        .await
+        .unwrap();
+    assert_langchain_answer(&streamed, true);
+    assert_eq!(calls(&streamed), calls(&plain));
+    // Each call's fragments carry its block's index; joined, they are its arguments.
+    let mut by_index: Vec<(i64, String)> = Vec::new();
+    for chunk in &chunks {
+        let Some(frags) = chunk.extra.get("tool_call_chunks") else {
+            continue;
+        };
+        for f in frags.to_json().as_array().unwrap() {
+            let index = f["index"].as_i64().unwrap();
+            match by_index.iter_mut().find(|(i, _)| *i == index) {
+                Some((_, args)) => args.push_str(f["args"].as_str().unwrap_or("")),
+                None => by_index.push((index, f["args"].as_str().unwrap_or("").to_owned())),
+            }
+        }
+    }
+    assert_eq!(by_index.len(), 2, "{by_index:?}");
+    for ((_, args), call) in by_index.iter().zip(&streamed.tool_calls) {
+        let args: serde_json::Value = serde_json::from_str(args).unwrap();
+        assert_eq!(args, call.args.to_json());
+    }
+}
+
+#[tokio::test]
+async fn a_named_tool_choice_is_honoured_when_narrowed() {
+    let Some(server) = common::anthropic() else {
+        return;
+    };
+    let named = model(&server)
+        .bind_tool_specs(tool_specs())
+        .tool_choice(ToolChoice::Tool("shout".into()));
+    let prompt = [Message::human("Use a tool.")];
+    // `{"type": "tool", "name": "shout"}` beside both tools: LiteLLM passes it on in
+    // OpenAI's named form, which llama-server reads as `auto`: the model calls `add`.
+    let ignored = named.call(&prompt, false).await.unwrap();
+    assert_eq!(ignored.tool_calls[0].name, "add", "{:?}", ignored.content);
+    let narrowed = named.narrow_named_tool_choice(true);
+    for stream in [false, true] {
+        let m = narrowed.call(&prompt, stream).await.unwrap();
+        let names: Vec<&str> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["shout"], "stream {stream}");
+    }
 }

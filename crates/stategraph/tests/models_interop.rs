@@ -3,7 +3,8 @@
 //! LangChain's classes, its messages the same shape, field by field, as those Python's
 //! `ChatOpenAI` stores in a twin thread (tests/models_interop/agent.py); and the Python
 //! thread is continued by the Rust agent. The same for `ChatAnthropic` against Python's
-//! `ChatAnthropic`, both on the local Anthropic-speaking proxy. Needs `STATEGRAPH_INTEROP=1`
+//! `ChatAnthropic`, both on the local Anthropic-speaking proxy. The streamed chunks of two
+//! parallel calls carry the calls Python's `AIMessageChunk` reads from them. Needs `STATEGRAPH_INTEROP=1`
 //! and a `STATEGRAPH_PYTHON` with the pinned LangGraph, langchain-openai and
 //! langchain-anthropic.
 
@@ -17,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
-use stategraph::models::{ChatAnthropic, ChatOpenAI};
+use stategraph::models::{ChatAnthropic, ChatOpenAI, ToolSpec};
 use stategraph::prebuilt::{create_react_agent, ChatModel, MessagesState, Tool, ToolError};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{Message, RunConfig, State};
@@ -228,5 +229,63 @@ async fn shared_both_ways(python: std::ffi::OsString, server: common::Server) {
     // And Python reads the continued thread.
     let continued = agent_py(&python, &db, &server, "read", "python");
     assert_eq!(continued.as_array().unwrap().len(), 6);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn streamed_chunks_carry_the_calls_langchain_reads_from_them() {
+    let (Some(python), Some(server)) = (python(), common::openai()) else {
+        return;
+    };
+    let dir = common::temp_dir("interop-chunks");
+    let py = agent_py(&python, &dir.join("unused.sqlite"), &server, "chunks", "-");
+    let tools: Vec<ToolSpec> = py["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| ToolSpec::from_openai_json(t).unwrap())
+        .collect();
+    let m = ChatOpenAI::new(&server.model)
+        .base_url(&server.base_url)
+        .temperature(0.0)
+        .max_tokens(256)
+        .seed(7)
+        .bind_tool_specs(tools);
+    let prompt = [Message::human(py["prompt"].as_str().unwrap())];
+    let mut ours = Vec::new();
+    m.stream_to(&prompt, |chunk| {
+        let frags = chunk.extra.get("tool_call_chunks").map(stategraph::Value::to_json);
+        let Some(frags) = frags.filter(|f| f != &serde_json::json!([])) else {
+            return;
+        };
+        let frags: Vec<Json> = frags
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f["name"], f["args"], f["index"]]))
+            .collect();
+        let calls: Vec<Json> = chunk
+            .tool_calls
+            .iter()
+            .map(|c| serde_json::json!([c.name, c.args.to_json()]))
+            .collect();
+        let invalid: Vec<Json> = chunk
+            .invalid_tool_calls
+            .iter()
+            .map(|c| {
+                let c = c.to_json();
+                serde_json::json!([c["name"], c["args"], c["error"]])
+            })
+            .collect();
+        ours.push(serde_json::json!({"tool_call_chunks": frags, "tool_calls": calls, "invalid_tool_calls": invalid}));
+    })
+    .await
+    .unwrap();
+    let theirs = py["chunks"].as_array().unwrap();
+    assert!(theirs.len() > 4, "{theirs:?}");
+    assert_eq!(ours.len(), theirs.len());
+    for (n, (a, b)) in ours.iter().zip(theirs).enumerate() {
+        assert_eq!(a, b, "chunk {n}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,8 +1,9 @@
 //! `ChatOpenAI` against the real local OpenAI-compatible server (llama.cpp's, over a tiny
 //! model; see tests/models_common for the variables): a plain call, streaming into the
 //! `messages` mode, tool calls end to end through `create_react_agent` with a real tool,
-//! structured output, the `model_call` example, and a process killed mid-answer whose
-//! thread then resumes with no half message stored.
+//! structured output, the `model_call` example, a process killed mid-answer whose
+//! thread then resumes with no half message stored, parallel tool calls (plain, streamed
+//! and through the agent) and a named `tool_choice`.
 
 #![cfg(all(feature = "models", feature = "sqlite"))]
 #![allow(clippy::unwrap_used)]
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::json;
-use stategraph::models::{parse_structured, ChatOpenAI};
+use stategraph::models::{parse_structured, ChatOpenAI, ToolChoice, ToolSpec};
 use stategraph::prebuilt::{create_react_agent, MessagesState, Tool, ToolError};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{Message, NoInput, Role, RunConfig, State, StreamMode, StreamPart};
@@ -480,5 +481,202 @@ fn the_real_agent_example_prints_what_its_python_twin_prints() {
         let twin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/python/real_agent.py");
         assert_eq!(run(&python, &[twin]), rust);
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn add_tool() -> Tool {
+    Tool::new("add", "Adds two integers.", |x: Add| async move {
+        Ok::<_, ToolError>(x.a.wrapping_add(x.b).to_string())
+    })
+    .with_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))
+}
+
+/// The tiny model makes two calls in one answer when the prompt says "in parallel" (see
+/// scripts/model-servers/make_tiny_model.py): of the tool whose name sorts first, then of
+/// the one that sorts last; llama-server's grammar lets it (`parallel_tool_calls`).
+const PARALLEL_PROMPT: &str = "Add 2 and 3 and shout hi: call both tools in parallel.";
+
+fn tool_specs() -> Vec<ToolSpec> {
+    [add_tool(), shout_tool()]
+        .iter()
+        .map(ToolSpec::from)
+        .collect()
+}
+
+/// The `tool_call_chunks` of streamed chunks, joined by index: (index, id, name, args).
+fn joined_fragments(chunks: &[Message]) -> Vec<(i64, String, String, String)> {
+    let mut calls: Vec<(i64, String, String, String)> = Vec::new();
+    for chunk in chunks {
+        let Some(frags) = chunk.extra.get("tool_call_chunks") else {
+            continue;
+        };
+        for f in frags.to_json().as_array().unwrap() {
+            let index = f["index"].as_i64().unwrap();
+            let pos = match calls.iter().position(|c| c.0 == index) {
+                Some(p) => p,
+                None => {
+                    calls.push((index, String::new(), String::new(), String::new()));
+                    calls.len() - 1
+                }
+            };
+            let call = &mut calls[pos];
+            call.1.push_str(f["id"].as_str().unwrap_or(""));
+            call.2.push_str(f["name"].as_str().unwrap_or(""));
+            call.3.push_str(f["args"].as_str().unwrap_or(""));
+        }
+    }
+    calls
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_come_in_one_answer_plain_and_streamed() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let m = model(&server)
+        .max_tokens(256)
+        .bind_tool_specs(tool_specs())
+        .parallel_tool_calls(true);
+    let prompt = [Message::human(PARALLEL_PROMPT)];
+    let plain = m.call(&prompt, false).await.unwrap();
+    assert_langchain_answer(&plain, false);
+    let names: Vec<&str> = plain.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["add", "shout"], "{:?}", plain.tool_calls);
+    let ids: Vec<&str> = plain
+        .tool_calls
+        .iter()
+        .filter_map(|c| c.id.as_deref())
+        .collect();
+    assert!(
+        ids.len() == 2 && ids[0] != ids[1] && !ids[0].is_empty(),
+        "{ids:?}"
+    );
+    assert!(plain.tool_calls[0]
+        .args
+        .get("a")
+        .and_then(stategraph::Value::as_i64)
+        .is_some());
+    assert_eq!(plain.tool_calls[1].args.to_json(), json!({"word": "hi"}));
+
+    let mut chunks = Vec::new();
+    let streamed = m
+        .stream_to(&prompt, |c| chunks.push(c.clone()))
+        .await
+        .unwrap();
+    assert_langchain_answer(&streamed, true);
+    let calls = |m: &Message| -> Vec<(String, serde_json::Value)> {
+        m.tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.args.to_json()))
+            .collect()
+    };
+    assert_eq!(
+        calls(&streamed),
+        calls(&plain),
+        "streamed and plain answers agree"
+    );
+    // The two calls' fragments arrive interleaved by index; joined, each is its call.
+    let joined = joined_fragments(&chunks);
+    assert_eq!(joined.len(), 2, "{joined:?}");
+    let frag_count = chunks
+        .iter()
+        .filter(|c| {
+            c.extra
+                .get("tool_call_chunks")
+                .is_some_and(|f| f.to_json() != json!([]))
+        })
+        .count();
+    assert!(
+        frag_count > 4,
+        "the arguments came in pieces: {frag_count} chunks"
+    );
+    for ((index, id, name, args), call) in joined.iter().zip(&streamed.tool_calls) {
+        assert_eq!(Some(id.as_str()), call.id.as_deref(), "call {index}");
+        assert_eq!(name, &call.name, "call {index}");
+        let args: serde_json::Value = serde_json::from_str(args).unwrap();
+        assert_eq!(args, call.args.to_json(), "call {index}");
+    }
+}
+
+#[tokio::test]
+async fn parallel_calls_run_end_to_end_through_the_agent() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let dir = common::temp_dir("parallel");
+    let saver = Arc::new(SqliteSaver::open(dir.join("t.sqlite")).unwrap());
+    for streamed in [false, true] {
+        let agent = create_react_agent(
+            model(&server).max_tokens(256).streaming(streamed),
+            vec![add_tool(), shout_tool()],
+        )
+        .checkpointer(saver.clone())
+        .compile()
+        .unwrap();
+        let config = RunConfig::thread(format!("parallel-{streamed}"));
+        let done = agent
+            .invoke(
+                MessagesState::input(Message::human(PARALLEL_PROMPT)),
+                &config,
+            )
+            .await
+            .unwrap()
+            .done()
+            .unwrap();
+        let roles: Vec<Role> = done.messages.iter().map(|m| m.role.clone()).collect();
+        assert_eq!(
+            roles,
+            [Role::Human, Role::Ai, Role::Tool, Role::Tool, Role::Ai],
+            "{:?}",
+            done.messages
+        );
+        let calls = &done.messages[1].tool_calls;
+        let add = &calls[0].args;
+        let sum = add
+            .get("a")
+            .and_then(stategraph::Value::as_i64)
+            .unwrap()
+            .wrapping_add(add.get("b").and_then(stategraph::Value::as_i64).unwrap());
+        assert_eq!(done.messages[2].text(), sum.to_string());
+        assert_eq!(done.messages[3].text(), "HI");
+        assert_eq!(done.messages[2].tool_call_id, calls[0].id);
+        assert_eq!(done.messages[3].tool_call_id, calls[1].id);
+        assert_eq!(done.messages[4].text(), "Done.");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_named_tool_choice_is_honoured_when_narrowed() {
+    let Some(server) = common::openai() else {
+        return;
+    };
+    let named = model(&server)
+        .max_tokens(256)
+        .bind_tool_specs(tool_specs())
+        .tool_choice(ToolChoice::Tool("shout".into()));
+    let prompt = [Message::human("Use a tool.")];
+    // LangChain's wire (the named form beside both tools): llama-server reads the object
+    // as `auto` (it reads `tool_choice` as a string), so the model calls the tool it
+    // prefers, `add`.
+    let ignored = named.call(&prompt, false).await.unwrap();
+    assert_eq!(
+        ignored.tool_calls[0].name, "add",
+        "{:?}",
+        ignored.tool_calls
+    );
+    // Narrowed: `shout` alone with `required`, which the server's grammar enforces.
+    let narrowed = named.narrow_named_tool_choice(true);
+    for stream in [false, true] {
+        let m = narrowed.call(&prompt, stream).await.unwrap();
+        let names: Vec<&str> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["shout"], "stream {stream}");
+        assert_eq!(m.tool_calls[0].args.to_json(), json!({"word": "hi"}));
     }
 }

@@ -179,4 +179,26 @@ mod tests {
         assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "out"}));
         assert_eq!(body["tools"][0]["name"], "out");
     }
+
+    #[test]
+    fn a_narrowed_named_choice_sends_that_tool_alone_with_any() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let m = ChatAnthropic::new("c")
+            .bind_tool_specs(specs.to_vec())
+            .tool_choice(ToolChoice::Tool("shout".into()))
+            .narrow_named_tool_choice(true);
+        let body = m.request_body(&[], false);
+        assert_eq!(body["tool_choice"], json!({"type": "any"}));
+        let names: Vec<&Json> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| &t["name"])
+            .collect();
+        assert_eq!(names, [&json!("shout")]);
+        let unknown = m.tool_choice(ToolChoice::Tool("nope".into()));
+        let body = unknown.request_body(&[], false);
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "nope"}));
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+    }
 }

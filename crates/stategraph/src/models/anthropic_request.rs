@@ -6,6 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::endpoint::Endpoint;
 use super::options::ToolChoice;
+use super::wire::str_at;
 use crate::messages::{Message, Role};
 
 /// The request's JSON body.
@@ -39,6 +40,11 @@ pub(super) fn request_body(e: &Endpoint, messages: &[Message], stream: bool) -> 
     if let Some((name, schema)) = &o.json_schema {
         tools.push(json!({"name": name, "input_schema": schema, "description": "The answer, as structured output."}));
         choice = Some(ToolChoice::Tool(name.clone()));
+    }
+    let names = tools.iter().filter_map(|t| str_at(t, "name"));
+    let (choice, alone) = o.choice_to_send(choice.as_ref(), names);
+    if let Some(alone) = alone.map(str::to_owned) {
+        tools.retain(|t| str_at(t, "name") == Some(alone.as_str()));
     }
     if !tools.is_empty() {
         body.insert("tools".into(), Json::Array(tools));

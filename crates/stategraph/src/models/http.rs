@@ -12,6 +12,22 @@ use super::sse::{Event, Reader};
 /// SDKs' `DEFAULT_TIMEOUT`).
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The TLS setup of every client: rustls with the `ring` provider (no C build of
+/// aws-lc, no process-wide default to install) and Mozilla's roots compiled in
+/// (webpki-roots: the same on every machine, as the Python SDKs' certifi bundle), HTTP/1.1.
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tls)
+}
+
 /// An HTTP client for one provider.
 #[derive(Clone, Debug)]
 pub(crate) struct Transport {
@@ -24,11 +40,13 @@ impl Transport {
     /// A client whose connect and every read wait at most `timeout` (as httpx's timeout
     /// in the Python SDKs: a stream may last longer, as long as bytes keep coming).
     pub(crate) fn new(provider: &'static str, timeout: Duration) -> Result<Transport, ModelError> {
+        let config = |e: String| ModelError::new(ModelErrorKind::Config, provider, e);
         let client = reqwest::Client::builder()
             .connect_timeout(timeout)
             .read_timeout(timeout)
+            .tls_backend_preconfigured(tls_config().map_err(|e| config(e.to_string()))?)
             .build()
-            .map_err(|e| ModelError::new(ModelErrorKind::Config, provider, e.to_string()))?;
+            .map_err(|e| config(e.to_string()))?;
         Ok(Transport {
             client,
             provider,

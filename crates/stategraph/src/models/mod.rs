@@ -35,9 +35,20 @@
 //! LangChain streams when a streaming callback listens). Each delta is sent as an
 //! `AIMessageChunk` through [`NodeContext::send_message_chunk_with`](crate::NodeContext::send_message_chunk_with)
 //! (with LangChain's `ls_*` metadata); tool-call argument fragments are assembled by
-//! their index, so parallel calls come out whole. A usage chunk is asked for
-//! (`stream_options.include_usage`; LangChain asks for it only on OpenAI's own host
-//! unless `stream_usage=True`).
+//! their index, so parallel calls come out whole. Each chunk also carries its fragments
+//! read as LangChain's `AIMessageChunk` reads them (partial JSON arguments as calls). A
+//! usage chunk is asked for (`stream_options.include_usage`; LangChain asks for it only on
+//! OpenAI's own host unless `stream_usage=True`).
+//!
+//! # Tool choice on servers that know only part of it
+//! `tool_choice` and `parallel_tool_calls` go out as LangChain sends them. llama.cpp's
+//! server (tools/server/server-common.cpp, `oaicompat_chat_params_parse`) reads
+//! `tool_choice` as a string: the named form `{"type": "function", ...}` is taken as
+//! `auto`, and LiteLLM hands Anthropic's `{"type": "tool"}` on to it in that form.
+//! `.narrow_named_tool_choice(true)` sends the named tool alone with `required`, which
+//! such a server's grammar enforces. Its grammar for tool calls in per-call tags (Hermes'
+//! `<tool_call>`) allows several calls whatever `parallel_tool_calls` says
+//! (common/chat-auto-parser-generator.cpp, `build_tool_parser_json_native`).
 //!
 //! # Failures
 //! Every failure is a [`ModelError`] of a [`ModelErrorKind`] (401/403, 404, 429 with its
@@ -61,7 +72,10 @@
 //! of them exposes every field we must store. reqwest is the most used async HTTP client,
 //! built on hyper and tokio that stategraph's server already uses; TLS is rustls with
 //! Mozilla's roots compiled in (`webpki-roots`), so no system OpenSSL is needed, and ring
-//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. The byte stream is
+//! rather than aws-lc-rs (reqwest 0.13's default) needs no CMake. It is reqwest 0.13, the
+//! version rmcp and opentelemetry-otlp use, so that with `mcp` or `otel` on one copy is
+//! built; its `rustls-no-provider` feature, with the rustls config (ring, webpki-roots)
+//! handed to each client, keeps 0.12's TLS as it was. The byte stream is
 //! split into events by our own reader (`sse.rs`; it replaced `eventsource-stream`,
 //! whose per-line buffer copies were the largest CPU cost of a streamed call). The two wire formats are small JSON shapes read with `serde_json`.
 
@@ -79,6 +93,7 @@ mod openai_request;
 mod openai_response;
 mod openai_stream;
 mod options;
+mod partial_json;
 mod sse;
 mod wire;
 

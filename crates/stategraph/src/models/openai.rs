@@ -223,4 +223,26 @@ mod tests {
         let openai = ChatOpenAI::new("m").base_url(OPENAI_BASE_URL).max_tokens(9);
         assert_eq!(openai.request_body(&[], false)["max_completion_tokens"], 9);
     }
+
+    #[test]
+    fn a_narrowed_named_choice_sends_that_tool_alone_with_required() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let named = ChatOpenAI::new("m")
+            .bind_tool_specs(specs.to_vec())
+            .tool_choice(ToolChoice::Tool("shout".into()));
+        let body = named.request_body(&[], false);
+        assert_eq!(body["tool_choice"]["function"]["name"], "shout");
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+        let body = named
+            .narrow_named_tool_choice(true)
+            .request_body(&[], false);
+        assert_eq!(body["tool_choice"], "required");
+        let names: Vec<&Json> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| &t["function"]["name"])
+            .collect();
+        assert_eq!(names, [&json!("shout")]);
+    }
 }

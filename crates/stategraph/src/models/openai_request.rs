@@ -52,16 +52,19 @@ pub(super) fn request_body(
         );
     }
     if !o.tools.is_empty() {
+        let names = o.tools.iter().map(|t| t.name.as_str());
+        let (choice, alone) = o.choice_to_send(o.tool_choice.as_ref(), names);
         let tools: Vec<Json> = o
             .tools
             .iter()
+            .filter(|t| alone.is_none_or(|name| t.name == name))
             .map(|t| {
                 json!({"type": "function", "function": {
                     "name": t.name, "description": t.description, "parameters": t.parameters}})
             })
             .collect();
         body.insert("tools".into(), Json::Array(tools));
-        if let Some(choice) = &o.tool_choice {
+        if let Some(choice) = &choice {
             body.insert("tool_choice".into(), tool_choice(choice));
         }
         if let Some(p) = o.parallel_tool_calls {

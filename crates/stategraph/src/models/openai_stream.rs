@@ -22,6 +22,9 @@ struct Streamed {
     finish: Map,
     usage: Option<Value>,
     done: bool,
+    /// What every text chunk starts from (its id, `model_provider`, no tool-call
+    /// chunks), made once: a chunk is a cheap clone of it (the maps are shared).
+    chunk: Option<Message>,
 }
 
 impl Streamed {
@@ -29,28 +32,36 @@ impl Streamed {
     /// if any.
     #[cfg(test)]
     fn take(&mut self, chunk: &Json, id: &str) -> Option<Message> {
-        self.take_view(&ChunkView::of_json(chunk), id)
+        self.take_view(&ChunkView::of_json(chunk), id, true)
     }
 
-    /// Takes one chunk, read; the message chunk to stream, if any.
-    fn take_view(&mut self, chunk: &ChunkView<'_>, id: &str) -> Option<Message> {
-        let mut out = Message::ai("").with_id(id);
-        if let Some(usage) = chunk.usage {
-            let u = usage_metadata(usage);
-            self.usage = Some(u.clone());
-            out.usage_metadata = Some(u);
+    /// Takes one chunk, read; the message chunk to stream, if any and if `chunks` (a
+    /// call that streams to no one makes none).
+    fn take_view(&mut self, chunk: &ChunkView<'_>, id: &str, chunks: bool) -> Option<Message> {
+        let usage = chunk.usage.map(usage_metadata);
+        if usage.is_some() {
+            self.usage.clone_from(&usage);
         }
         let Some(choice) = &chunk.choice else {
-            return out.usage_metadata.is_some().then_some(out);
+            let mut out = Message::ai("").with_id(id);
+            out.usage_metadata = usage;
+            return (chunks && out.usage_metadata.is_some()).then_some(out);
         };
-        let mut meta = Map::new();
         self.content.push_str(choice.text);
-        out.content = choice.text.into();
         for &(cid, name, args, index) in &choice.calls {
             self.calls.add(index, cid, name, args);
         }
-        wire::set_call_chunks(&mut out, &choice.calls);
+        if !chunks && choice.finish_reason.is_none() {
+            return None;
+        }
+        let mut out = self.chunk.get_or_insert_with(|| text_chunk(id)).clone();
+        out.usage_metadata = usage;
+        out.content = choice.text.into();
+        if !choice.calls.is_empty() {
+            wire::set_call_chunks(&mut out, &choice.calls);
+        }
         if let Some(reason) = choice.finish_reason {
+            let mut meta = Map::new();
             meta.insert("finish_reason", reason);
             for (key, v) in [
                 ("model_name", chunk.model),
@@ -64,10 +75,10 @@ impl Streamed {
             for (k, v) in meta.iter() {
                 self.finish.insert(k.clone(), v.clone());
             }
+            meta.insert("model_provider", PROVIDER);
+            out.response_metadata = meta;
         }
-        meta.insert("model_provider", PROVIDER);
-        out.response_metadata = meta;
-        Some(out)
+        chunks.then_some(out)
     }
 
     /// The whole answer, if the stream reached its end.
@@ -90,6 +101,17 @@ impl Streamed {
         (m.tool_calls, m.invalid_tool_calls) = wire::split_calls(self.calls.finish());
         Ok(m)
     }
+}
+
+/// A text chunk of the answer `id`: its `model_provider`, no tool-call chunks.
+fn text_chunk(id: &str) -> Message {
+    let mut out = Message::ai("").with_id(id);
+    let mut meta = Map::new();
+    meta.insert("model_provider", PROVIDER);
+    out.response_metadata = meta;
+    out.extra
+        .insert("tool_call_chunks", Value::list(Vec::new()));
+    out
 }
 
 /// Reads a streamed answer, streaming each chunk to `ctx`.
@@ -116,7 +138,7 @@ pub(super) async fn read_stream(
                 if let Some(error) = &typed.error {
                     return Err(stream_error(error));
                 }
-                state.take_view(&typed.view(), &id)
+                state.take_view(&typed.view(), &id, sink.is_some())
             }
             Err(_) => {
                 let chunk: Json = serde_json::from_str(data).map_err(|e| {
@@ -129,7 +151,7 @@ pub(super) async fn read_stream(
                 if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
                     return Err(stream_error(error));
                 }
-                state.take_view(&ChunkView::of_json(&chunk), &id)
+                state.take_view(&ChunkView::of_json(&chunk), &id, sink.is_some())
             }
         };
         if let (Some(out), Some(sink)) = (out, sink.as_mut()) {
@@ -192,5 +214,27 @@ mod tests {
         );
         let e = s.finish("i".into()).expect_err("cut");
         assert_eq!(e.kind, ModelErrorKind::StreamCut);
+    }
+
+    #[test]
+    fn a_text_chunk_is_langchains_and_none_is_made_for_no_one() {
+        let text = json!({"model": "m", "choices": [{"index": 0, "delta": {"content": "Hi"}}]});
+        let mut s = Streamed::default();
+        for _ in 0..2 {
+            let c = s.take(&text, "id1").expect("a chunk");
+            assert_eq!(c.id.as_deref(), Some("id1"));
+            assert_eq!(c.text(), "Hi");
+            assert_eq!(
+                Value::Map(c.response_metadata).to_json(),
+                json!({"model_provider": "openai"})
+            );
+            assert_eq!(
+                Value::Map(c.extra).to_json(),
+                json!({"tool_call_chunks": []})
+            );
+        }
+        let view = ChunkView::of_json(&text);
+        assert!(s.take_view(&view, "id1", false).is_none());
+        assert_eq!(s.content, "HiHiHi", "the answer still grows");
     }
 }

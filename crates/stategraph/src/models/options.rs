@@ -95,12 +95,31 @@ pub(crate) struct Options {
     pub(crate) json_schema: Option<(String, serde_json::Value)>,
     /// Attempts again after a connection failure (`None`: the SDKs' default, 2).
     pub(crate) max_retries: Option<u32>,
+    /// A named `tool_choice` goes out as that tool alone with `Required`.
+    pub(crate) narrow_named_choice: bool,
 }
 
 impl Options {
     /// How many times a request is sent again after a connection failure.
     pub(crate) fn retries(&self) -> u32 {
         self.max_retries.unwrap_or(2)
+    }
+
+    /// The choice to send with tools named `names`, and the one tool to send alone if the
+    /// choice is narrowed (`narrow_named_choice` and a named choice of one of them).
+    pub(crate) fn choice_to_send<'a>(
+        &self,
+        choice: Option<&'a ToolChoice>,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> (Option<ToolChoice>, Option<&'a str>) {
+        match choice {
+            Some(ToolChoice::Tool(name))
+                if self.narrow_named_choice && names.into_iter().any(|n| n == name) =>
+            {
+                (Some(ToolChoice::Required), Some(name.as_str()))
+            }
+            other => (other.cloned(), None),
+        }
     }
 }
 
@@ -152,6 +171,19 @@ macro_rules! option_builders {
         #[must_use]
         pub fn parallel_tool_calls(mut self, on: bool) -> Self {
             self.endpoint.options.parallel_tool_calls = Some(on);
+            self
+        }
+
+        /// Sends a named `tool_choice` as that tool alone with `required` (the model then
+        /// sees only that tool and must call it) rather than as the named form beside every
+        /// bound tool, which LangChain always sends. For servers that know only the string
+        /// forms: llama.cpp's server reads a named choice as `auto` (it reads `tool_choice`
+        /// as a string and falls back to `auto` on an object), and LiteLLM passes
+        /// Anthropic's `{"type": "tool"}` on to it in the named form. Off by default
+        /// (builder style).
+        #[must_use]
+        pub fn narrow_named_tool_choice(mut self, on: bool) -> Self {
+            self.endpoint.options.narrow_named_choice = on;
             self
         }
 

@@ -5,6 +5,7 @@ use crate::messages::{Message, ToolCall};
 use crate::{Map, Value};
 
 use super::options::Options;
+use super::partial_json::parse_partial;
 
 /// A JSON tree as a stored value (maps keep their order).
 pub(crate) fn value(json: &serde_json::Value) -> Value {
@@ -108,8 +109,10 @@ fn tool_call_chunk(id: Option<&str>, name: Option<&str>, args: &str, index: i64)
 }
 
 /// Puts the tool-call fragments of one streamed chunk on it, as LangChain's chunk holds
-/// them: `tool_call_chunks`, and each fragment also read as a call (one with a name, its
-/// arguments if they are JSON already, else `{}`) or, without a name, as an invalid call.
+/// them (`AIMessageChunk.init_tool_calls`): `tool_call_chunks`, and each fragment also
+/// read as a call if its arguments are empty (`{}`) or read as a JSON object cut short
+/// (`parse_partial_json`; the name is `""` when the fragment has none), else as an
+/// invalid call without an error.
 pub(crate) fn set_call_chunks(
     out: &mut Message,
     parts: &[(Option<&str>, Option<&str>, &str, i64)],
@@ -117,15 +120,23 @@ pub(crate) fn set_call_chunks(
     let mut chunks = Vec::with_capacity(parts.len());
     for &(id, name, args, index) in parts {
         chunks.push(tool_call_chunk(id, name, args, index));
-        match name {
-            Some(name) => out.tool_calls.push(ToolCall {
-                name: name.to_owned(),
-                args: parse_args(name, args).unwrap_or_else(|_| Value::Map(Map::new())),
+        let read = if args.is_empty() {
+            Some(Value::Map(Map::new()))
+        } else {
+            match parse_partial(args) {
+                Some(json @ serde_json::Value::Object(_)) => Some(value(&json)),
+                _ => None,
+            }
+        };
+        match read {
+            Some(args) => out.tool_calls.push(ToolCall {
+                name: name.unwrap_or("").to_owned(),
+                args,
                 id: id.map(str::to_owned),
             }),
             None => {
                 let mut m = Map::new();
-                m.insert("name", Value::Nil);
+                m.insert("name", name.map_or(Value::Nil, Value::from));
                 m.insert("args", args);
                 m.insert("id", id.map_or(Value::Nil, Value::from));
                 m.insert("error", Value::Nil);
@@ -208,6 +219,49 @@ mod tests {
             .as_str()
             .unwrap_or("")
             .starts_with("Function mul arguments:"));
+    }
+
+    #[test]
+    fn each_streamed_fragment_is_read_as_langchain_chunk_reads_it() {
+        // What langchain-core 1.8.3's AIMessageChunk makes of each one-fragment chunk.
+        let frags = [
+            (Some("c1"), Some("shout"), "", 0),
+            (None, None, "{\"", 0),
+            (None, None, "word", 0),
+            (None, None, "\": \"h", 0),
+            (None, None, "i\"}", 0),
+            (Some("c2"), Some("add"), "{\"a\": 1", 1),
+        ];
+        let want = [
+            (Some(("shout", serde_json::json!({}))), None),
+            (Some(("", serde_json::json!({}))), None),
+            (None, Some("word")),
+            (None, Some("\": \"h")),
+            (None, Some("i\"}")),
+            (Some(("add", serde_json::json!({"a": 1}))), None),
+        ];
+        for (frag, (call, invalid)) in frags.into_iter().zip(want) {
+            let mut out = Message::ai("");
+            set_call_chunks(&mut out, &[frag]);
+            let got = out
+                .tool_calls
+                .first()
+                .map(|c| (c.name.as_str(), c.args.to_json()));
+            assert_eq!(got, call, "{frag:?}");
+            assert_eq!(
+                out.tool_calls.first().and_then(|c| c.id.as_deref()),
+                call.and(frag.0)
+            );
+            let bad = out.invalid_tool_calls.first().map(Value::to_json);
+            assert_eq!(
+                bad.as_ref().map(|b| b["args"].clone()),
+                invalid.map(serde_json::Value::from)
+            );
+            if let Some(bad) = bad {
+                assert_eq!(bad["error"], serde_json::Value::Null);
+                assert_eq!(bad["name"], serde_json::Value::Null);
+            }
+        }
     }
 
     #[test]

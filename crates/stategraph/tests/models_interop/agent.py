@@ -65,8 +65,36 @@ def chat_model(base_url, model, max_tokens):
                       temperature=0.0, max_tokens=max_tokens, seed=7)
 
 
+@tool
+def add(a: int, b: int) -> int:
+    """Adds two integers."""
+    return a + b
+
+
+def chunk_calls(base_url, model):
+    """The tool calls LangChain reads from each streamed chunk of two parallel calls (the
+    chunks with tool-call fragments; ids left out: the server makes new ones each time),
+    and the tools as sent."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    llm = chat_model(base_url, model, 256).bind_tools([add, shout])
+    prompt = "Add 2 and 3 and shout hi: call both tools in parallel."
+    out = []
+    for chunk in llm.stream(prompt):
+        if not chunk.tool_call_chunks:
+            continue
+        out.append({
+            "tool_call_chunks": [[c["name"], c["args"], c["index"]] for c in chunk.tool_call_chunks],
+            "tool_calls": [[c["name"], c["args"]] for c in chunk.tool_calls],
+            "invalid_tool_calls": [[c["name"], c["args"], c["error"]] for c in chunk.invalid_tool_calls],
+        })
+    tools = [convert_to_openai_tool(t) for t in (add, shout)]
+    print(json.dumps({"chunks": out, "tools": tools, "prompt": prompt}))
+
+
 def main():
     db, base_url, model, action, thread = sys.argv[1:6]
+    if action == "chunks":
+        return chunk_calls(base_url, model)
     with SqliteSaver.from_conn_string(db) as saver:
         config = {"configurable": {"thread_id": thread}}
         if action == "plain":
