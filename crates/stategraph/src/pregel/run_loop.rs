@@ -13,8 +13,7 @@ use stategraph_checkpoint::{
 };
 
 use super::algo::{
-    apply_writes, create_checkpoint, prepare_next_tasks, should_interrupt, Channels, Task,
-    TaskWrites,
+    apply_writes, create_checkpoint, prepare_next_tasks, should_interrupt, TaskWrites,
 };
 use super::conflict::{self, StoredByRun};
 use super::events;
@@ -25,8 +24,9 @@ use super::runner::{run_tasks, StepOutcome};
 use super::sources::Sources;
 use super::status::read_task_statuses;
 use super::stream::{StreamMode, StreamSink};
-use super::task::TaskPath;
+use super::task::{Task, TaskPath};
 use super::writer::{Writer, WriterStart};
+use crate::channels::Channels;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::types::{Command, Goto, Interrupt, Resume};
@@ -1166,7 +1166,7 @@ fn map_command(cmd: &Command) -> Result<Vec<(String, Value)>> {
     let mut out = Vec::new();
     for g in &cmd.goto {
         match g {
-            Goto::Send(s) => out.push((super::algo::TASKS.to_owned(), s.to_value())),
+            Goto::Send(s) => out.push((super::task::TASKS.to_owned(), s.to_value())),
             Goto::Node(n) if n == "__end__" => {}
             Goto::Node(n) => out.push((format!("branch:to:{n}"), Value::from("__start__"))),
         }

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};
 use tracing::Instrument;
 
-use super::algo::Channels;
+
 use super::cache::CacheKey;
 use super::context::{NodeContext, RunScope, Scratchpad, TaskScope};
 use super::node_error::{NodeError, NodeErrorKind};
@@ -19,6 +19,7 @@ use super::retry::RetryPolicy;
 use super::run_loop::Loop;
 use super::status::CONTROL_WRITES;
 use super::task::interrupt_id;
+use crate::channels::Channels;
 use crate::error::{Error, Result};
 use crate::types::Interrupt;
 
