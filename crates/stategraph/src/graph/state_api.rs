@@ -19,7 +19,7 @@ use crate::pregel::algo::{
 };
 use crate::pregel::events;
 use crate::pregel::graph::PregelGraph;
-use crate::pregel::run_loop::superseded;
+use crate::pregel::run_loop::load::superseded;
 use crate::pregel::snapshot::{StateSnapshot, TaskInfo, TaskState};
 use crate::pregel::status::read_task_statuses;
 use crate::pregel::task::{PathPart, TaskPath};
