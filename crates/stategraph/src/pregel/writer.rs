@@ -190,7 +190,7 @@ impl Writer {
     /// (except in durability `exit`). A task's new writes replace its earlier ones; writes
     /// to reserved channels only keep the last value per channel. Returns the writes as
     /// recorded (for the run's events).
-    pub(crate) async fn put_writes(
+    pub(crate) async fn save_task_writes(
         &mut self,
         checkpoint_id: &str,
         task_id: &str,

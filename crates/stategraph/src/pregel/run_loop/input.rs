@@ -58,7 +58,7 @@ impl Loop {
             self.see_versions_at_resume();
             if kind.forks {
                 self.writer.retain_pending(|w| w.1 != "__interrupt__");
-                self.put_checkpoint(CheckpointSource::Fork).await?;
+                self.save_next_checkpoint(CheckpointSource::Fork).await?;
             }
             self.emit_values();
             return Ok(updated_channels);
@@ -183,7 +183,7 @@ impl Loop {
                     .map(|(c, v)| (NULL_TASK_ID.to_owned(), c, v)),
             );
         } else {
-            self.put_writes(NULL_TASK_ID, writes).await?;
+            self.record_task_writes(NULL_TASK_ID, writes).await?;
             if !kind.nested && self.p.saver.is_some() {
                 let on = self.checkpoint.id.clone();
                 self.stored.note_command_writes(&on);
@@ -280,7 +280,7 @@ impl Loop {
         let updated = self.apply(&all)?;
         drop(all);
         self.updated_channels = Some(updated);
-        self.put_checkpoint(CheckpointSource::Input).await?;
+        self.save_next_checkpoint(CheckpointSource::Input).await?;
         Ok(self.updated_channels.take())
     }
 

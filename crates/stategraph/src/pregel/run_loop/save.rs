@@ -38,7 +38,7 @@ impl Loop {
 
     /// Records the writes of a task: in memory for this step, in the saver (through the
     /// writer, by the durability mode), and in the stream.
-    pub(super) async fn put_writes(
+    pub(super) async fn record_task_writes(
         &mut self,
         task_id: &str,
         writes: Vec<(String, Value)>,
@@ -52,7 +52,7 @@ impl Loop {
             .unwrap_or_default();
         let writes = self
             .writer
-            .put_writes(&self.checkpoint.id, task_id, path, writes)
+            .save_task_writes(&self.checkpoint.id, task_id, path, writes)
             .await?;
         if let (Some(i), Some(_)) = (task, &self.p.sink) {
             self.output_writes(&self.tasks[i], &writes, false);
@@ -62,13 +62,13 @@ impl Loop {
 
     /// Records the writes a task got from the cache: saved like any writes, streamed as
     /// cached updates.
-    pub(super) async fn put_writes_cached(
+    pub(super) async fn record_cached_writes(
         &mut self,
         task_id: &str,
         writes: Vec<(String, Value)>,
     ) -> Result<()> {
         let sink = self.p.sink.take();
-        let result = self.put_writes(task_id, writes.clone()).await;
+        let result = self.record_task_writes(task_id, writes.clone()).await;
         self.p.sink = sink;
         if let Some(t) = self.tasks.iter().find(|t| t.id == task_id) {
             self.output_writes(t, &writes, true);
@@ -112,13 +112,13 @@ impl Loop {
         }
         self.writer.clear_pending();
         self.is_replaying = false;
-        self.put_checkpoint(CheckpointSource::Loop).await?;
+        self.save_next_checkpoint(CheckpointSource::Loop).await?;
         self.resuming = false;
         Ok(())
     }
 
     /// Creates the next checkpoint from the live channels and saves it.
-    pub(super) async fn put_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
+    pub(super) async fn save_next_checkpoint(&mut self, source: CheckpointSource) -> Result<()> {
         let counters = self.delta.enabled.then(|| {
             let previous = delta::read_counters(&self.metadata);
             delta::advance_counters(&self.p.graph, &previous, self.updated_channels.as_ref())

@@ -168,7 +168,7 @@ impl Loop {
             if let Some(writes) = cache.get(&key) {
                 let task_id = task.id.clone();
                 self.tasks[i].writes = writes.clone();
-                self.put_writes_cached(&task_id, writes).await?;
+                self.record_cached_writes(&task_id, writes).await?;
                 return Ok(None);
             }
             cache_keys.push((i, key, ttl));
@@ -353,7 +353,7 @@ impl Loop {
                         // runs the task again.
                         let repr = e.to_string();
                         let writes = vec![("__error__".to_owned(), repr.into())];
-                        self.put_writes(&task_id, writes).await?;
+                        self.record_task_writes(&task_id, writes).await?;
                         outcome.error = Some(e);
                         return Ok(true);
                     }
@@ -372,7 +372,7 @@ impl Loop {
                     writes.push(("__no_writes__".into(), Value::Nil));
                 }
                 self.tasks[i].writes = writes.clone();
-                self.put_writes(&task_id, writes).await?;
+                self.record_task_writes(&task_id, writes).await?;
                 Ok(false)
             }
             Err(err) => match err.kind {
@@ -382,14 +382,14 @@ impl Loop {
                         Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
                     )];
                     writes.extend(body.into_iter().filter(|(c, _)| c == "__resume__"));
-                    self.put_writes(&task_id, writes).await?;
+                    self.record_task_writes(&task_id, writes).await?;
                     outcome.interrupts.extend(interrupts);
                     Ok(false)
                 }
                 NodeErrorKind::Failed { repr, .. } => {
                     let mut writes: Vec<(String, Value)> = body;
                     writes.push(("__error__".to_owned(), Value::Str(repr.clone().into())));
-                    self.put_writes(&task_id, writes).await?;
+                    self.record_task_writes(&task_id, writes).await?;
                     outcome.error = Some(Error::Node {
                         node: name,
                         message: repr,
