@@ -73,11 +73,6 @@ pub use stategraph_checkpoint_sqlite as sqlite;
 pub mod store {
     #[doc(inline)]
     pub use stategraph_store::*;
-    /// The store on Python's `SqliteStore` tables (crate `stategraph-store-sqlite`; feature
-    /// `sqlite`, on by default).
-    #[cfg(feature = "sqlite")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-    pub use stategraph_store_sqlite::SqliteStore;
     /// The Postgres store's crate (`stategraph-store-postgres`; feature `postgres`):
     /// migrations and the vector backends besides [`PostgresStore`].
     #[cfg(feature = "postgres")]
@@ -87,4 +82,9 @@ pub mod store {
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use stategraph_store_postgres::PostgresStore;
+    /// The store on Python's `SqliteStore` tables (crate `stategraph-store-sqlite`; feature
+    /// `sqlite`, on by default).
+    #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+    pub use stategraph_store_sqlite::SqliteStore;
 }

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+use stategraph_checkpoint::version::NameHasher;
 use stategraph_checkpoint::Value;
 
 use super::spec::ChannelSpec;
@@ -26,6 +28,10 @@ pub enum ChannelError {
 /// A reducer: combines the current value with one written value (`operator.add`,
 /// `add_messages`, or any function).
 pub type Reducer = Arc<dyn Fn(Value, Value) -> Result<Value, ChannelError> + Send + Sync>;
+
+/// The live channels of a run, in graph order (hashed with [`NameHasher`]: a step looks
+/// channels up by name for every write, trigger and read).
+pub type Channels = IndexMap<String, Box<dyn Channel>, NameHasher>;
 
 /// One channel: its state, how writes change it, and what it stores.
 pub trait Channel: Send + Sync + fmt::Debug {

@@ -19,11 +19,11 @@ use crate::channels::{
     Topic,
 };
 use crate::error::{Error, Result};
-use crate::pregel::algo::TASKS;
 use crate::pregel::context::RunScope;
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::pregel::run_loop::{Loop, LoopParams, RunInput};
-use crate::pregel::spec::WritesSpec;
+use crate::pregel::task::TASKS;
+use crate::pregel::writes_spec::WritesSpec;
 use crate::state::State;
 
 impl<S: State> StateGraph<S> {

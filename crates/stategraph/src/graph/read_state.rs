@@ -11,14 +11,14 @@ use stategraph_checkpoint::{
     NULL_TASK_ID,
 };
 
+use crate::channels::Channels;
 use crate::error::{Error, Result};
-use crate::pregel::algo::{
-    apply_writes, prepare_task_ids, read_channels, Channels, Task, TaskWrites,
-};
+use crate::pregel::algo::{apply_writes, prepare_task_ids, read_channels, TaskWrites};
 use crate::pregel::events;
 use crate::pregel::graph::PregelGraph;
 use crate::pregel::snapshot::{StateSnapshot, TaskInfo, TaskState};
 use crate::pregel::status::{read_task_statuses, TaskStatus};
+use crate::pregel::task::Task;
 use crate::pregel::task::TaskPath;
 
 /// Integer channel versions, as a snapshot's applied writes count them.

@@ -15,13 +15,14 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use super::read_state::not_found;
 use super::state_api::thread_of;
+use crate::channels::Channels;
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
+use crate::pregel::algo::TaskWrites;
 use crate::pregel::algo::{apply_writes, create_checkpoint, new_versions, prepare_task_ids};
-use crate::pregel::algo::{Channels, TaskWrites};
 use crate::pregel::delta as d;
 use crate::pregel::graph::PregelGraph;
-use crate::pregel::run_loop::superseded;
+use crate::pregel::run_loop::load::superseded;
 use crate::pregel::task::{PathPart, TaskPath, PUSH};
 use crate::state::{IntoUpdate, State};
 

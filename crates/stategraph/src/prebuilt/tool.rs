@@ -390,7 +390,7 @@ pub(crate) fn detached_context(name: &str) -> NodeContext {
         String::new(),
         name.to_owned(),
         0,
-        Arc::new(crate::pregel::algo::Channels::default()),
+        Arc::new(crate::channels::Channels::default()),
     )
 }
 

@@ -1,6 +1,6 @@
 //! The pure super-step algorithm: which tasks run next, and how their writes change the
 //! channels (docs/runtime.md#preparing-tasks, #applying-writes, #saving-a-checkpoint). No I/O
-//! happens here: the loop (`run_loop.rs`) loads
+//! happens here: the loop (`run_loop/`) loads
 //! and saves, this module only computes, so every rule is unit-testable.
 
 use std::collections::{BTreeSet, HashSet};
@@ -10,14 +10,10 @@ use stategraph_checkpoint::version::NameHasher;
 use stategraph_checkpoint::{ChannelVersion, ChannelVersions, Checkpoint, Value};
 
 use super::graph::{PregelGraph, Reads};
-use super::task::{checkpoint_id_bytes, task_id, TaskPath, PULL, PUSH};
-use crate::channels::Channel;
+use super::task::{checkpoint_id_bytes, task_id, Task, TaskPath, PULL, PUSH, TASKS};
+use crate::channels::Channels;
 use crate::error::{Error, Result};
 use crate::types::Send;
-
-/// The live channels of a run, in graph order (hashed with [`NameHasher`]: a step looks
-/// channels up by name for every write, trigger and read).
-pub type Channels = IndexMap<String, Box<dyn Channel>, NameHasher>;
 
 /// Pseudo-channels that are write tags, never applied to channels (docs/format.md#reserved-names).
 pub const WRITE_TAGS: [&str; 7] = [
@@ -32,28 +28,6 @@ pub const WRITE_TAGS: [&str; 7] = [
 
 /// Channels that are never consumed as triggers.
 const RESERVED_TRIGGERS: [&str; 2] = ["__interrupt__", PUSH];
-
-/// The channel of pending `Send` packets.
-pub const TASKS: &str = "__pregel_tasks";
-
-/// A task prepared for a super-step.
-#[derive(Clone, Debug)]
-pub struct Task {
-    /// The task id.
-    pub id: String,
-    /// The node it runs.
-    pub name: String,
-    /// Its path.
-    pub path: TaskPath,
-    /// Its triggers, sorted (`[__pregel_push]` for push tasks).
-    pub triggers: Vec<String>,
-    /// Its input: the map of readable channels, one channel's value, or a Send's arg.
-    pub input: Value,
-    /// Its checkpoint namespace, `node_ns:task_id`.
-    pub ns: String,
-    /// The writes it made (or that were restored for it).
-    pub writes: Vec<(String, Value)>,
-}
 
 /// What `apply_writes` needs of a task.
 pub struct TaskWrites<'a> {
@@ -142,93 +116,33 @@ fn prepare_tasks(
     updated_channels: Option<&BTreeSet<String>>,
     with_input: bool,
 ) -> Result<Vec<Task>> {
-    let id_bytes = checkpoint_id_bytes(&checkpoint.id);
-    let step_str = step.to_string();
+    let ids = StepIds {
+        checkpoint: checkpoint_id_bytes(&checkpoint.id),
+        step: step.to_string(),
+        parent_ns,
+        with_input,
+    };
     let mut tasks = Vec::new();
-
-    if let Some(tasks_channel) = channels.get(TASKS) {
-        if tasks_channel.is_available() {
-            if let Some(Value::List(packets)) = tasks_channel.get() {
-                for (idx, packet) in packets.iter().enumerate() {
-                    let Some(send) = Send::from_value(packet) else {
-                        tracing::warn!("ignoring an invalid packet in pending sends");
-                        continue;
-                    };
-                    let Some(node) = graph.nodes.get(&send.node) else {
-                        tracing::warn!(node = %send.node, "ignoring a Send to an unknown node");
-                        continue;
-                    };
-                    if node.run.is_none() {
-                        continue;
-                    }
-                    let node_ns = node_namespace(parent_ns, &send.node);
-                    let idx_str = idx.to_string();
-                    let id = task_id(
-                        &id_bytes,
-                        &[&node_ns, &step_str, &send.node, PUSH, &idx_str],
-                    );
-                    tasks.push(Task {
-                        ns: format!("{node_ns}:{id}"),
-                        id,
-                        name: send.node.clone(),
-                        path: TaskPath::push(idx),
-                        triggers: vec![PUSH.to_owned()],
-                        input: if with_input { send.arg } else { Value::Nil },
-                        writes: Vec::new(),
-                    });
-                }
-            }
-        }
-    }
-
+    push_tasks(graph, channels, &ids, &mut tasks);
     let Some(null) = null_version(checkpoint) else {
         return Ok(tasks);
     };
-    let candidates: Vec<&str> = match updated_channels {
-        Some(updated) if !updated.is_empty() => {
-            let mut set = BTreeSet::new();
-            for c in updated {
-                if let Some(nodes) = graph.trigger_to_nodes.get(c) {
-                    set.extend(nodes.iter().map(String::as_str));
-                }
-            }
-            set.into_iter().collect()
-        }
-        _ => graph.nodes.keys().map(String::as_str).collect(),
-    };
-
-    for name in candidates {
+    for name in pull_candidates(graph, updated_channels) {
         let Some(node) = graph.nodes.get(name) else {
             continue;
         };
         if !triggered(channels, checkpoint, name, &node.triggers, &null) {
             continue;
         }
-        let input = match &node.reads {
-            Reads::Single(c) => match channels.get(c).filter(|ch| ch.is_available()) {
-                Some(ch) if with_input => ch.get().unwrap_or_default(),
-                Some(_) => Value::Nil,
-                None => continue,
-            },
-            Reads::Many(_) if !with_input => Value::Nil,
-            Reads::Many(list) => {
-                let mut m = stategraph_checkpoint::Map::with_capacity(list.len());
-                for c in list {
-                    if let Some(ch) = channels.get(c) {
-                        if ch.is_available() {
-                            m.insert(c.as_str(), ch.get().unwrap_or_default());
-                        }
-                    }
-                }
-                Value::Map(m)
-            }
+        let Some(input) = pull_input(channels, &node.reads, with_input) else {
+            continue;
         };
         let mut triggers = node.triggers.clone();
         triggers.sort();
         let node_ns = node_namespace(parent_ns, name);
-        let mut parts: Vec<&str> = vec![&node_ns, &step_str, name, PULL];
+        let mut parts: Vec<&str> = vec![&node_ns, &ids.step, name, PULL];
         parts.extend(triggers.iter().map(String::as_str));
-        let id = task_id(&id_bytes, &parts);
+        let id = task_id(&ids.checkpoint, &parts);
         tasks.push(Task {
             ns: format!("{node_ns}:{id}"),
             id,
@@ -240,6 +154,104 @@ fn prepare_tasks(
         });
     }
     Ok(tasks)
+}
+
+/// What the ids of a step's tasks are made of, and whether their inputs are built.
+struct StepIds<'a> {
+    /// The bytes of the checkpoint the tasks are prepared from.
+    checkpoint: [u8; 16],
+    /// The step, as the decimal string the ids hash.
+    step: String,
+    /// The graph's checkpoint namespace.
+    parent_ns: &'a str,
+    /// Build the tasks' inputs (otherwise `Value::Nil`).
+    with_input: bool,
+}
+
+/// Appends a push task for each pending `Send` (to a node that runs), in packet order.
+fn push_tasks(graph: &PregelGraph, channels: &Channels, ids: &StepIds<'_>, tasks: &mut Vec<Task>) {
+    let Some(tasks_channel) = channels.get(TASKS) else {
+        return;
+    };
+    if !tasks_channel.is_available() {
+        return;
+    }
+    let Some(Value::List(packets)) = tasks_channel.get() else {
+        return;
+    };
+    for (idx, packet) in packets.iter().enumerate() {
+        let Some(send) = Send::from_value(packet) else {
+            tracing::warn!("ignoring an invalid packet in pending sends");
+            continue;
+        };
+        let Some(node) = graph.nodes.get(&send.node) else {
+            tracing::warn!(node = %send.node, "ignoring a Send to an unknown node");
+            continue;
+        };
+        if node.run.is_none() {
+            continue;
+        }
+        let node_ns = node_namespace(ids.parent_ns, &send.node);
+        let idx_str = idx.to_string();
+        let id = task_id(
+            &ids.checkpoint,
+            &[&node_ns, &ids.step, &send.node, PUSH, &idx_str],
+        );
+        tasks.push(Task {
+            ns: format!("{node_ns}:{id}"),
+            id,
+            name: send.node.clone(),
+            path: TaskPath::push(idx),
+            triggers: vec![PUSH.to_owned()],
+            input: if ids.with_input { send.arg } else { Value::Nil },
+            writes: Vec::new(),
+        });
+    }
+}
+
+/// The nodes that may have a pull task: those the updated channels trigger, in name
+/// order, or every node (in graph order) when the updated channels are unknown.
+fn pull_candidates<'g>(
+    graph: &'g PregelGraph,
+    updated_channels: Option<&BTreeSet<String>>,
+) -> Vec<&'g str> {
+    match updated_channels {
+        Some(updated) if !updated.is_empty() => {
+            let mut set = BTreeSet::new();
+            for c in updated {
+                if let Some(nodes) = graph.trigger_to_nodes.get(c) {
+                    set.extend(nodes.iter().map(String::as_str));
+                }
+            }
+            set.into_iter().collect()
+        }
+        _ => graph.nodes.keys().map(String::as_str).collect(),
+    }
+}
+
+/// A pull task's input: its channel's value or the map of its available channels
+/// (`Value::Nil` without inputs); `None` when it reads one channel and that is empty
+/// (no task).
+fn pull_input(channels: &Channels, reads: &Reads, with_input: bool) -> Option<Value> {
+    match reads {
+        Reads::Single(c) => match channels.get(c).filter(|ch| ch.is_available()) {
+            Some(ch) if with_input => Some(ch.get().unwrap_or_default()),
+            Some(_) => Some(Value::Nil),
+            None => None,
+        },
+        Reads::Many(_) if !with_input => Some(Value::Nil),
+        Reads::Many(list) => {
+            let mut m = stategraph_checkpoint::Map::with_capacity(list.len());
+            for c in list {
+                if let Some(ch) = channels.get(c) {
+                    if ch.is_available() {
+                        m.insert(c.as_str(), ch.get().unwrap_or_default());
+                    }
+                }
+            }
+            Some(Value::Map(m))
+        }
+    }
 }
 
 /// `node` at the root, `parent_ns|node` inside a subgraph.
@@ -290,8 +302,41 @@ pub fn apply_writes(
         order.iter().map(|(_, i)| &tasks[*i]).collect()
     };
     let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
+    mark_seen(checkpoint, &tasks);
+    let next = next_version(checkpoint.channel_versions.values().max());
+    consume_triggers(checkpoint, channels, &tasks, &next);
+    let mut updated = update_channels(checkpoint, channels, &tasks, &next)?;
+    if bump_step {
+        for (c, ch) in channels.iter_mut() {
+            if ch.is_available() && !updated.contains(c) {
+                let changed = ch
+                    .update(Vec::new())
+                    .map_err(|e| Error::InvalidUpdate(format!("At key '{c}': {e}")))?;
+                if changed {
+                    checkpoint.channel_versions.insert(c.clone(), next.clone());
+                    if ch.is_available() {
+                        updated.insert(c.clone());
+                    }
+                }
+            }
+        }
+    }
+    if bump_step && !updated.iter().any(|c| trigger_to_nodes.contains_key(c)) {
+        for (c, ch) in channels.iter_mut() {
+            if ch.finish() {
+                checkpoint.channel_versions.insert(c.clone(), next.clone());
+                if ch.is_available() {
+                    updated.insert(c.clone());
+                }
+            }
+        }
+    }
+    Ok(updated)
+}
 
-    for t in &tasks {
+/// Each task's node has seen the current versions of its triggers.
+fn mark_seen(checkpoint: &mut Checkpoint, tasks: &[&TaskWrites<'_>]) {
+    for t in tasks {
         // A node that ran before has its entry: update it without copying its name again.
         if !checkpoint.versions_seen.contains_key(t.name) {
             checkpoint
@@ -312,11 +357,18 @@ pub fn apply_writes(
             }
         }
     }
+}
 
-    let next = next_version(checkpoint.channel_versions.values().max());
-
+/// Consumes the tasks' triggers (once each, reserved ones never); a channel that changes
+/// by it gets version `next`.
+fn consume_triggers(
+    checkpoint: &mut Checkpoint,
+    channels: &mut Channels,
+    tasks: &[&TaskWrites<'_>],
+    next: &ChannelVersion,
+) {
     let mut consumed: HashSet<&str, NameHasher> = HashSet::default();
-    for t in &tasks {
+    for t in tasks {
         for c in t.triggers {
             if !RESERVED_TRIGGERS.contains(&c.as_str()) && consumed.insert(c) {
                 if let Some(ch) = channels.get_mut(c) {
@@ -327,9 +379,19 @@ pub fn apply_writes(
             }
         }
     }
+}
 
+/// Updates each written channel with its writes, in task order (write tags and unknown
+/// channels skipped); a changed channel gets version `next`. Returns the changed channels
+/// that are available.
+fn update_channels(
+    checkpoint: &mut Checkpoint,
+    channels: &mut Channels,
+    tasks: &[&TaskWrites<'_>],
+    next: &ChannelVersion,
+) -> Result<BTreeSet<String>> {
     let mut by_channel: IndexMap<&str, Vec<Value>, NameHasher> = IndexMap::default();
-    for t in &tasks {
+    for t in tasks {
         for (c, v) in t.writes {
             if WRITE_TAGS.contains(&c.as_str()) {
                 continue;
@@ -341,7 +403,6 @@ pub fn apply_writes(
             }
         }
     }
-
     let mut updated = BTreeSet::new();
     for (c, values) in by_channel {
         let Some(ch) = channels.get_mut(c) else {
@@ -356,33 +417,6 @@ pub fn apply_writes(
                 .insert(c.to_owned(), next.clone());
             if ch.is_available() {
                 updated.insert(c.to_owned());
-            }
-        }
-    }
-
-    if bump_step {
-        for (c, ch) in channels.iter_mut() {
-            if ch.is_available() && !updated.contains(c) {
-                let changed = ch
-                    .update(Vec::new())
-                    .map_err(|e| Error::InvalidUpdate(format!("At key '{c}': {e}")))?;
-                if changed {
-                    checkpoint.channel_versions.insert(c.clone(), next.clone());
-                    if ch.is_available() {
-                        updated.insert(c.clone());
-                    }
-                }
-            }
-        }
-    }
-
-    if bump_step && !updated.iter().any(|c| trigger_to_nodes.contains_key(c)) {
-        for (c, ch) in channels.iter_mut() {
-            if ch.finish() {
-                checkpoint.channel_versions.insert(c.clone(), next.clone());
-                if ch.is_available() {
-                    updated.insert(c.clone());
-                }
             }
         }
     }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use stategraph_checkpoint::Value;
 
-use super::algo::Channels;
 use super::node_error::NodeError;
 use super::stream::{StreamMode, StreamSink};
+use crate::channels::Channels;
 use crate::types::Interrupt;
 
 /// What a running node can see and do besides its state: its identity, the custom

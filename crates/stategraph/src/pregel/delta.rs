@@ -15,9 +15,9 @@ use stategraph_checkpoint::{
     CheckpointSaver, Value,
 };
 
-use super::algo::{channels_from_checkpoint, Channels};
+use super::algo::channels_from_checkpoint;
 use super::graph::PregelGraph;
-use crate::channels::max_supersteps_since_snapshot;
+use crate::channels::{max_supersteps_since_snapshot, Channels};
 use crate::error::{Error, Result};
 
 /// The metadata key of the counters.

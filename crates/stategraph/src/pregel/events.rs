@@ -3,8 +3,8 @@
 use indexmap::IndexMap;
 use stategraph_checkpoint::{CheckpointConfig, CheckpointMetadata, Map, Value};
 
-use super::algo::Task;
 use super::status::read_task_statuses;
+use super::task::Task;
 
 /// `{"configurable": {checkpoint_ns, thread_id, checkpoint_id}}` as LangGraph streams it.
 pub fn config_value(cfg: &CheckpointConfig) -> Value {

@@ -60,7 +60,7 @@ pub struct PregelNode {
     pub hidden: bool,
     /// Its writers as data, when they are (a node without conditional edges): what a
     /// process without the node's code runs for `update_state` (see [`super::spec`]).
-    pub writes: Option<super::spec::WritesSpec>,
+    pub writes: Option<super::writes_spec::WritesSpec>,
 }
 
 impl fmt::Debug for PregelNode {

@@ -24,3 +24,4 @@ pub(crate) mod stream_messages;
 pub(crate) mod targets;
 pub mod task;
 pub mod writer;
+pub mod writes_spec;

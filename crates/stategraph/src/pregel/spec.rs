@@ -14,18 +14,12 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use stategraph_checkpoint::Value;
 
-use super::algo::TASKS;
 use super::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use super::node_error::NodeError;
-use super::node_output::NodeOutput;
+use super::writes_spec::WritesSpec;
 use crate::channels::{Channel, ChannelSpec};
 use crate::error::{Error, Result};
-use crate::types::Goto;
-
-/// The node name a goto to the end has (the graph builder's `END`).
-const END: &str = "__end__";
 
 /// A graph as data ([`PregelGraph::spec`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,43 +58,6 @@ pub struct NodeSpec {
     pub subgraph: Option<Box<GraphSpec>>,
     /// Its writers, when they are data (see [`PregelNode::writes`]).
     pub writes: Option<WritesSpec>,
-}
-
-/// The writers of a node without conditional edges, as data: its output's writes to the
-/// channels it may write (others are dropped, as LangGraph does), its gotos, then its
-/// edges' writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WritesSpec {
-    /// The channels its output may write.
-    pub writable: Vec<String>,
-    /// What it writes after its output: the triggers of its edges' targets
-    /// (`branch:to:X`) and its names in joins.
-    pub static_writes: Vec<(String, Value)>,
-}
-
-impl WritesSpec {
-    /// The channel writes of a node's `output`.
-    pub fn writes(&self, output: NodeOutput) -> Vec<(String, Value)> {
-        let mut writes: Vec<(String, Value)> = output
-            .writes
-            .into_iter()
-            .filter(|(k, _)| self.writable.contains(k))
-            .collect();
-        for g in output.goto {
-            match g {
-                Goto::Node(n) if n == END => {}
-                Goto::Node(n) => writes.push((format!("branch:to:{n}"), Value::Nil)),
-                Goto::Send(s) => writes.push((TASKS.to_owned(), s.to_value())),
-            }
-        }
-        writes.extend(self.static_writes.iter().cloned());
-        writes
-    }
-
-    /// These writers as a node's [`WriterFn`].
-    pub fn writer_fn(self) -> WriterFn {
-        Arc::new(move |output, _| Ok(self.writes(output)))
-    }
 }
 
 impl PregelGraph {
@@ -166,7 +123,7 @@ impl PregelGraph {
                 reads: n.reads.clone(),
                 run: n.runs.then(|| no_code_runner(&n.name)),
                 writers: match &n.writes {
-                    Some(w) => w.clone().writer_fn(),
+                    Some(w) => data_writers(w.clone()),
                     None => no_code_writers(&n.name),
                 },
                 writes: n.writes.clone(),
@@ -187,6 +144,11 @@ impl PregelGraph {
         graph.index_triggers();
         Ok(graph)
     }
+}
+
+/// The writers `spec` describes, as a node's [`WriterFn`].
+fn data_writers(spec: WritesSpec) -> WriterFn {
+    Arc::new(move |output, _| Ok(spec.writes(output)))
 }
 
 fn no_code(node: &str) -> NodeError {

@@ -18,9 +18,8 @@
 
 use stategraph_checkpoint::{Map, Value};
 
-use super::algo::Task;
 use super::stream::{StreamMode, StreamSink};
-use super::task::PathPart;
+use super::task::{PathPart, Task};
 use crate::config::RunConfig;
 use crate::messages::{Message, Role};
 

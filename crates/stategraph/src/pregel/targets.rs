@@ -5,8 +5,9 @@
 
 use stategraph_checkpoint::Value;
 
-use super::algo::{TASKS, WRITE_TAGS};
+use super::algo::WRITE_TAGS;
 use super::graph::PregelGraph;
+use super::task::TASKS;
 use crate::error::{Error, Result};
 use crate::types::Send;
 

@@ -1,14 +1,38 @@
-//! Task identity: task paths, their string form, task ids and interrupt ids
-//! (docs/format.md#task-ids-and-task-paths, docs/runtime.md#interrupts).
+//! Tasks and their identity: the task a step prepares, task paths and their string form,
+//! task ids and interrupt ids (docs/format.md#task-ids-and-task-paths,
+//! docs/runtime.md#interrupts).
 
 use std::fmt::Write as _;
 
+use stategraph_checkpoint::Value;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// `__pregel_pull`: the first element of a pull task's path.
 pub const PULL: &str = "__pregel_pull";
 /// `__pregel_push`: the first element of a push task's path, and its trigger.
 pub const PUSH: &str = "__pregel_push";
+
+/// The channel of pending `Send` packets (the push tasks of the next step).
+pub const TASKS: &str = "__pregel_tasks";
+
+/// A task prepared for a super-step.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// The task id.
+    pub id: String,
+    /// The node it runs.
+    pub name: String,
+    /// Its path.
+    pub path: TaskPath,
+    /// Its triggers, sorted (`[__pregel_push]` for push tasks).
+    pub triggers: Vec<String>,
+    /// Its input: the map of readable channels, one channel's value, or a Send's arg.
+    pub input: Value,
+    /// Its checkpoint namespace, `node_ns:task_id`.
+    pub ns: String,
+    /// The writes it made (or that were restored for it).
+    pub writes: Vec<(String, Value)>,
+}
 
 /// One element of a task path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

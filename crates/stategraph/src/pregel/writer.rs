@@ -3,7 +3,7 @@
 //! The writer owns the saver, the durability mode, the pending writes of the current
 //! checkpoint, the channel versions of the last checkpoint handed to the saver (to compute
 //! each put's `new_versions`), the config of that checkpoint (the next put's parent) and the
-//! run's [`ThreadLease`]. The run loop (`run_loop.rs`) decides *what* to save and when;
+//! run's [`ThreadLease`]. The run loop (`run_loop/`) decides *what* to save and when;
 //! the writer decides *how*:
 //!
 //! - durability `sync`: each save is awaited before the run goes on;
@@ -190,7 +190,7 @@ impl Writer {
     /// (except in durability `exit`). A task's new writes replace its earlier ones; writes
     /// to reserved channels only keep the last value per channel. Returns the writes as
     /// recorded (for the run's events).
-    pub(crate) async fn put_writes(
+    pub(crate) async fn save_task_writes(
         &mut self,
         checkpoint_id: &str,
         task_id: &str,

@@ -182,7 +182,7 @@ async fn async_saves_are_batched_in_order_and_the_queue_is_bounded() {
         tokio::spawn(async move {
             let mut w = writer(saver, None);
             for i in 0..OPS {
-                w.put_writes("cp", &format!("task-{i:03}"), String::new(), write(i))
+                w.save_task_writes("cp", &format!("task-{i:03}"), String::new(), write(i))
                     .await
                     .unwrap();
                 submitted.fetch_add(1, Ordering::SeqCst);
@@ -219,7 +219,7 @@ async fn a_dropped_writer_stores_its_queue_before_the_thread_is_free() {
     let held = Arc::new(lease::acquire(&as_dyn, "t").await);
     let mut w = writer(saver.clone(), Some(held));
     for i in 0..5 {
-        w.put_writes("cp", &format!("task-{i}"), String::new(), write(i))
+        w.save_task_writes("cp", &format!("task-{i}"), String::new(), write(i))
             .await
             .unwrap();
     }
@@ -253,7 +253,7 @@ async fn a_dropped_writer_holds_reads_of_its_thread_until_its_saves_are_stored()
         let as_dyn: Arc<dyn CheckpointSaver> = saver.clone();
         let mut w = writer(saver.clone(), None);
         for i in 0..5 {
-            w.put_writes("cp", &format!("task-{i}"), String::new(), write(i))
+            w.save_task_writes("cp", &format!("task-{i}"), String::new(), write(i))
                 .await
                 .unwrap();
         }
