@@ -110,7 +110,8 @@
 //!   `1e+16`), so it reads back as a float in both languages; Python's own rows turn floats
 //!   of 1e16 and above into integers.
 //! * NaN, infinities and strings with a NUL character, which JSONB cannot hold, are stored
-//!   as blobs instead of inline; Python's put fails on them. In metadata they are refused
+//!   as blobs instead of inline; Python's put fails on them. So is `-0.0`, which JSONB
+//!   would read back as `0.0` (Python stores it inline and reads `0.0`). In metadata they are refused
 //!   with [`stategraph_checkpoint::Error::Encode`], as are bytes and Python objects.
 //! * A put with an empty-string parent stores no parent (NULL) where Python stores `''`;
 //!   both read back as no parent.

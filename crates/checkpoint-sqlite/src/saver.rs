@@ -465,6 +465,7 @@ impl CheckpointSaver for SqliteSaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, stategraph_checkpoint::DeltaChannelHistory>> {
+        validate_config(config)?;
         self.in_flight.settled(Some(&config.thread_id)).await;
         let scope = || Scope::thread("get_delta_channel_history", TABLES, &config.thread_id);
         let (serde, target, channels) =

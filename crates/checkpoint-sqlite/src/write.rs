@@ -48,7 +48,9 @@ pub(crate) fn apply(
                 target,
                 rows,
             } => {
-                let checked = if fencing {
+                // No writes store nothing and are not fenced, as on Postgres (and as
+                // Python's savers, which skip an empty `put_writes`).
+                let checked = if fencing && !rows.is_empty() {
                     crate::fence::check_writes(tx, config, target, rows, serde)
                 } else {
                     Ok(())

@@ -105,6 +105,8 @@ mod tests {
         assert_eq!(to_text(&list!["a\0b"]), Err(NotJson::Nul));
         assert!(!is_inline(&Value::from("a\0b")));
         assert!(!is_inline(&Value::Float(f64::INFINITY)));
+        assert!(!is_inline(&Value::Float(-0.0)));
+        assert!(is_inline(&Value::Float(0.0)));
         assert!(is_inline(&Value::Float(1e300)));
         let mut deep = Value::Nil;
         for _ in 0..=MAX_DEPTH + 1 {

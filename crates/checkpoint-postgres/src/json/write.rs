@@ -41,11 +41,12 @@ impl fmt::Display for NotJson {
 
 /// True for the values LangGraph keeps inline in the checkpoint's `channel_values`
 /// (`None`, `bool`, `int`, `float`, `str`) that also read back unchanged: not NaN or an
-/// infinity, and not a string with a NUL character.
+/// infinity, not `-0.0` (JSONB's numeric has no negative zero: it reads back `0.0`; the
+/// saver-fuzz differential test found it), and not a string with a NUL character.
 pub(crate) fn is_inline(value: &Value) -> bool {
     match value {
         Value::Nil | Value::Bool(_) | Value::Int(_) | Value::UInt(_) => true,
-        Value::Float(x) => x.is_finite(),
+        Value::Float(x) => x.is_finite() && !(*x == 0.0 && x.is_sign_negative()),
         Value::Str(s) => !s.contains('\0'),
         _ => false,
     }

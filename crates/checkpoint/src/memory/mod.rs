@@ -293,6 +293,11 @@ impl CheckpointSaver for MemorySaver {
             .checkpoint_id
             .as_deref()
             .ok_or_else(|| Error::InvalidConfig("put_writes needs a checkpoint_id".into()))?;
+        if writes.is_empty() {
+            // Nothing to store and nothing to fence, as on SQLite and Postgres (and as
+            // Python's `InMemorySaver`, whose loop over no writes stores nothing).
+            return Ok(());
+        }
         let serde = self.serde.as_ref();
         let new_writes = writes
             .iter()
@@ -335,6 +340,7 @@ impl CheckpointSaver for MemorySaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<indexmap::IndexMap<String, crate::delta::DeltaChannelHistory>> {
+        validate_config(config)?;
         delta::history(
             &self.store.read(),
             self.serde.as_ref(),
