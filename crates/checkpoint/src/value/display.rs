@@ -25,7 +25,7 @@
 
 use std::fmt;
 
-use super::repr::{repr, write_str};
+use super::repr::{repr, write_dict, write_list, write_str};
 use super::Value;
 
 impl fmt::Display for Value {
@@ -130,34 +130,10 @@ impl Value {
 
 fn write_readable(out: &mut String, value: &Value) {
     match value {
-        Value::List(items) => {
-            out.push('[');
-            write_items(out, items);
-            out.push(']');
-        }
-        Value::Map(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_readable(out, k);
-                out.push_str(": ");
-                write_readable(out, v);
-            }
-            out.push('}');
-        }
+        Value::List(items) => write_list(out, items, write_readable),
+        Value::Map(map) => write_dict(out, map, write_readable),
         Value::Ext(_) => write_object(out, value),
         scalar => out.push_str(&repr(scalar)),
-    }
-}
-
-fn write_items(out: &mut String, items: &[Value]) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_readable(out, item);
     }
 }
 

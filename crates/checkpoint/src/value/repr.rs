@@ -31,23 +31,8 @@ pub fn write_value(out: &mut String, value: &Value) {
         Value::Float(x) => write_float(out, *x),
         Value::Str(s) => write_str(out, s),
         Value::Bytes(b) => write_bytes(out, b),
-        Value::List(items) => {
-            out.push('[');
-            write_items(out, items);
-            out.push(']');
-        }
-        Value::Map(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, k);
-                out.push_str(": ");
-                write_value(out, v);
-            }
-            out.push('}');
-        }
+        Value::List(items) => write_list(out, items, write_value),
+        Value::Map(map) => write_dict(out, map, write_value),
         Value::Ext(ext) => write_ext(out, ext),
     }
 }
@@ -57,13 +42,36 @@ fn push_display(out: &mut String, v: impl std::fmt::Display) {
     let _ = write!(out, "{v}");
 }
 
-fn write_items(out: &mut String, items: &[Value]) {
+/// Appends `[a, b, …]`, each item written by `each` (`repr` here; `str()`'s readable form
+/// in `display.rs`, which differs only for objects).
+pub(crate) fn write_list(out: &mut String, items: &[Value], each: fn(&mut String, &Value)) {
+    out.push('[');
+    write_joined(out, items, each);
+    out.push(']');
+}
+
+/// Appends `a, b, …`, each item written by `each`.
+fn write_joined(out: &mut String, items: &[Value], each: fn(&mut String, &Value)) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_value(out, item);
+        each(out, item);
     }
+}
+
+/// Appends `{k: v, …}`, each key and value written by `each`.
+pub(crate) fn write_dict(out: &mut String, map: &super::Map, each: fn(&mut String, &Value)) {
+    out.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        each(out, k);
+        out.push_str(": ");
+        each(out, v);
+    }
+    out.push('}');
 }
 
 /// Appends a Python string literal: single quotes unless the text has a `'` and no `"`.
@@ -170,7 +178,7 @@ fn write_object(out: &mut String, o: &Object) {
     }
     out.push('(');
     match (o.code, &o.data) {
-        (ObjectCode::ConstructorPosArgs, Value::List(args)) => write_items(out, args),
+        (ObjectCode::ConstructorPosArgs, Value::List(args)) => write_joined(out, args, write_value),
         (
             ObjectCode::ConstructorKwArgs | ObjectCode::PydanticV1 | ObjectCode::PydanticV2,
             Value::Map(kwargs),
