@@ -106,6 +106,11 @@ pub struct PostgresOptions {
     pub keepalive_idle: Option<Duration>,
     /// How the large values the saver writes are compressed ([`ToastCompression::Lz4`]).
     pub toast_compression: ToastCompression,
+    /// Makes every transaction of every connection the pool opens read-only (the server's
+    /// `default_transaction_read_only`, sent at connect after any `options` of the URL), so
+    /// the server refuses writes: for tools that only read (the CLI's inspecting commands).
+    /// Default: false. A saver on such a pool fails its writes (and its `setup`).
+    pub read_only: bool,
 }
 
 impl Default for PostgresOptions {
@@ -117,6 +122,7 @@ impl Default for PostgresOptions {
             statement_timeout: Some(DEFAULT_STATEMENT_TIMEOUT),
             keepalive_idle: Some(DEFAULT_KEEPALIVE_IDLE),
             toast_compression: ToastCompression::default(),
+            read_only: false,
         }
     }
 }
@@ -143,6 +149,12 @@ impl PostgresOptions {
     /// Sets [`PostgresOptions::statement_timeout`] (builder style).
     pub fn with_statement_timeout(mut self, timeout: Option<Duration>) -> PostgresOptions {
         self.statement_timeout = timeout;
+        self
+    }
+
+    /// Sets [`PostgresOptions::read_only`] (builder style).
+    pub fn with_read_only(mut self, read_only: bool) -> PostgresOptions {
+        self.read_only = read_only;
         self
     }
 

@@ -307,6 +307,14 @@ pub(crate) fn build(url: &str, options: &PostgresOptions) -> Result<Built> {
             .keepalives_interval(KEEPALIVE_INTERVAL)
             .keepalives_retries(KEEPALIVE_RETRIES);
     }
+    if options.read_only {
+        let mut startup = config.get_options().unwrap_or_default().to_owned();
+        if !startup.is_empty() {
+            startup.push(' ');
+        }
+        startup.push_str("-c default_transaction_read_only=on");
+        config.options(&startup);
+    }
     let address = describe(&config);
     let manager = Manager::from_config(
         config,
@@ -333,7 +341,7 @@ pub(crate) fn build(url: &str, options: &PostgresOptions) -> Result<Built> {
 }
 
 /// The pool the saver builds for `url` with `options` (see [`PostgresOptions`]: size,
-/// connect and wait timeouts, TCP keepalive), for anything else that talks to the same
+/// connect and wait timeouts, TCP keepalive, read-only sessions), for anything else that talks to the same
 /// server (`PostgresStore`, the Agent Server) so that every pool of the workspace is
 /// bounded alike. Opens no connection; a bad URL is [`Error::InvalidConfig`].
 pub fn build_pool(url: &str, options: &PostgresOptions) -> Result<Pool> {

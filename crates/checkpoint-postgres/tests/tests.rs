@@ -15,6 +15,7 @@ mod golden;
 mod interop;
 mod long_strings;
 mod raw;
+mod read_only;
 mod rows;
 mod stall;
 mod streaming;

@@ -107,6 +107,7 @@
 //! * Fenced, the calls of a lost race fail with `Conflict` (see above), where Python's
 //!   saver stores a fork.
 
+mod batch;
 mod cache;
 mod delta;
 mod dump;

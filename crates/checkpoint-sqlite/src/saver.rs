@@ -48,7 +48,7 @@ pub struct SqliteSaver {
 }
 
 /// The tables of an operation that reads or writes both.
-const TABLES: &str = "checkpoints, writes";
+pub(crate) const TABLES: &str = "checkpoints, writes";
 
 /// What a listing works on: its thread, or every thread.
 fn list_scope(name: &'static str, config: Option<&CheckpointConfig>) -> Scope {
@@ -60,10 +60,6 @@ fn list_scope(name: &'static str, config: Option<&CheckpointConfig>) -> Scope {
 
 /// The most rows a page of [`CheckpointSaver::list_stream`] reads by default.
 pub const DEFAULT_LIST_PAGE_ROWS: usize = 64;
-
-/// The serialized bytes a group commit ([`CheckpointSaver::put_batch`]) holds before it
-/// commits the ops so far and goes on in a new transaction (16 MiB).
-pub(crate) const BATCH_BYTES: usize = 16 << 20;
 
 /// The encoded checkpoint bytes after which a page of [`CheckpointSaver::list_stream`]
 /// ends (1 MiB): a page holds few checkpoints when they are large.
@@ -147,7 +143,7 @@ impl SqliteSaver {
     }
 
     /// The serialized row of a `put`.
-    fn prepare_put(
+    pub(crate) fn prepare_put(
         &self,
         config: &CheckpointConfig,
         checkpoint: &Checkpoint,
@@ -169,7 +165,7 @@ impl SqliteSaver {
     }
 
     /// The serialized rows of a `put_writes`.
-    fn prepare_writes(
+    pub(crate) fn prepare_writes(
         &self,
         config: &CheckpointConfig,
         writes: &[(String, Value)],
@@ -197,7 +193,7 @@ impl SqliteSaver {
 
     /// Runs serialized ops in one write transaction (see [`write::apply`]); a failure
     /// names `scope`.
-    async fn run(&self, ops: Vec<Op>, scope: impl FnOnce() -> Scope) -> Result<()> {
+    pub(crate) async fn run(&self, ops: Vec<Op>, scope: impl FnOnce() -> Scope) -> Result<()> {
         let (serde, fencing) = (Arc::clone(&self.serde), self.fencing);
         let refused = self
             .on_pool(scope, move |pool| {
@@ -386,64 +382,11 @@ impl CheckpointSaver for SqliteSaver {
         self.run(vec![op], scope).await
     }
 
-    /// Group commit: the ops, serialized first, run in order in one `BEGIN IMMEDIATE`
-    /// transaction (one commit, one `fsync` with [`Synchronous::Full`]); the rows stored
-    /// are the same as with one call per op. Each op is fenced as its own call would be.
-    /// Serialized ops are held until their transaction runs, so once they reach
-    /// 16 MiB (`BATCH_BYTES`) the ops so far commit and the rest follow in the next transaction
-    /// (a run with large values then holds one value's encoding at a time, not all).
-    ///
-    /// When the fence refuses an op, the ops before it are committed (they are the run's
-    /// own earlier saves), nothing of the refused op or of the ops after it is stored, and
-    /// its [`Error::Conflict`] is returned. When an op is invalid (a config or id that
-    /// [`validate_config`] refuses) or cannot be serialized, the ops before it are committed
-    /// and its error returned. Any other failure (a database error) rolls back the ops of
-    /// its transaction (the whole batch unless it was split) and stores none after them.
+    /// Group commit: the ops in one `BEGIN IMMEDIATE` transaction (split past 16 MiB of
+    /// serialized ops), each fenced as its own call would be; a refused op leaves the ops
+    /// before it stored, as one call per op does (`batch/mod.rs`).
     async fn put_batch(&self, ops: &[SaveOp]) -> Result<()> {
-        let scope = || {
-            let threads = ops.iter().map(|op| match op {
-                SaveOp::Put { config, .. } | SaveOp::PutWrites { config, .. } => {
-                    config.thread_id.as_str()
-                }
-            });
-            Scope::many("put_batch", TABLES, "threads", threads)
-        };
-        let mut prepared = Vec::with_capacity(ops.len());
-        let (mut failed, mut bytes) = (None, 0);
-        for op in ops {
-            let p = match op {
-                SaveOp::Put {
-                    config,
-                    checkpoint,
-                    metadata,
-                    ..
-                } => self.prepare_put(config, checkpoint, metadata),
-                SaveOp::PutWrites {
-                    config,
-                    writes,
-                    task_id,
-                    task_path,
-                } => self.prepare_writes(config, writes, task_id, task_path),
-            };
-            match p {
-                Ok(p) => {
-                    bytes += p.len();
-                    prepared.push(p);
-                    if bytes >= BATCH_BYTES {
-                        self.run(std::mem::take(&mut prepared), scope).await?;
-                        bytes = 0;
-                    }
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        if !prepared.is_empty() {
-            self.run(prepared, scope).await?;
-        }
-        failed.map_or(Ok(()), Err)
+        self.group_commit(ops).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {

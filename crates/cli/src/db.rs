@@ -18,12 +18,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use stategraph_checkpoint::serde::{JsonPlusSerializer, Serializer};
 use stategraph_checkpoint::{CheckpointSaver, Error};
-use stategraph_checkpoint_postgres::deadpool_postgres::{
-    tokio_postgres::{self, NoTls},
-    Manager, ManagerConfig, Pool, RecyclingMethod,
-};
+use stategraph_checkpoint_postgres::deadpool_postgres::{tokio_postgres, Pool};
 use stategraph_checkpoint_postgres::inspect as pg_inspect;
-use stategraph_checkpoint_postgres::PostgresSaver;
+use stategraph_checkpoint_postgres::{build_pool, PostgresOptions, PostgresSaver};
 pub use stategraph_checkpoint_sqlite::inspect::Damage;
 use stategraph_checkpoint_sqlite::inspect::{self as sqlite_inspect};
 use stategraph_checkpoint_sqlite::rusqlite::{self, Connection, OpenFlags};
@@ -289,26 +286,15 @@ pub fn is_damage(e: &CliError) -> bool {
     })
 }
 
-/// A pool on `url`; `read_only` makes every transaction of every connection read-only.
+/// A pool on `url` (the Postgres saver's [`build_pool`], four connections, its timeouts),
+/// checked by one connection; `read_only` makes every transaction of every connection
+/// read-only ([`PostgresOptions::read_only`]).
 pub(crate) async fn pg_pool(url: &str, read_only: bool) -> Result<Pool> {
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| CliError::Database(format!("{url}: not a Postgres URL: {e}")))?;
-    if read_only {
-        config.options("-c default_transaction_read_only=on");
-    }
-    config.connect_timeout(std::time::Duration::from_secs(10));
-    let manager = Manager::from_config(
-        config,
-        NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
-    let pool = Pool::builder(manager)
-        .max_size(4)
-        .build()
-        .map_err(|e| CliError::Database(format!("{url}: {e}")))?;
+    let options = PostgresOptions::default()
+        .with_pool_size(4)
+        .with_read_only(read_only);
+    let pool = build_pool(url, &options)
+        .map_err(|e| CliError::Database(format!("{}: {e}", redact(url))))?;
     match pool.get().await {
         Ok(client) => drop(client),
         Err(e) => {

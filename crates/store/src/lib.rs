@@ -62,6 +62,7 @@ mod op;
 mod store;
 mod time;
 pub mod ttl;
+mod ttl_config;
 
 pub use embed::{Embeddings, HashEmbedder, IndexConfig};
 pub use error::{Result, StoreError};
@@ -73,4 +74,4 @@ pub use op::{
 };
 pub use store::BaseStore;
 pub use time::Timestamp;
-pub use ttl::TtlConfig;
+pub use ttl_config::TtlConfig;

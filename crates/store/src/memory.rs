@@ -10,7 +10,7 @@ use crate::namespace::Namespace;
 use crate::op::{Expiry, Op, OpResult, SearchOp};
 use crate::store::{validate_all, BaseStore};
 use crate::time::Timestamp;
-use crate::ttl::TtlConfig;
+use crate::ttl_config::TtlConfig;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use parking_lot::Mutex;

@@ -5,7 +5,7 @@ use crate::error::{Result, StoreError};
 use crate::item::{Document, Item, SearchItem};
 use crate::namespace::Namespace;
 use crate::op::{GetOp, IndexSpec, ListNamespacesOp, Op, OpResult, PutOp, SearchOp};
-use crate::ttl::TtlConfig;
+use crate::ttl_config::TtlConfig;
 use async_trait::async_trait;
 
 /// A long-term key-value store with hierarchical namespaces, filters and optional semantic

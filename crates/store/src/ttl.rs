@@ -1,30 +1,9 @@
-//! Time to live: the store-wide [`TtlConfig`] and the background sweeper.
+//! Time to live: the background sweeper deleting what the store-wide
+//! [`TtlConfig`](crate::TtlConfig) lets expire.
 
 use crate::store::BaseStore;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How a store expires items (LangGraph's `TTLConfig`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TtlConfig {
-    /// Reads (`get`, `search`) push the expiry of what they return forward by the item's
-    /// TTL, unless the read says otherwise. Default: true.
-    pub refresh_on_read: bool,
-    /// TTL in minutes given to puts that do not name one. Default: none (keep forever).
-    pub default_ttl: Option<f64>,
-    /// Minutes between sweeps of [`spawn_sweeper`]. Default: 5 (LangGraph's fallback).
-    pub sweep_interval_minutes: Option<f64>,
-}
-
-impl Default for TtlConfig {
-    fn default() -> Self {
-        TtlConfig {
-            refresh_on_read: true,
-            default_ttl: None,
-            sweep_interval_minutes: None,
-        }
-    }
-}
 
 /// Starts a tokio task deleting expired items every `interval` (or the store's
 /// `sweep_interval_minutes`, or 5 minutes) until the handle is aborted or the store's last

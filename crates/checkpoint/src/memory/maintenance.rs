@@ -3,9 +3,20 @@
 //! Both remove checkpoints together with their writes, and then every blob of the
 //! namespace that no remaining checkpoint references (through its `channel_versions`),
 //! so that nothing unreachable stays in memory. A remaining checkpoint whose parent was
-//! removed gets no parent (as Postgres' `prune` does), so no tuple points at a checkpoint
-//! that is gone. Each operation first decodes what it needs and only then changes the
-//! store, so a decode error leaves the store untouched.
+//! removed gets no parent, so no tuple points at a checkpoint that is gone (Python's
+//! `PostgresSaver.prune` unlinks its kept checkpoints the same way). Each operation first
+//! decodes what it needs and only then changes the store, so a decode error leaves the
+//! store untouched.
+//!
+//! `prune(KeepLatest)` here is not Python's: its `InMemorySaver` and `SqliteSaver` have
+//! no `prune`, and its `PostgresSaver.prune` (langgraph-checkpoint-postgres 3.2.0, which
+//! our Postgres saver follows) differs in four ways. Here each namespace is thinned on its
+//! own, so a subgraph call's namespace keeps its latest checkpoint even once the root
+//! checkpoint the call started from is removed (Python deletes such a namespace whole); a
+//! thread with DeltaChannels keeps the ancestors they are rebuilt from (Python refuses the
+//! thread); a checkpoint of format 3 or older does not keep the parent its sends are read
+//! from (Python does); and writes whose checkpoint is not stored go too (Python deletes
+//! only the writes of the checkpoints it deletes). Our SQLite saver thins as this one does.
 
 use std::collections::HashSet;
 

@@ -381,9 +381,11 @@ impl CheckpointSaver for MemorySaver {
     }
 
     /// `KeepLatest` keeps, per namespace of each listed thread, the newest checkpoint with
-    /// its writes and the blobs it references, and removes every other checkpoint, write
-    /// and blob (the kept checkpoint's parent link is cleared when its parent was removed);
-    /// `Delete` removes the threads entirely.
+    /// its writes and the blobs it references (and, on a thread with DeltaChannels, the
+    /// ancestors they are rebuilt from), and removes every other checkpoint, write and
+    /// blob (a kept checkpoint's parent link is cleared when its parent was removed);
+    /// `Delete` removes the threads entirely. How this differs from Python's
+    /// `PostgresSaver.prune`: see `memory/maintenance.rs`.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         validate_thread_ids(thread_ids.iter().map(String::as_str))?;
         maintenance::prune(
