@@ -86,15 +86,16 @@ fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
     let thread = config.thread_id.as_deref();
     let run_id = config.metadata.get("run_id").and_then(Value::as_str);
     let ns = (!ns.is_empty()).then_some(ns);
-    match name {
-        RunName::Agent(agent) => {
-            let agent = agent.as_deref().unwrap_or("agent");
+    // The span of one kind of run: `$op {name}`, the name also under `$field`, then the
+    // fields every run has. A macro: a span's field names are written in the code.
+    macro_rules! span {
+        ($op:literal, $($field:ident).+ = $name:expr) => {
             tracing::info_span!(
-                "invoke_agent",
-                otel.name = %format_args!("invoke_agent {agent}"),
+                $op,
+                otel.name = %format_args!("{} {}", $op, $name),
                 otel.kind = "internal",
-                gen_ai.operation.name = "invoke_agent",
-                gen_ai.agent.name = agent,
+                gen_ai.operation.name = $op,
+                $($field).+ = $name,
                 gen_ai.conversation.id = thread,
                 stategraph.run.id = run_id,
                 stategraph.checkpoint.ns = ns,
@@ -102,6 +103,12 @@ fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
                 otel.status_description = Empty,
                 error.type = Empty,
             )
+        };
+    }
+    match name {
+        RunName::Agent(agent) => {
+            let agent = agent.as_deref().unwrap_or("agent");
+            span!("invoke_agent", gen_ai.agent.name = agent)
         }
         RunName::Workflow | RunName::Named(_) => {
             let graph = match name {
@@ -112,19 +119,7 @@ fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
                     .and_then(Value::as_str)
                     .unwrap_or("LangGraph"),
             };
-            tracing::info_span!(
-                "invoke_workflow",
-                otel.name = %format_args!("invoke_workflow {graph}"),
-                otel.kind = "internal",
-                gen_ai.operation.name = "invoke_workflow",
-                gen_ai.workflow.name = graph,
-                gen_ai.conversation.id = thread,
-                stategraph.run.id = run_id,
-                stategraph.checkpoint.ns = ns,
-                otel.status_code = Empty,
-                otel.status_description = Empty,
-                error.type = Empty,
-            )
+            span!("invoke_workflow", gen_ai.workflow.name = graph)
         }
     }
 }

@@ -2,19 +2,20 @@
 
 use stategraph_checkpoint::Value;
 
+use super::slot::{slot_reads, Slot};
 use super::{Channel, ChannelError};
 
 /// Stores the last value received, without checking that a step wrote only one; a step
 /// with no write clears it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AnyValue {
-    value: Option<Value>,
+    value: Slot,
 }
 
 impl AnyValue {
     /// An empty channel.
     pub fn new() -> AnyValue {
-        AnyValue { value: None }
+        AnyValue::default()
     }
 }
 
@@ -27,34 +28,16 @@ impl Channel for AnyValue {
         Some(super::ChannelSpec::AnyValue)
     }
 
-    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
-        match values.pop() {
-            // The "new step" notification empties a set channel.
-            None => Ok(self.value.take().is_some()),
-            Some(last) => {
-                self.value = Some(last);
-                Ok(true)
-            }
-        }
+    fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
+        // The "new step" notification empties a set channel.
+        Ok(self.value.keep_last_or_clear(values))
     }
 
-    fn get(&self) -> Option<Value> {
-        self.value.clone()
-    }
-
-    fn is_available(&self) -> bool {
-        self.value.is_some()
-    }
-
-    fn checkpoint(&self) -> Option<Value> {
-        self.value.clone()
-    }
+    slot_reads!(checkpoint);
 
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
-        Ok(Box::new(AnyValue { value }))
-    }
-
-    fn clone_box(&self) -> Box<dyn Channel> {
-        Box::new(self.clone())
+        Ok(Box::new(AnyValue {
+            value: Slot::new(value),
+        }))
     }
 }

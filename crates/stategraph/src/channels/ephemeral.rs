@@ -2,6 +2,7 @@
 
 use stategraph_checkpoint::Value;
 
+use super::slot::{check_guard, slot_reads, Slot};
 use super::{Channel, ChannelError};
 
 /// Stores the value written in the previous step and clears it on the next "new step"
@@ -12,13 +13,16 @@ use super::{Channel, ChannelError};
 #[derive(Clone, Debug, PartialEq)]
 pub struct EphemeralValue {
     guard: bool,
-    value: Option<Value>,
+    value: Slot,
 }
 
 impl EphemeralValue {
     /// An empty channel; with `guard`, a step may write at most one value.
     pub fn new(guard: bool) -> EphemeralValue {
-        EphemeralValue { guard, value: None }
+        EphemeralValue {
+            guard,
+            value: Slot::default(),
+        }
     }
 
     /// Whether a step may write at most one value.
@@ -36,41 +40,17 @@ impl Channel for EphemeralValue {
         Some(super::ChannelSpec::EphemeralValue { guard: self.guard })
     }
 
-    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
-        if values.len() > 1 && self.guard {
-            return Err(ChannelError::InvalidUpdate(
-                "EphemeralValue(guard=True) can receive only one value per step. Use guard=False if you want to store any one of multiple values.".to_owned(),
-            ));
-        }
-        match values.pop() {
-            None => Ok(self.value.take().is_some()),
-            Some(last) => {
-                self.value = Some(last);
-                Ok(true)
-            }
-        }
+    fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
+        check_guard("EphemeralValue", self.guard, &values)?;
+        Ok(self.value.keep_last_or_clear(values))
     }
 
-    fn get(&self) -> Option<Value> {
-        self.value.clone()
-    }
-
-    fn is_available(&self) -> bool {
-        self.value.is_some()
-    }
-
-    fn checkpoint(&self) -> Option<Value> {
-        self.value.clone()
-    }
+    slot_reads!(checkpoint);
 
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
         Ok(Box::new(EphemeralValue {
             guard: self.guard,
-            value,
+            value: Slot::new(value),
         }))
-    }
-
-    fn clone_box(&self) -> Box<dyn Channel> {
-        Box::new(self.clone())
     }
 }

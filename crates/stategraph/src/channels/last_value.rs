@@ -3,6 +3,7 @@
 use stategraph_checkpoint::Value;
 
 use super::python::unpack_pair;
+use super::slot::{slot_reads, Slot};
 use super::{Channel, ChannelError};
 
 /// The troubleshooting link LangGraph appends to an `INVALID_CONCURRENT_GRAPH_UPDATE` error.
@@ -20,13 +21,13 @@ pub(crate) fn concurrent_update_error(message: &str) -> ChannelError {
 /// `INVALID_CONCURRENT_GRAPH_UPDATE` message (the caller prefixes `At key '…': `).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LastValue {
-    value: Option<Value>,
+    value: Slot,
 }
 
 impl LastValue {
     /// An empty channel.
     pub fn new() -> LastValue {
-        LastValue { value: None }
+        LastValue::default()
     }
 }
 
@@ -39,37 +40,21 @@ impl Channel for LastValue {
         Some(super::ChannelSpec::LastValue)
     }
 
-    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
-        match values.len() {
-            0 => Ok(false),
-            1 => {
-                self.value = values.pop();
-                Ok(true)
-            }
-            _ => Err(concurrent_update_error(
+    fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
+        if values.len() > 1 {
+            return Err(concurrent_update_error(
                 "Can receive only one value per step. Use an Annotated key to handle multiple values.",
-            )),
+            ));
         }
+        Ok(self.value.keep_last(values))
     }
 
-    fn get(&self) -> Option<Value> {
-        self.value.clone()
-    }
-
-    fn is_available(&self) -> bool {
-        self.value.is_some()
-    }
-
-    fn checkpoint(&self) -> Option<Value> {
-        self.value.clone()
-    }
+    slot_reads!(checkpoint);
 
     fn from_checkpoint(&self, value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
-        Ok(Box::new(LastValue { value }))
-    }
-
-    fn clone_box(&self) -> Box<dyn Channel> {
-        Box::new(self.clone())
+        Ok(Box::new(LastValue {
+            value: Slot::new(value),
+        }))
     }
 }
 
@@ -81,17 +66,14 @@ impl Channel for LastValue {
 /// `[value, finished]`, or nothing while empty.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LastValueAfterFinish {
-    value: Option<Value>,
+    value: Slot,
     finished: bool,
 }
 
 impl LastValueAfterFinish {
     /// An empty channel.
     pub fn new() -> LastValueAfterFinish {
-        LastValueAfterFinish {
-            value: None,
-            finished: false,
-        }
+        LastValueAfterFinish::default()
     }
 }
 
@@ -104,27 +86,24 @@ impl Channel for LastValueAfterFinish {
         Some(super::ChannelSpec::LastValueAfterFinish)
     }
 
-    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
-        match values.pop() {
-            None => Ok(false),
-            Some(last) => {
-                self.value = Some(last);
-                self.finished = false;
-                Ok(true)
-            }
+    fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
+        if !self.value.keep_last(values) {
+            return Ok(false);
         }
+        self.finished = false;
+        Ok(true)
     }
 
     fn get(&self) -> Option<Value> {
         if self.finished {
-            self.value.clone()
+            self.value.get()
         } else {
             None
         }
     }
 
     fn is_available(&self) -> bool {
-        self.finished && self.value.is_some()
+        self.finished && self.value.is_set()
     }
 
     fn consume(&mut self) -> bool {
@@ -132,12 +111,12 @@ impl Channel for LastValueAfterFinish {
             return false;
         }
         self.finished = false;
-        self.value = None;
+        self.value.clear();
         true
     }
 
     fn finish(&mut self) -> bool {
-        if self.finished || self.value.is_none() {
+        if self.finished || !self.value.is_set() {
             return false;
         }
         self.finished = true;
@@ -145,7 +124,7 @@ impl Channel for LastValueAfterFinish {
     }
 
     fn checkpoint(&self) -> Option<Value> {
-        let value = self.value.clone()?;
+        let value = self.value.get()?;
         Some(Value::list(vec![value, Value::Bool(self.finished)]))
     }
 
@@ -160,7 +139,7 @@ impl Channel for LastValueAfterFinish {
             ))
         })?;
         Ok(Box::new(LastValueAfterFinish {
-            value: Some(value),
+            value: Slot::new(Some(value)),
             finished,
         }))
     }

@@ -16,6 +16,7 @@ mod delta;
 mod ephemeral;
 mod last_value;
 mod python;
+mod slot;
 mod spec;
 mod topic;
 mod untracked;

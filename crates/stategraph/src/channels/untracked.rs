@@ -2,6 +2,7 @@
 
 use stategraph_checkpoint::Value;
 
+use super::slot::{check_guard, slot_reads, Slot};
 use super::{Channel, ChannelError};
 
 /// Stores the last value received but never checkpoints it: a run restored from a
@@ -11,13 +12,16 @@ use super::{Channel, ChannelError};
 #[derive(Clone, Debug, PartialEq)]
 pub struct UntrackedValue {
     guard: bool,
-    value: Option<Value>,
+    value: Slot,
 }
 
 impl UntrackedValue {
     /// An empty channel; with `guard`, a step may write at most one value.
     pub fn new(guard: bool) -> UntrackedValue {
-        UntrackedValue { guard, value: None }
+        UntrackedValue {
+            guard,
+            value: Slot::default(),
+        }
     }
 
     /// Whether a step may write at most one value.
@@ -35,28 +39,12 @@ impl Channel for UntrackedValue {
         Some(super::ChannelSpec::UntrackedValue { guard: self.guard })
     }
 
-    fn update(&mut self, mut values: Vec<Value>) -> Result<bool, ChannelError> {
-        if values.len() > 1 && self.guard {
-            return Err(ChannelError::InvalidUpdate(
-                "UntrackedValue(guard=True) can receive only one value per step. Use guard=False if you want to store any one of multiple values.".to_owned(),
-            ));
-        }
-        match values.pop() {
-            None => Ok(false),
-            Some(last) => {
-                self.value = Some(last);
-                Ok(true)
-            }
-        }
+    fn update(&mut self, values: Vec<Value>) -> Result<bool, ChannelError> {
+        check_guard("UntrackedValue", self.guard, &values)?;
+        Ok(self.value.keep_last(values))
     }
 
-    fn get(&self) -> Option<Value> {
-        self.value.clone()
-    }
-
-    fn is_available(&self) -> bool {
-        self.value.is_some()
-    }
+    slot_reads!();
 
     fn checkpoint(&self) -> Option<Value> {
         None
@@ -64,9 +52,5 @@ impl Channel for UntrackedValue {
 
     fn from_checkpoint(&self, _value: Option<Value>) -> Result<Box<dyn Channel>, ChannelError> {
         Ok(Box::new(UntrackedValue::new(self.guard)))
-    }
-
-    fn clone_box(&self) -> Box<dyn Channel> {
-        Box::new(self.clone())
     }
 }

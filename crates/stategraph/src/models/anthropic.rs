@@ -10,8 +10,7 @@ use super::anthropic_response::{read_message, PROVIDER};
 use super::anthropic_stream::read_stream;
 use super::endpoint::Endpoint;
 use super::error::ModelError;
-use super::options::{option_builders, ChunkSink, ToolSpec};
-use super::wire;
+use super::options::{option_builders, ChunkSink};
 use crate::messages::Message;
 use crate::prebuilt::{run_message_id, ChatModel, Tool};
 use crate::pregel::context::NodeContext;
@@ -128,20 +127,15 @@ impl ChatAnthropic {
 #[async_trait]
 impl ChatModel for ChatAnthropic {
     async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
-        let e = &self.endpoint;
-        let stream = e
-            .options
-            .streaming
-            .unwrap_or_else(|| ctx.streams_messages());
-        let meta = wire::ls_metadata(PROVIDER, &e.model, &e.options);
-        let mut send = |m: &Message| ctx.send_message_chunk_with(m, &meta);
-        let answer = self.answer(messages, stream, Some(&mut send)).await;
+        let call = self.endpoint.in_node(ctx);
+        let mut send = |m: &Message| call.send(m);
+        let answer = self.answer(messages, call.stream, Some(&mut send)).await;
         answer.map_err(ModelError::into_node_error)
     }
 
     fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
         let mut bound = self.clone();
-        bound.endpoint.options.tools = tools.iter().map(ToolSpec::from).collect();
+        bound.endpoint.bind_tools(tools);
         Arc::new(bound)
     }
 }
@@ -151,7 +145,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::models::ToolChoice;
+    use crate::models::{ToolChoice, ToolSpec};
 
     #[test]
     fn options_go_out_as_the_api_reference_names_them() {

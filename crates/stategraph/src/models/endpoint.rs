@@ -6,9 +6,15 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use stategraph_checkpoint::Map;
+
 use super::error::ModelError;
 use super::http::{Transport, DEFAULT_TIMEOUT};
-use super::options::Options;
+use super::options::{Options, ToolSpec};
+use super::wire;
+use crate::messages::Message;
+use crate::prebuilt::Tool;
+use crate::pregel::context::NodeContext;
 
 /// One provider's endpoint as a client is configured with it. Cloning is cheap: the HTTP
 /// client (its connection pool) is shared, and made again only when the timeout changes.
@@ -66,6 +72,25 @@ impl Endpoint {
             .map_err(Clone::clone)
     }
 
+    /// How a call of this client runs in the node of `ctx` (its `ChatModel::invoke`):
+    /// streamed when the `streaming` option says so, else when the run streams messages;
+    /// its chunks go to the run's stream with the model's `ls_*` metadata.
+    pub(crate) fn in_node<'c>(&self, ctx: &'c NodeContext) -> NodeCall<'c> {
+        NodeCall {
+            stream: self
+                .options
+                .streaming
+                .unwrap_or_else(|| ctx.streams_messages()),
+            meta: wire::ls_metadata(self.provider, &self.model, &self.options),
+            ctx,
+        }
+    }
+
+    /// Binds `tools`: every later request offers them (`ChatModel::bind_tools`).
+    pub(crate) fn bind_tools(&mut self, tools: &[Tool]) {
+        self.options.tools = tools.iter().map(ToolSpec::from).collect();
+    }
+
     /// Writes the endpoint as the `Debug` of the client named `name`: the key hidden.
     pub(crate) fn debug_as(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct(name)
@@ -75,6 +100,22 @@ impl Endpoint {
             .field("options", &self.options)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+/// A call made in a node ([`Endpoint::in_node`]): whether it streams, and where its
+/// chunks go.
+pub(crate) struct NodeCall<'c> {
+    /// Whether the call streams.
+    pub(crate) stream: bool,
+    meta: Map,
+    ctx: &'c NodeContext,
+}
+
+impl NodeCall<'_> {
+    /// Sends `chunk` (an `AIMessageChunk`) to the run's stream, with the model's metadata.
+    pub(crate) fn send(&self, chunk: &Message) {
+        self.ctx.send_message_chunk_with(chunk, &self.meta);
     }
 }
 

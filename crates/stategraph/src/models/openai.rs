@@ -13,7 +13,6 @@ use super::openai_request::request_body;
 use super::openai_response::{read_completion, PROVIDER};
 use super::openai_stream::read_stream;
 use super::options::{option_builders, ChunkSink, ToolSpec};
-use super::wire;
 use crate::messages::Message;
 use crate::prebuilt::{run_message_id, ChatModel, Tool};
 use crate::pregel::context::NodeContext;
@@ -168,20 +167,15 @@ impl ChatOpenAI {
 #[async_trait]
 impl ChatModel for ChatOpenAI {
     async fn invoke(&self, messages: &[Message], ctx: &NodeContext) -> Result<Message, NodeError> {
-        let e = &self.endpoint;
-        let stream = e
-            .options
-            .streaming
-            .unwrap_or_else(|| ctx.streams_messages());
-        let meta = wire::ls_metadata(PROVIDER, &e.model, &e.options);
-        let mut send = |m: &Message| ctx.send_message_chunk_with(m, &meta);
-        let answer = self.answer(messages, stream, Some(&mut send)).await;
+        let call = self.endpoint.in_node(ctx);
+        let mut send = |m: &Message| call.send(m);
+        let answer = self.answer(messages, call.stream, Some(&mut send)).await;
         answer.map_err(ModelError::into_node_error)
     }
 
     fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
         let mut bound = self.clone();
-        bound.endpoint.options.tools = tools.iter().map(ToolSpec::from).collect();
+        bound.endpoint.bind_tools(tools);
         Arc::new(bound)
     }
 }
