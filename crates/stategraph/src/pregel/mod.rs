@@ -18,6 +18,9 @@ pub(crate) mod runner;
 pub mod snapshot;
 pub mod sources;
 pub mod spec;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite_cache;
 pub mod status;
 pub mod stream;
 pub(crate) mod stream_messages;
