@@ -3,6 +3,8 @@
 //! do, a row that cannot be read is a miss, and Python and Rust hit each other's entries
 //! when their key functions give the same bytes (`tests/sqlite_cache/cache_graph.py`, run
 //! with `STATEGRAPH_PYTHON`; skipped with a note without it unless `STATEGRAPH_INTEROP=1`).
+#![cfg(feature = "sqlite")]
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -15,8 +15,27 @@
 //!
 //! So an entry written by one side is a hit for the other when both derive the same key
 //! bytes from the input. Python's default key is the pickle of the frozen input and ours is
-//! its msgpack, which never match: give both sides a key function with the same bytes
-//! (e.g. `CachePolicy(key_func=lambda s: str(s["x"]))` and `.key(|s| s["x"] bytes)`).
+//! its msgpack, which never match: give both sides a key function with the same bytes,
+//! e.g. Python's `CachePolicy(key_func=lambda s: str(s["x"]))` and
+//!
+//! ```no_run
+//! use stategraph::graph::CompileOptions;
+//! use stategraph::pregel::cache::CachePolicy;
+//! use stategraph::pregel::sqlite_cache::SqliteCache;
+//! use stategraph::Value;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let policy = CachePolicy::default().key(|s: &Value| {
+//!     let x = s.get("x").and_then(Value::as_i64).unwrap_or(0);
+//!     x.to_string().into_bytes()
+//! });
+//! // `square` is `def square(state)` in Python's `app/nodes.py`.
+//! let cache = SqliteCache::open("cache.db")?.identifier("square", "app.nodes.square");
+//! let options = CompileOptions::new().cache(cache.shared());
+//! # let _ = (policy, options);
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! [`NodeCache`] has no error channel: a row that cannot be read (another encoding, bytes
 //! that are not msgpack, not a list of writes) is a miss, and a failed read or write of the
@@ -51,6 +70,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS cache (
 
 /// Why a row is not a cache entry.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CacheRowError {
     /// The value is not msgpack (`encoding` is another serializer's).
     #[error("cache entry encoding {0:?} is not msgpack")]
@@ -134,6 +154,7 @@ impl SqliteCache {
         }
     }
 
+    /// Stores `writes` under `key` (encoded before the connection is locked).
     fn write(
         &self,
         key: &CacheKey,
