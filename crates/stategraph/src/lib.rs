@@ -22,6 +22,7 @@ pub mod messages;
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 pub mod models;
+pub mod overwrite;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
@@ -40,6 +41,7 @@ pub use graph::{
     NodeOptions, Outcome, RunStream, StateGraph, StateUpdate, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
+pub use overwrite::Overwrite;
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};
