@@ -22,6 +22,7 @@ pub mod messages;
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 pub mod models;
+pub mod overwrite;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
@@ -37,9 +38,10 @@ pub use error::{Error, InputFate, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
-    NodeOptions, Outcome, RunStream, StateGraph, END, START,
+    NodeOptions, Outcome, RunStream, StateGraph, StateUpdate, END, START,
 };
 pub use messages::{Message, Role, ToolCall};
+pub use overwrite::Overwrite;
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};

@@ -166,7 +166,7 @@ pub fn is_overwrite(value: &Value) -> bool {
 }
 
 /// `Ok(replacement)` when `value` is an overwrite, `Err(value)` (given back) otherwise.
-pub(super) fn into_overwrite(value: Value) -> Result<Value, Value> {
+pub(crate) fn into_overwrite(value: Value) -> Result<Value, Value> {
     match value {
         Value::Map(mut map) => {
             let key = if map.len() == 1 && map.get(OVERWRITE).is_some() {

@@ -23,6 +23,7 @@ mod untracked;
 
 pub use any_value::AnyValue;
 pub use barrier::{NamedBarrierValue, NamedBarrierValueAfterFinish};
+pub(crate) use binop::into_overwrite;
 pub use binop::{is_overwrite, BinaryOperatorAggregate};
 pub use channel::{Channel, ChannelError, Channels, Reducer};
 pub use delta::{batch, max_supersteps_since_snapshot, BatchReducer, DeltaChannel};

@@ -25,4 +25,5 @@ pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeInput, N
 pub use outcome::Outcome;
 pub use run_stream::RunStream;
 pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
+pub use update_state::StateUpdate;
 pub use virtual_nodes::{END, START};

@@ -1,8 +1,9 @@
-//! Changing a thread's state outside a run: `update_state` (docs/runtime.md#state-api).
-//! The update runs the node's writers on the state it addresses, stores their writes
-//! on that checkpoint and saves one checkpoint of source `update` after it.
+//! Changing a thread's state outside a run: `update_state` and `bulk_update_state`
+//! (docs/runtime.md#state-api). Each superstep of updates runs the nodes' writers on the
+//! state it addresses, stores their writes on that checkpoint and saves one checkpoint of
+//! source `update` after it; `update_state` is one superstep of one update.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -42,6 +43,54 @@ struct Base {
     channels: Channels,
 }
 
+/// One update of a superstep given to [`CompiledGraph::bulk_update_state`]: `values` as
+/// if node `as_node` had returned them (LangGraph's `StateUpdate(values, as_node, task_id)`).
+#[derive(Clone, Debug)]
+pub struct StateUpdate<U> {
+    /// The update, as a node's return value.
+    pub values: U,
+    /// The node the update is attributed to; `None` infers it as LangGraph does (only
+    /// when the superstep has this one update).
+    pub as_node: Option<String>,
+    /// The task id its writes are stored under; `None` takes the id of the node's next
+    /// prepared task, else `uuid5(checkpoint_id, "__interrupt__[:i]")`.
+    pub task_id: Option<String>,
+}
+
+impl<U> StateUpdate<U> {
+    /// An update as if node `as_node` had returned `values`.
+    pub fn new(values: U, as_node: impl Into<String>) -> Self {
+        StateUpdate {
+            values,
+            as_node: Some(as_node.into()),
+            task_id: None,
+        }
+    }
+
+    /// An update whose node is inferred (allowed when it is alone in its superstep).
+    pub fn inferred(values: U) -> Self {
+        StateUpdate {
+            values,
+            as_node: None,
+            task_id: None,
+        }
+    }
+
+    /// The same update, stored under task id `task_id`.
+    pub fn with_task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.task_id = Some(task_id.into());
+        self
+    }
+}
+
+/// One update of a superstep after its writers ran: where its writes go.
+struct RanUpdate {
+    task_id: String,
+    path: TaskPath,
+    as_node: String,
+    writes: Vec<(String, Value)>,
+}
+
 impl<S: State> CompiledGraph<S> {
     /// Changes the state of a thread as if node `as_node` had returned `values`: the
     /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
@@ -54,46 +103,162 @@ impl<S: State> CompiledGraph<S> {
         values: impl IntoUpdate,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig> {
+        let update = StateUpdate {
+            values,
+            as_node: as_node.map(str::to_owned),
+            task_id: None,
+        };
+        self.bulk_update_state(config, vec![vec![update]]).await
+    }
+
+    /// Applies `supersteps` in order, as LangGraph's `bulk_update_state`: the updates of
+    /// one superstep run on the same state and are saved together as ONE checkpoint of
+    /// source `update`; the next superstep starts from it. Returns the config of the last
+    /// checkpoint. No supersteps, an empty superstep, several updates where one has no
+    /// `as_node`, or an unknown node fail before anything is stored; otherwise a failing
+    /// superstep stores nothing of itself (earlier ones stay). Waits for a run of the
+    /// thread like [`CompiledGraph::update_state`].
+    pub async fn bulk_update_state<U: IntoUpdate>(
+        &self,
+        config: impl AsRunConfig,
+        supersteps: Vec<Vec<StateUpdate<U>>>,
+    ) -> Result<CheckpointConfig> {
         let config = &self.resolve(config);
         let saver = self.saver()?.clone();
-        let graph = self.graph.clone();
         thread_of(config)?;
-        let cfg = config.checkpoint_config("");
+        if supersteps.is_empty() {
+            return Err(Error::InvalidUpdate("No supersteps provided".into()));
+        }
+        if supersteps.iter().any(Vec::is_empty) {
+            return Err(Error::InvalidUpdate("No updates provided".into()));
+        }
+        for update in supersteps.iter().filter(|s| s.len() > 1).flatten() {
+            if update.as_node.is_none() {
+                return Err(multiple_without_node());
+            }
+        }
+        for node in supersteps
+            .iter()
+            .flatten()
+            .filter_map(|u| u.as_node.as_deref())
+        {
+            self.node_exists(node)?;
+        }
+        let mut cfg = config.checkpoint_config("");
         // Like a run: waits until the saves of a dropped run of the thread are stored.
         let _lease = match &config.thread_id {
             Some(thread_id) => Some(crate::pregel::lease::acquire(&saver, thread_id).await),
             None => None,
         };
-        let mut base = self.load_base(&saver, &cfg).await?;
-        let as_node = match as_node {
-            Some(n) => n.to_owned(),
-            None => infer_as_node(
-                &graph,
-                &d::versions_seen_without_bumps(&base.checkpoint.versions_seen),
-            )
-            .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
-        };
-        let (task_id, writes) = self.run_writers(&mut base, &as_node, values)?;
-        let path = TaskPath(vec![
-            PathPart::Str("__interrupt__".into()),
-            PathPart::Int(0),
-        ]);
-        if base.saved.is_some() && !base.superseded {
-            store_writes(saver.as_ref(), &base.config, &writes, &task_id, &path).await?;
+        for (i, updates) in supersteps.into_iter().enumerate() {
+            cfg = self.update_superstep(&saver, &cfg, updates, i == 0).await?;
         }
-        let fork = fork_channels(&graph, &base, &writes);
+        Ok(cfg)
+    }
+
+    /// `Ok` if the graph has node `node`, else [`Error::UnknownNode`].
+    fn node_exists(&self, node: &str) -> Result<()> {
+        if self.graph.nodes.contains_key(node) {
+            return Ok(());
+        }
+        Err(Error::UnknownNode {
+            node: node.to_owned(),
+            by: "update_state".into(),
+        })
+    }
+
+    /// One superstep of an update: runs the writers of each update on the checkpoint
+    /// `cfg` addresses, stores their writes on it and saves the checkpoint after it.
+    /// `first`: the superstep addresses the caller's checkpoint (whose own pending
+    /// writes to DeltaChannels make it fork them).
+    async fn update_superstep<U: IntoUpdate>(
+        &self,
+        saver: &Arc<dyn CheckpointSaver>,
+        cfg: &CheckpointConfig,
+        updates: Vec<StateUpdate<U>>,
+        first: bool,
+    ) -> Result<CheckpointConfig> {
+        let graph = self.graph.clone();
+        let mut base = self.load_base(saver, cfg).await?;
+        let mut prepared: IndexMap<String, VecDeque<String>> = IndexMap::new();
+        if base.saved.is_some() {
+            let tasks = prepare_task_ids(
+                &base.checkpoint,
+                &graph,
+                &base.channels,
+                base.step + 1,
+                "",
+                None,
+            )?;
+            for t in tasks {
+                prepared.entry(t.name).or_default().push_back(t.id);
+            }
+        }
+        let single = updates.len() == 1;
+        let mut ran = Vec::with_capacity(updates.len());
+        for (i, update) in updates.into_iter().enumerate() {
+            let as_node = match update.as_node {
+                Some(n) => n,
+                None if single => infer_as_node(
+                    &graph,
+                    &d::versions_seen_without_bumps(&base.checkpoint.versions_seen),
+                )
+                .ok_or_else(|| Error::InvalidUpdate("Ambiguous update, specify as_node".into()))?,
+                None => return Err(multiple_without_node()),
+            };
+            self.node_exists(&as_node)?;
+            let task_id = update
+                .task_id
+                .or_else(|| prepared.get_mut(&as_node).and_then(VecDeque::pop_front))
+                .unwrap_or_else(|| update_task_id(&base.checkpoint.id, i));
+            let writes = self.run_writers(&mut base, &as_node, &task_id, update.values)?;
+            let path = TaskPath(vec![
+                PathPart::Str("__interrupt__".into()),
+                PathPart::Int(i as i64),
+            ]);
+            ran.push(RanUpdate {
+                task_id,
+                path,
+                as_node,
+                writes,
+            });
+        }
+        if base.saved.is_some() && !base.superseded {
+            for r in &ran {
+                store_writes(saver.as_ref(), &base.config, &r.writes, &r.task_id, &r.path).await?;
+            }
+        }
+        self.save_superstep(saver, base, &ran, first).await
+    }
+
+    /// Applies the superstep's writes to the base and saves the checkpoint of source
+    /// `update` after it (with the DeltaChannel snapshots it is due).
+    async fn save_superstep(
+        &self,
+        saver: &Arc<dyn CheckpointSaver>,
+        mut base: Base,
+        ran: &[RanUpdate],
+        first: bool,
+    ) -> Result<CheckpointConfig> {
+        let graph = &self.graph;
+        let writes: Vec<(String, Value)> =
+            ran.iter().flat_map(|r| r.writes.iter().cloned()).collect();
+        let fork = fork_channels(graph, &base, &writes, first);
         let triggers = vec!["__interrupt__".to_owned()];
-        let task = TaskWrites {
-            path: &path,
-            name: &as_node,
-            triggers: &triggers,
-            writes: &writes,
-        };
+        let tasks: Vec<TaskWrites> = ran
+            .iter()
+            .map(|r| TaskWrites {
+                path: &r.path,
+                name: &r.as_node,
+                triggers: &triggers,
+                writes: &r.writes,
+            })
+            .collect();
         let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
         apply_writes(
             &mut base.checkpoint,
             &mut base.channels,
-            &[task],
+            &tasks,
             &next,
             &graph.trigger_to_nodes,
         )?;
@@ -112,15 +277,9 @@ impl<S: State> CompiledGraph<S> {
         let id = self.sources.ids().uuid6(base.step + 1);
         let checkpoint = std::mem::replace(&mut base.checkpoint, Checkpoint::empty("", ""));
         let mut next_checkpoint = create_checkpoint(checkpoint, &base.channels, id, ts, None);
-        if d::has_delta_channels(&graph) {
-            let to_snapshot = delta_snapshots(
-                &graph,
-                &base,
-                &writes,
-                fork,
-                &next_checkpoint,
-                &mut metadata,
-            );
+        if d::has_delta_channels(graph) {
+            let to_snapshot =
+                delta_snapshots(graph, &base, &writes, fork, &next_checkpoint, &mut metadata);
             d::apply_snapshots(
                 &mut next_checkpoint,
                 &base.channels,
@@ -180,15 +339,16 @@ impl<S: State> CompiledGraph<S> {
         })
     }
 
-    /// Runs the writers of node `as_node` on `values` over the base's channels: the task
-    /// id the update's writes are stored under, and the writes. Unknown channels and
-    /// targets fail unless the graph is lenient.
+    /// Runs the writers of node `as_node` on `values` over the base's channels, as task
+    /// `task_id`: the writes. Unknown channels and targets fail unless the graph is
+    /// lenient.
     fn run_writers(
         &self,
         base: &mut Base,
         as_node: &str,
+        task_id: &str,
         values: impl IntoUpdate,
-    ) -> Result<(String, Vec<(String, Value)>)> {
+    ) -> Result<Vec<(String, Value)>> {
         let graph = &self.graph;
         let node = graph.nodes.get(as_node).ok_or_else(|| Error::UnknownNode {
             node: as_node.to_owned(),
@@ -204,22 +364,9 @@ impl<S: State> CompiledGraph<S> {
                 });
             }
         }
-        let mut prepared_id = None;
-        if base.saved.is_some() {
-            let tasks = prepare_task_ids(
-                &base.checkpoint,
-                graph,
-                &base.channels,
-                base.step + 1,
-                "",
-                None,
-            )?;
-            prepared_id = tasks.into_iter().find(|t| t.name == as_node).map(|t| t.id);
-        }
-        let task_id = prepared_id.unwrap_or_else(|| update_task_id(&base.checkpoint.id, 0));
         let channels = Arc::new(std::mem::take(&mut base.channels));
         let ctx = NodeContext::detached(
-            task_id.clone(),
+            task_id.to_owned(),
             as_node.to_owned(),
             base.step,
             channels.clone(),
@@ -235,7 +382,7 @@ impl<S: State> CompiledGraph<S> {
         if !lenient {
             crate::pregel::targets::check_targets(graph, "update_state", &writes)?;
         }
-        Ok((task_id, writes))
+        Ok(writes)
     }
 }
 
@@ -259,12 +406,18 @@ async fn store_writes(
 /// DeltaChannels this update must snapshot (docs/format.md#deltachannel): those the
 /// saved checkpoint has writes for (they belong to another child), those overwritten,
 /// and, when the thread moved past the checkpoint, those written (their writes are not
-/// stored on it).
-fn fork_channels(graph: &PregelGraph, base: &Base, writes: &[(String, Value)]) -> BTreeSet<String> {
+/// stored on it). Only the first superstep of a bulk update counts the saved writes.
+fn fork_channels(
+    graph: &PregelGraph,
+    base: &Base,
+    writes: &[(String, Value)],
+    first: bool,
+) -> BTreeSet<String> {
     let mut fork = d::delta_channels_in(
         graph,
         base.saved
             .iter()
+            .filter(|_| first)
             .flat_map(|t| t.pending_writes.iter().map(|w| w.channel.as_str())),
     );
     fork.extend(d::overwritten(
@@ -353,6 +506,11 @@ async fn put_update(
         .configurable
         .shift_remove(stategraph_checkpoint::CONFIG_KEY_BRANCH);
     Ok(stored)
+}
+
+/// Several updates in one superstep, one without `as_node`.
+fn multiple_without_node() -> Error {
+    Error::InvalidUpdate("as_node is required when applying multiple updates".into())
 }
 
 /// `uuid5(UUID(checkpoint_id), "__interrupt__")` (or `"__interrupt__:i"` for the i-th).
