@@ -3,7 +3,7 @@
 //! saving itself (durability modes, the background queue, what a cancelled run leaves) in
 //! `writer`.
 //!
-//! This file holds the state of a run ([`Loop`]) and its step loop; each child holds the
+//! This file holds the state of a run (`Loop`) and its step loop; each child holds the
 //! `impl Loop` block of one job, and names only this file, never a sibling:
 //!
 //! - `load`: reading the thread (or starting an empty one) into a new `Loop`;
