@@ -22,7 +22,9 @@ mod scenarios;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
 use std::sync::Arc;
+use support::python::python;
 
 use serde_json::Value as J;
 use stategraph::checkpoint::CheckpointSaver;
@@ -30,23 +32,6 @@ use stategraph::checkpoint::CheckpointSaver;
 use graphs::{compiled, THREADS};
 use render::{assert_same, dump, normalize, Dump};
 use support::savers::PostgresSchema;
-
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("STATEGRAPH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v != "1"),
-        "STATEGRAPH_INTEROP=1 but there is no Python at {path:?}"
-    );
-    println!("note: skipping: no venv Python at {path:?}");
-    None
-}
 
 /// Which database the two sides share.
 #[derive(Clone, Copy, Debug)]

@@ -8,8 +8,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
 use std::sync::Arc;
+use support::python::python;
 
 use serde_json::{json, Value as J};
 use stategraph::channels::LastValue;
@@ -19,23 +21,6 @@ use stategraph::{
     StateGraph, Value, END, START,
 };
 use support::golden::to_json;
-
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("STATEGRAPH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v != "1"),
-        "STATEGRAPH_INTEROP=1 but there is no Python at {path:?}"
-    );
-    println!("note: skipping: no venv Python at {path:?}");
-    None
-}
 
 /// The chain a -> b -> c, paused before `pause`; `a` overwrites `trail` when `a_overwrites`.
 fn chain(

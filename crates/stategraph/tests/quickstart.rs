@@ -4,24 +4,9 @@
 #[allow(dead_code, unreachable_pub)]
 mod quickstart;
 
-use std::path::{Path, PathBuf};
-
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("STATEGRAPH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v != "1"),
-        "STATEGRAPH_INTEROP=1 but there is no Python at {path:?}"
-    );
-    println!("note: skipping: no venv Python at {path:?}");
-    None
-}
+mod support;
+use std::path::Path;
+use support::python::python;
 
 #[tokio::test]
 async fn python_sqlite_saver_reads_the_quickstart_thread() {

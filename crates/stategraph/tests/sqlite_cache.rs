@@ -6,10 +6,12 @@
 #![cfg(feature = "sqlite")]
 #![allow(clippy::unwrap_used)]
 
+mod support;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use support::python::python;
 
 use stategraph::channels::{BinaryOperatorAggregate, Channel, LastValue};
 use stategraph::graph::{CompileOptions, NodeOptions};
@@ -244,23 +246,6 @@ fn a_file_that_is_not_sqlite_is_a_typed_error() {
     )
     .unwrap();
     assert!(SqliteCache::open(&file).is_err());
-}
-
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("STATEGRAPH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/langgraph-venv/bin/python")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("STATEGRAPH_INTEROP").map_or(true, |v| v != "1"),
-        "STATEGRAPH_INTEROP=1 but there is no Python at {path:?}"
-    );
-    println!("note: skipping: no venv Python at {path:?}");
-    None
 }
 
 /// Python's run of its graph on `x`: `(log, calls)`.

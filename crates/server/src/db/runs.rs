@@ -196,7 +196,6 @@ pub async fn delete_run(pool: &Pool, run_id: Uuid) -> Result<()> {
 }
 
 #[cfg(test)]
-#[cfg(test)]
 mod tests {
     use super::*;
 

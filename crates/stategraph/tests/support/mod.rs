@@ -3,4 +3,5 @@
 
 pub mod crash_saver;
 pub mod golden;
+pub mod python;
 pub mod savers;
