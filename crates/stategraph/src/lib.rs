@@ -14,6 +14,7 @@ pub mod config;
 #[doc(hidden)]
 pub mod derive_support;
 pub mod error;
+pub mod functional;
 pub mod graph;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

@@ -197,6 +197,7 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
         nodes,
         trigger_to_nodes: IndexMap::new(),
         output_channels: state_keys.to_vec(),
+        functional: false,
     };
     graph.index_triggers();
     let topology = Arc::new(capture(g, &options));

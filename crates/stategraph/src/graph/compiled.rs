@@ -54,6 +54,12 @@ impl<U: IntoUpdate> IntoInput for Command<U> {
     }
 }
 
+impl IntoInput for RunInput {
+    fn into_input(self) -> Result<RunInput> {
+        Ok(self)
+    }
+}
+
 impl IntoInput for NoInput {
     fn into_input(self) -> Result<RunInput> {
         Ok(RunInput::Resume)

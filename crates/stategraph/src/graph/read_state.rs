@@ -275,6 +275,9 @@ fn task_infos(
                 interrupts,
                 state: sub_states.get(&t.id).cloned(),
                 result: status.filter(|s| s.finished()).map(|s| {
+                    if let Some(v) = single_output_result(graph, &s.output) {
+                        return v;
+                    }
                     let out: Vec<(String, Value)> = s
                         .output
                         .iter()
@@ -286,4 +289,20 @@ fn task_infos(
             }
         })
         .collect()
+}
+
+/// A task's result in a graph whose output is one value (a functional-API graph): a
+/// called task's `__return__`, else what it wrote to the output channel (`None` when
+/// nothing), as LangGraph shows a result when `output_channels` is a string. `None` for
+/// other graphs.
+fn single_output_result(graph: &PregelGraph, output: &[(String, Value)]) -> Option<Value> {
+    if !graph.functional {
+        return None;
+    }
+    let found = output.iter().find(|(c, _)| c == "__return__").or_else(|| {
+        output
+            .iter()
+            .find(|(c, _)| graph.output_channels.contains(c))
+    });
+    Some(found.map(|(_, v)| v.clone()).unwrap_or_default())
 }

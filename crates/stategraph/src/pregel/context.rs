@@ -36,6 +36,8 @@ pub(crate) struct TaskScope {
     pub body_writes: Mutex<Vec<(String, Value)>>,
     /// What a subgraph run inside this task inherits from the run.
     pub run: Option<Arc<RunScope>>,
+    /// How this task calls tasks (functional-API graphs only).
+    pub calls: Option<Arc<super::call::CallScope>>,
 }
 
 /// What the tasks of a step inherit from their run, for subgraphs.
@@ -255,6 +257,7 @@ impl NodeContext {
                 null_resume: Arc::new(Mutex::new(None)),
                 body_writes: Mutex::new(Vec::new()),
                 run: None,
+                calls: None,
             }),
         }
     }

@@ -168,7 +168,10 @@ pub fn task_result_payload(t: &Task, writes: &[(String, Value)], output_keys: &[
             .map(|(_, v)| v.clone())
             .unwrap_or_default(),
     );
-    m.insert("result", Value::Map(result_map(writes, output_keys)));
+    // A called task's result is its `__return__` write.
+    let mut keys = output_keys.to_vec();
+    keys.push("__return__".to_owned());
+    m.insert("result", Value::Map(result_map(writes, &keys)));
     let interrupts: Vec<Value> = interrupt_items(writes)
         .filter_map(crate::types::Interrupt::from_value)
         .map(|i| interrupt_dict(&i))
@@ -220,6 +223,31 @@ pub fn updates_payload(
         m.insert("__metadata__", md);
     }
     Some(Value::Map(m))
+}
+
+/// The `updates` payload of one task of a graph whose output is one channel's value (a
+/// functional-API graph): `{node: value}`, the value being a called task's `__return__`
+/// write, else what it wrote to the output channel (`None` when nothing).
+pub fn single_output_updates_payload(
+    t: &Task,
+    writes: &[(String, Value)],
+    output_keys: &[String],
+    cached: bool,
+) -> Value {
+    let value = writes
+        .iter()
+        .find(|(c, _)| c == "__return__")
+        .or_else(|| writes.iter().find(|(c, _)| output_keys.contains(c)))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let mut m = Map::with_capacity(2);
+    m.insert(t.name.as_str(), value);
+    if cached {
+        let mut md = Map::new();
+        md.insert("cached", true);
+        m.insert("__metadata__", md);
+    }
+    Value::Map(m)
 }
 
 /// The `updates` payload of an interrupt: `{"__interrupt__": [Interrupt, ...]}`.

@@ -84,6 +84,11 @@ pub struct PregelGraph {
     pub trigger_to_nodes: IndexMap<String, Vec<String>>,
     /// The state channels a run returns and streams as `values`.
     pub output_channels: Vec<String>,
+    /// A functional-API graph (an entrypoint, [`crate::functional`]): its output is the
+    /// value of its one output channel (`__end__`) itself, not a map of channels (Python's
+    /// `output_channels` given as a string), and its tasks may call tasks
+    /// ([`NodeContext::call`]).
+    pub functional: bool,
 }
 
 impl PregelGraph {

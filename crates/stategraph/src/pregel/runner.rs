@@ -68,6 +68,8 @@ pub(crate) struct TaskScopeParts {
     pub null_resume: Arc<Mutex<Option<Value>>>,
     /// What the task passes on to subgraphs.
     pub run: Arc<RunScope>,
+    /// How the task calls tasks (functional-API graphs only).
+    pub calls: Option<Arc<super::call::CallScope>>,
 }
 
 impl TaskScopeParts {
@@ -95,6 +97,7 @@ impl TaskScopeParts {
                 null_resume: self.null_resume.clone(),
                 body_writes: Mutex::new(Vec::new()),
                 run: Some(run),
+                calls: self.calls.clone(),
             }),
         }
     }

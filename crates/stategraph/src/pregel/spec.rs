@@ -30,6 +30,9 @@ pub struct GraphSpec {
     pub nodes: Vec<NodeSpec>,
     /// The state channels a snapshot shows as its values.
     pub output_channels: Vec<String>,
+    /// A functional-API graph (see [`PregelGraph::functional`]).
+    #[serde(default)]
+    pub functional: bool,
 }
 
 /// One channel of a [`GraphSpec`].
@@ -97,6 +100,7 @@ impl PregelGraph {
             channels,
             nodes,
             output_channels: self.output_channels.clone(),
+            functional: self.functional,
         })
     }
 
@@ -140,6 +144,7 @@ impl PregelGraph {
             nodes,
             trigger_to_nodes: IndexMap::new(),
             output_channels: spec.output_channels.clone(),
+            functional: spec.functional,
         };
         graph.index_triggers();
         Ok(graph)

@@ -226,5 +226,6 @@ fn path_part(p: &PathPart) -> Value {
         PathPart::Str(s) => Value::from(s.as_str()),
         PathPart::Int(n) => Value::from(*n),
         PathPart::Bool(b) => Value::from(*b),
+        PathPart::Path(inner) => Value::List(inner.0.iter().map(path_part).collect()),
     }
 }

@@ -43,6 +43,9 @@ pub enum PathPart {
     Int(i64),
     /// A boolean (rendered as 0 or 1, as Python's `%010d` does).
     Bool(bool),
+    /// A nested path: the path of the task that called a functional-API task (rendered as
+    /// its own `~...` string).
+    Path(TaskPath),
 }
 
 /// A task's path: `(__pregel_pull, node)`, `(__pregel_push, index, false)`, ...
@@ -80,9 +83,27 @@ impl TaskPath {
                 PathPart::Bool(b) => {
                     let _ = write!(s, "{:010}", i64::from(*b));
                 }
+                PathPart::Path(p) => s.push_str(&p.to_path_string()),
             }
         }
         s
+    }
+
+    /// The path of the `index`-th task called by the task at `parent` (the functional
+    /// API): `(__pregel_push, parent, index, true)`.
+    pub fn call(parent: &TaskPath, index: usize) -> TaskPath {
+        TaskPath(vec![
+            PathPart::Str(PUSH.into()),
+            PathPart::Path(parent.clone()),
+            PathPart::Int(index as i64),
+            PathPart::Bool(true),
+        ])
+    }
+
+    /// True for a task called by another task (the functional API), whose interrupts
+    /// reach the caller through the call rather than the stream.
+    pub fn is_call(&self) -> bool {
+        self.is_push() && matches!(self.0.last(), Some(PathPart::Bool(true)))
     }
 
     /// True for push tasks.
@@ -183,5 +204,9 @@ mod tests {
             "~__pregel_push, 0000000000, 0000000000"
         );
         assert_eq!(TaskPath::default().to_path_string(), "~");
+        assert_eq!(
+            TaskPath::call(&TaskPath::pull("wf"), 1).to_path_string(),
+            "~__pregel_push, ~__pregel_pull, wf, 0000000001, 0000000001"
+        );
     }
 }

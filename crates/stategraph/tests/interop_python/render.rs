@@ -288,6 +288,7 @@ pub(crate) fn snapshot(s: &StateSnapshot) -> J {
                     PathPart::Str(x) => J::from(x.clone()),
                     PathPart::Int(n) => J::from(*n),
                     PathPart::Bool(b) => J::from(*b),
+                    PathPart::Path(inner) => J::from(inner.to_path_string()),
                 })
                 .collect();
             json!({

@@ -351,6 +351,9 @@ pub fn snapshot_json(s: &stategraph::pregel::snapshot::StateSnapshot) -> J {
                     stategraph::pregel::task::PathPart::Str(x) => J::from(x.clone()),
                     stategraph::pregel::task::PathPart::Int(n) => J::from(*n),
                     stategraph::pregel::task::PathPart::Bool(b) => J::from(*b),
+                    stategraph::pregel::task::PathPart::Path(inner) => {
+                        J::from(inner.to_path_string())
+                    }
                 })
                 .collect();
             serde_json::json!({

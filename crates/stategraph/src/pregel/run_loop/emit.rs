@@ -99,6 +99,10 @@ impl Loop {
         }
         let first = writes[0].0.as_str();
         if first == "__interrupt__" {
+            // A called task's interrupt reaches the stream as its caller's.
+            if task.path.is_call() {
+                return;
+            }
             if sink.wants(StreamMode::Updates) {
                 sink.emit(StreamMode::Updates, events::interrupt_update(writes));
             }
@@ -109,7 +113,14 @@ impl Loop {
             if let Some(u) = sink
                 .wants(StreamMode::Updates)
                 .then(|| {
-                    events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
+                    let keys = &self.p.graph.output_channels;
+                    if self.p.graph.functional {
+                        Some(events::single_output_updates_payload(
+                            task, writes, keys, cached,
+                        ))
+                    } else {
+                        events::updates_payload(task, writes, keys, cached)
+                    }
                 })
                 .flatten()
             {
@@ -126,10 +137,7 @@ impl Loop {
     pub(super) fn emit_values(&self) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                sink.emit(
-                    StreamMode::Values,
-                    events::values_payload(self.read_output()),
-                );
+                sink.emit(StreamMode::Values, self.output_payload());
             }
         }
     }
@@ -138,13 +146,29 @@ impl Loop {
     pub(super) fn emit_interrupt_values(&self, interrupts: &[Interrupt]) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                let mut values = self.read_output();
+                // A functional graph's output is one value: the interrupts come alone.
+                let mut values = if self.p.graph.functional {
+                    IndexMap::new()
+                } else {
+                    self.read_output()
+                };
                 values.insert(
                     "__interrupt__".into(),
                     Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
                 );
                 sink.emit(StreamMode::Values, events::values_payload(values));
             }
+        }
+    }
+
+    /// The `values` payload: the output channels' values, or a functional graph's one
+    /// output value itself (`None` while it has none).
+    pub(super) fn output_payload(&self) -> Value {
+        let values = self.read_output();
+        if self.p.graph.functional {
+            values.into_values().next().unwrap_or_default()
+        } else {
+            events::values_payload(values)
         }
     }
 

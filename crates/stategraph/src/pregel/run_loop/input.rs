@@ -341,11 +341,18 @@ impl Loop {
                 .iter()
                 .map(|(t, c, v)| (t.as_str(), c.as_str(), v)),
         );
-        statuses
+        // A set, as Python's: a called task's interrupt is also its caller's.
+        let mut ids: Vec<String> = Vec::new();
+        for id in statuses
             .values()
             .filter(|s| !s.finished())
             .flat_map(|s| s.interrupts.iter().map(|i| i.id.clone()))
-            .collect()
+        {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
     }
 }
 

@@ -10,6 +10,7 @@
 //! - `input`: applying the run's input (new values, a command, a resume);
 //! - `tasks`: preparing a step's tasks, running them concurrently, committing each as it
 //!   finishes (one task's attempts run in `runner.rs`);
+//! - `calls`: the same for a functional-API graph, whose tasks call tasks in the step;
 //! - `save`: applying writes, recording a task's writes, creating and saving checkpoints;
 //! - `emit`: the stream events of a step.
 
@@ -34,6 +35,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::types::{Command, Interrupt};
 
+mod calls;
 mod emit;
 mod input;
 pub(crate) mod load;
@@ -102,6 +104,27 @@ pub struct LoopParams {
     pub lenient_writes: bool,
     /// Mirror the head the run leaves in the saver, returned as [`RunOutcome::head`].
     pub keep_head: bool,
+}
+
+/// What happened in a step.
+#[derive(Debug, Default)]
+pub(super) struct StepOutcome {
+    /// Interrupts raised by the step's tasks.
+    pub interrupts: Vec<Interrupt>,
+    /// The first failure, if any task failed.
+    pub error: Option<Error>,
+}
+
+/// The cache keys of the step's tasks with a cache policy: `(task index, key, ttl)`.
+type CacheKeys = Vec<(usize, super::cache::CacheKey, Option<std::time::Duration>)>;
+
+/// What every task of a step shares.
+struct StepShared {
+    channels: Arc<Channels>,
+    null_resume: Arc<parking_lot::Mutex<Option<Value>>>,
+    run: Arc<super::context::RunScope>,
+    /// The loop's inbox for calls of tasks (functional-API graphs only).
+    inbox: Option<tokio::sync::mpsc::UnboundedSender<super::call::CallRequest>>,
 }
 
 /// The state of one run.
@@ -192,6 +215,9 @@ impl Loop {
             }
             let outcome = self.run_step().await?;
             if !outcome.interrupts.is_empty() {
+                if self.p.graph.functional {
+                    self.apply_at_interrupt()?;
+                }
                 self.emit_interrupt_values(&outcome.interrupts);
                 return Ok(outcome.interrupts);
             }
@@ -223,7 +249,8 @@ impl Loop {
         let next = self
             .tasks
             .iter()
-            .filter(|t| t.writes.is_empty())
+            // A called task's interrupt is its caller's: the caller is what runs next.
+            .filter(|t| t.writes.is_empty() && !t.path.is_call())
             .map(|t| t.name.clone())
             .collect();
         let head = self.writer.take_head().map(|h| {

@@ -11,11 +11,11 @@ use parking_lot::Mutex;
 use stategraph_checkpoint::{Value, NULL_TASK_ID};
 use tracing::Instrument;
 
-use super::Loop;
+use super::{CacheKeys, Loop, StepOutcome, StepShared};
 use crate::channels::Channels;
 use crate::error::{Error, Result};
 use crate::pregel::algo::prepare_next_tasks;
-use crate::pregel::cache::CacheKey;
+use crate::pregel::call::CallScope;
 use crate::pregel::context::RunScope;
 use crate::pregel::graph::NodeRunner;
 use crate::pregel::node_error::{NodeError, NodeErrorKind};
@@ -26,25 +26,6 @@ use crate::pregel::stream_messages;
 use crate::pregel::targets::check_targets;
 use crate::pregel::task::interrupt_id;
 use crate::types::Interrupt;
-
-/// What happened in a step.
-#[derive(Debug, Default)]
-pub(super) struct StepOutcome {
-    /// Interrupts raised by the step's tasks.
-    pub interrupts: Vec<Interrupt>,
-    /// The first failure, if any task failed.
-    pub error: Option<Error>,
-}
-
-/// The cache keys of the step's tasks with a cache policy: `(task index, key, ttl)`.
-type CacheKeys = Vec<(usize, CacheKey, Option<Duration>)>;
-
-/// What every task of a step shares.
-struct StepShared {
-    channels: Arc<Channels>,
-    null_resume: Arc<Mutex<Option<Value>>>,
-    run: Arc<RunScope>,
-}
 
 impl Loop {
     /// Prepares the tasks of the next step and streams the checkpoint they come from.
@@ -111,10 +92,18 @@ impl Loop {
         indices: &[usize],
         channels: Arc<Channels>,
     ) -> Result<StepOutcome> {
+        // A functional-API graph's tasks may call tasks: the loop takes their calls here.
+        let (inbox, calls) = if self.p.graph.functional {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let shared = StepShared {
             channels,
             null_resume: self.null_resume(),
             run: Arc::new(self.run_scope()),
+            inbox,
         };
         let mut futures: Vec<TaskFuture> = Vec::with_capacity(indices.len());
         let mut cache_keys = CacheKeys::new();
@@ -127,7 +116,13 @@ impl Loop {
                 futures.push(f);
             }
         }
-        self.drive(futures, &cache_keys).await
+        match calls {
+            Some(calls) => {
+                self.drive_with_calls(futures, cache_keys, &shared, calls)
+                    .await
+            }
+            None => self.drive(futures, &cache_keys).await,
+        }
     }
 
     /// The input's resume value for the step's tasks: the run's own, else its parent's.
@@ -193,7 +188,7 @@ impl Loop {
 
     /// What task `i` needs to run its attempts: its input, and the scope each attempt's
     /// context is built from (its resume values among them).
-    fn attempts(
+    pub(super) fn attempts(
         &self,
         i: usize,
         runner: NodeRunner,
@@ -238,6 +233,10 @@ impl Loop {
                 resume,
                 null_resume: shared.null_resume.clone(),
                 run: shared.run.clone(),
+                calls: shared
+                    .inbox
+                    .as_ref()
+                    .map(|tx| CallScope::new(tx.clone(), task.path.clone())),
             },
             retry,
             timeout,
@@ -321,7 +320,7 @@ impl Loop {
     }
 
     /// Caches a successful result of a task with a cache policy.
-    fn remember(
+    pub(super) fn remember(
         &self,
         keys: &CacheKeys,
         i: usize,
@@ -335,7 +334,7 @@ impl Loop {
     }
 
     /// Records one finished task. Returns true when the step must stop (a failure).
-    async fn commit(
+    pub(super) async fn commit(
         &mut self,
         i: usize,
         result: Result<Vec<(String, Value)>, NodeError>,
