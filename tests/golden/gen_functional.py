@@ -18,7 +18,8 @@ Two threads (crates/stategraph/tests/functional/golden.rs runs the same in Rust)
 * `review`: `review(topic)` calls `compose` then `ask`, a task that interrupts itself;
   resumed with "great".
 
-The file holds `calls` (each call's input and its `updates` stream chunks), `inmemory`
+The file holds `calls` (each call's input and its stream: `[mode, chunk]` of the modes
+`updates` and `values`), `inmemory`
 (InMemorySaver's storage, writes and blobs as (type, hex)) and `history`
 (get_state_history per thread: checkpoint id, values, next, metadata, tasks).
 """
@@ -122,7 +123,8 @@ def conversation(add_all, review) -> list[dict]:
     ]
     for graph, thread, value in plan:
         cfg = {"configurable": {"thread_id": thread}}
-        chunks = [plain(c) for c in graph.stream(value, cfg, stream_mode="updates")]
+        chunks = [[mode, plain(c)] for mode, c in
+                  graph.stream(value, cfg, stream_mode=["updates", "values"])]
         calls.append({"thread": thread, "entrypoint": graph.name,
                       "input": plain(value.resume if isinstance(value, Command) else value),
                       "resume": isinstance(value, Command), "updates": chunks})

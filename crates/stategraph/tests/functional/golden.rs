@@ -1,6 +1,6 @@
 //! `tests/golden/functional.json` (made by `tests/golden/gen_functional.py`) reproduced:
 //! the same calls on a MemorySaver with the trace's id and clock sources store the same
-//! bytes, stream the same `updates`, and read back as the same history.
+//! bytes, stream the same `updates` and `values`, and read back as the same history.
 
 use std::sync::Arc;
 
@@ -19,10 +19,17 @@ async fn updates<I>(
     input: impl stategraph::functional::EntrypointInput<I>,
     thread: &str,
 ) -> Vec<J> {
-    app.stream(input, &RunConfig::thread(thread), &[StreamMode::Updates])
-        .map(|e| to_json(&e.expect("event").data))
-        .collect()
-        .await
+    app.stream(
+        input,
+        &RunConfig::thread(thread),
+        &[StreamMode::Updates, StreamMode::Values],
+    )
+    .map(|e| {
+        let e = e.expect("event");
+        json!([e.mode.as_str(), to_json(&e.data)])
+    })
+    .collect()
+    .await
 }
 
 fn history_json(history: &[StateSnapshot]) -> Vec<J> {
@@ -71,7 +78,7 @@ async fn functional_threads_are_reproduced_byte_for_byte() {
         .map(|c| normalize(&c["updates"]))
         .collect();
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-        assert_eq!(&J::Array(g.clone()), e, "updates of call {i}");
+        assert_eq!(&J::Array(g.clone()), e, "stream of call {i}");
     }
     golden::assert_storage_matches(&trace, &saver);
     for (thread, app_history) in [

@@ -146,16 +146,20 @@ impl Loop {
     pub(super) fn emit_interrupt_values(&self, interrupts: &[Interrupt]) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                // A functional graph's output is one value: the interrupts come alone.
-                let mut values = if self.p.graph.functional {
-                    IndexMap::new()
-                } else {
-                    self.read_output()
-                };
-                values.insert(
-                    "__interrupt__".into(),
-                    Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
-                );
+                let list = Value::List(interrupts.iter().map(Interrupt::to_value).collect());
+                if self.p.graph.functional {
+                    // One output value: the interrupts join it when it is a map (as
+                    // Python's), else come alone.
+                    let mut map = match self.output_payload() {
+                        Value::Map(m) => m,
+                        _ => Map::new(),
+                    };
+                    map.insert("__interrupt__", list);
+                    sink.emit(StreamMode::Values, Value::Map(map));
+                    return;
+                }
+                let mut values = self.read_output();
+                values.insert("__interrupt__".into(), list);
                 sink.emit(StreamMode::Values, events::values_payload(values));
             }
         }
