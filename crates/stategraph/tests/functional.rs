@@ -6,5 +6,7 @@ mod support;
 
 #[path = "functional/apps.rs"]
 mod apps;
+#[path = "functional/behaviour.rs"]
+mod behaviour;
 #[path = "functional/golden.rs"]
 mod golden;
