@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stategraph_checkpoint::{CheckpointSaver, ListOptions, Value};
 
+use super::channels::END;
 use super::convert::{decode, encode};
-use super::entrypoint::END;
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
 use crate::graph::{CompileOptions, CompiledGraph, IntoInput, NoInput};

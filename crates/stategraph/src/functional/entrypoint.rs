@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use stategraph_checkpoint::{CheckpointSaver, Value};
 
+use super::channels::{END, PREVIOUS, START};
 use super::compiled::CompiledEntrypoint;
 use super::convert::{decode, encode};
 use crate::channels::{Channel, EphemeralValue, LastValue};
@@ -21,13 +22,6 @@ use crate::pregel::context::NodeContext;
 use crate::pregel::graph::{NodeRunner, PregelGraph, PregelNode, Reads, WriterFn};
 use crate::pregel::node_error::NodeError;
 use crate::pregel::retry::RetryPolicy;
-
-/// The channel an entrypoint's input is written to.
-pub const START: &str = "__start__";
-/// The channel holding an entrypoint's return value.
-pub const END: &str = "__end__";
-/// The channel holding the value the next run sees as `previous`.
-pub const PREVIOUS: &str = "__previous__";
 
 /// A return value and, apart from it, the value saved for the thread's next run
 /// ([`NodeContext::previous`]): Python's `entrypoint.final(value=..., save=...)`.

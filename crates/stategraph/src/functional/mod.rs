@@ -47,12 +47,14 @@
 //! the run's task rather than each on a thread.
 
 mod call;
+mod channels;
 mod compiled;
 mod convert;
 mod entrypoint;
 mod task;
 
 pub use call::CallFuture;
+pub use channels::{END, PREVIOUS, START};
 pub use compiled::{CompiledEntrypoint, EntrypointInput, EntrypointOutcome};
-pub use entrypoint::{Entrypoint, EntrypointFn, EntrypointReturn, Final, END, PREVIOUS, START};
+pub use entrypoint::{Entrypoint, EntrypointFn, EntrypointReturn, Final};
 pub use task::{task, Task, TaskFn};

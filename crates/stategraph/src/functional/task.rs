@@ -14,8 +14,8 @@ use stategraph_checkpoint::Value;
 
 use super::convert::{decode, encode};
 use crate::pregel::cache::CachePolicy;
-use crate::pregel::call::{Call, CallFn};
 use crate::pregel::context::NodeContext;
+use crate::pregel::context::{Call, CallFn};
 use crate::pregel::node_error::NodeError;
 use crate::pregel::retry::RetryPolicy;
 

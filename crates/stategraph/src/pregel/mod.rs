@@ -2,7 +2,6 @@
 
 pub mod algo;
 pub mod cache;
-pub mod call;
 pub(crate) mod conflict;
 pub mod context;
 pub mod delta;

@@ -69,7 +69,7 @@ pub(crate) struct TaskScopeParts {
     /// What the task passes on to subgraphs.
     pub run: Arc<RunScope>,
     /// How the task calls tasks (functional-API graphs only).
-    pub calls: Option<Arc<super::call::CallScope>>,
+    pub calls: Option<Arc<super::context::CallScope>>,
 }
 
 impl TaskScopeParts {

@@ -124,7 +124,7 @@ struct StepShared {
     null_resume: Arc<parking_lot::Mutex<Option<Value>>>,
     run: Arc<super::context::RunScope>,
     /// The loop's inbox for calls of tasks (functional-API graphs only).
-    inbox: Option<tokio::sync::mpsc::UnboundedSender<super::call::CallRequest>>,
+    inbox: Option<tokio::sync::mpsc::UnboundedSender<super::context::CallRequest>>,
 }
 
 /// The state of one run.

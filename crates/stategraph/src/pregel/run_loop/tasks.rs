@@ -15,7 +15,7 @@ use super::{CacheKeys, Loop, StepOutcome, StepShared};
 use crate::channels::Channels;
 use crate::error::{Error, Result};
 use crate::pregel::algo::prepare_next_tasks;
-use crate::pregel::call::CallScope;
+use crate::pregel::context::CallScope;
 use crate::pregel::context::RunScope;
 use crate::pregel::graph::NodeRunner;
 use crate::pregel::node_error::{NodeError, NodeErrorKind};
