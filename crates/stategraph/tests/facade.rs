@@ -9,6 +9,9 @@
 use stategraph::channels::DeltaChannel;
 use stategraph::checkpoint::serde::{EncryptedSerializer, StrictSerializer};
 use stategraph::checkpoint::{CheckpointSaver, MemorySaver};
+use stategraph::functional::{
+    task, CallFuture, CompiledEntrypoint, Entrypoint, EntrypointOutcome, Final, Task,
+};
 use stategraph::prebuilt::{
     create_react_agent, tools_condition, ChatModel, DeltaMessagesState, FakeChatModel,
     MessagesState, Tool, ToolErrorHandling, ToolNode,
