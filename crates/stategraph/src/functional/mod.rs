@@ -30,8 +30,8 @@
 //! capture the tasks they call, as above) could not carry one. `task(name, f)` and
 //! `Entrypoint::new(name, f)` are plain values: the name is explicit (it is part of every
 //! task id, so it is what makes a thread portable between languages), the argument and
-//! return types are the closure's, and the context is the [`NodeContext`] every node
-//! gets, with [`NodeContext::call`] and [`NodeContext::previous`] added.
+//! return types are the closure's, and the context is the [`NodeContext`](crate::NodeContext) every node
+//! gets, with [`call`](crate::NodeContext::call) and [`previous`](crate::NodeContext::previous) added.
 //!
 //! What is stored, as in Python: the entrypoint is a graph of one node reading
 //! `__start__` and writing its return value to `__end__` and its saved value
