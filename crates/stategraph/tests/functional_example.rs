@@ -4,7 +4,8 @@
 //! Python: `STATEGRAPH_PYTHON`, else `target/langgraph-venv`) on one SQLite file. Both
 //! print the same lines, and on one file the languages take turns both ways: a thread
 //! Python started is resumed by Rust without rerunning its tasks (`tasks run: none`) and
-//! continued again by Python, and the other way round.
+//! continued again by Python, and the other way round; and Python's saver reads the same
+//! thread from every file (`tests/interop/functional_history.py`).
 
 #[path = "../examples/functional.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -116,13 +117,14 @@ fn the_example_prints_what_its_python_twin_prints_and_the_two_take_turns() {
     let Some(python) = support::python::python() else {
         return;
     };
-    let dbs = [fresh_db("p"), fresh_db("pr"), fresh_db("rp")];
+    let dbs = [fresh_db("p"), fresh_db("pr"), fresh_db("rp"), fresh_db("r")];
     for (i, (step, expected)) in STEPS.into_iter().zip(EXPECTED).enumerate() {
         assert_eq!(
             python_step(&python, step, &dbs[0]),
             expected,
             "Python, step {step}"
         );
+        assert_eq!(rust_step(step, &dbs[3]), expected, "Rust, step {step}");
         // One file, the languages alternating: Python, Rust, Python; and Rust, Python, Rust.
         let (first, second) = if i % 2 == 0 {
             (
@@ -138,7 +140,30 @@ fn the_example_prints_what_its_python_twin_prints_and_the_two_take_turns() {
         assert_eq!(first, expected, "Python first, step {step}");
         assert_eq!(second, expected, "Rust first, step {step}");
     }
+    // What Python's saver reads of the four files is the same, ids and times aside: the
+    // checkpoints, their values, the tasks' paths, channels and values.
+    let stored: Vec<String> = dbs.iter().map(|db| python_history(&python, db)).collect();
+    for (db, got) in dbs.iter().zip(&stored).skip(1) {
+        assert_eq!(got, &stored[0], "{db:?} holds another thread than Python's");
+    }
+    assert!(stored[0].contains("~__pregel_push, ~__pregel_pull, review, 0000000001, 0000000001"));
     for db in dbs {
         let _ = std::fs::remove_dir_all(db.parent().expect("dir"));
     }
+}
+
+/// `tests/interop/functional_history.py` on `db`: the thread as Python reads it.
+fn python_history(python: &Path, db: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/functional_history.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(db)
+        .output()
+        .expect("spawn python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
