@@ -27,7 +27,7 @@ impl Loop {
         }
         let mut cfg = self.writer.config().clone();
         cfg.checkpoint_id = Some(self.checkpoint.id.clone());
-        let payload = events::checkpoint_payload(
+        let mut payload = events::checkpoint_payload(
             &cfg,
             self.writer.prev_config(),
             self.read_output(),
@@ -36,6 +36,12 @@ impl Loop {
             self.writer.pending_writes(),
             &self.p.graph.output_channels,
         );
+        if self.p.graph.functional {
+            // One output value, shown as it is.
+            if let Value::Map(m) = &mut payload {
+                m.insert("values", self.output_payload());
+            }
+        }
         self.emit_with_debug(
             sink,
             StreamMode::Checkpoints,
