@@ -19,7 +19,7 @@ Two threads (crates/stategraph/tests/functional/golden.rs runs the same in Rust)
   resumed with "great".
 
 The file holds `calls` (each call's input and its stream: `[mode, chunk]` of the modes
-`updates`, `values` and `checkpoints`), `inmemory`
+`updates`, `values`, `checkpoints` and `tasks`), `inmemory`
 (InMemorySaver's storage, writes and blobs as (type, hex)) and `history`
 (get_state_history per thread: checkpoint id, values, next, metadata, tasks).
 """
@@ -124,7 +124,7 @@ def conversation(add_all, review) -> list[dict]:
     for graph, thread, value in plan:
         cfg = {"configurable": {"thread_id": thread}}
         chunks = [[mode, plain(c)] for mode, c in
-                  graph.stream(value, cfg, stream_mode=["updates", "values", "checkpoints"])]
+                  graph.stream(value, cfg, stream_mode=["updates", "values", "checkpoints", "tasks"])]
         calls.append({"thread": thread, "entrypoint": graph.name,
                       "input": plain(value.resume if isinstance(value, Command) else value),
                       "resume": isinstance(value, Command), "updates": chunks})

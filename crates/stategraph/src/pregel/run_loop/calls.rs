@@ -81,6 +81,11 @@ impl Loop {
                 Some(done) = running.next() => match done {
                     Finished::Step(i, (result, body)) => {
                         self.remember(&cache_keys, i, &result);
+                        if result.as_ref().is_err_and(|e| matches!(e.kind, NodeErrorKind::Interrupt(_))) {
+                            // The values streamed with the interrupt are the step's channels
+                            // (lent to the tasks until the step ends): a copy of the handles.
+                            self.channels = (*shared.channels).clone();
+                        }
                         if self.commit(i, result, body, &mut outcome).await? {
                             break;
                         }
@@ -185,7 +190,11 @@ impl Loop {
             name: call.name.clone(),
             path,
             triggers: vec![PUSH.to_owned()],
-            input: call.input.clone(),
+            // Python's `(args, kwargs)` of the call, as the `tasks` stream shows it.
+            input: Value::list(vec![
+                Value::list(vec![call.input.clone()]),
+                Value::Map(Default::default()),
+            ]),
             writes: Vec::new(),
         }
     }
@@ -310,8 +319,18 @@ fn call_runner(call: &Call) -> NodeRunner {
     let func = call.func.clone();
     Arc::new(move |input: Value, ctx: NodeContext| {
         let func = func.clone();
+        // The task's input is `[[arg], {}]` (see `call_task`).
+        let arg = match &input {
+            Value::List(parts) => parts
+                .first()
+                .and_then(Value::as_list)
+                .and_then(|args| args.first())
+                .cloned()
+                .unwrap_or_default(),
+            _ => Value::Nil,
+        };
         async move {
-            let value = func(input, ctx.clone()).await?;
+            let value = func(arg, ctx.clone()).await?;
             let mut writes = std::mem::take(&mut *ctx.inner.body_writes.lock());
             writes.push(("__return__".to_owned(), value));
             Ok(writes)

@@ -112,6 +112,16 @@ impl Loop {
             if sink.wants(StreamMode::Updates) {
                 sink.emit(StreamMode::Updates, events::interrupt_update(writes));
             }
+            if self.p.graph.functional {
+                // As Python's: the values with the interrupts, before the task's result.
+                let interrupts: Vec<Interrupt> = writes
+                    .iter()
+                    .filter(|(c, _)| c == "__interrupt__")
+                    .flat_map(|(_, v)| v.as_list().unwrap_or_default().iter())
+                    .filter_map(Interrupt::from_value)
+                    .collect();
+                self.emit_interrupt_values(&interrupts);
+            }
         } else if first != "__error__" {
             if !cached {
                 stream_messages::emit_node_messages(sink, &self.p.config, task, self.step, writes);

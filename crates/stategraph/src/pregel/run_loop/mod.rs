@@ -216,9 +216,11 @@ impl Loop {
             let outcome = self.run_step().await?;
             if !outcome.interrupts.is_empty() {
                 if self.p.graph.functional {
+                    // Its values with the interrupts went out with the interrupt's writes.
                     self.apply_at_interrupt()?;
+                } else {
+                    self.emit_interrupt_values(&outcome.interrupts);
                 }
-                self.emit_interrupt_values(&outcome.interrupts);
                 return Ok(outcome.interrupts);
             }
             if let Some(err) = outcome.error {
