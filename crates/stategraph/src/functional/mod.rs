@@ -41,10 +41,11 @@
 //! its interrupt `__interrupt__`) on the checkpoint the step started from. A call whose
 //! result is stored (or cached) is answered from it and not run again.
 //!
-//! Differences from Python: a task takes one argument (a tuple or a struct for several),
-//! and the `tasks` stream shows it as is rather than as `(args, kwargs)`; `call` is only
-//! taken in an entrypoint's run (not in a `StateGraph` node); calls are polled together on
-//! the run's task rather than each on a thread.
+//! Differences from Python: a task takes one argument (a tuple or a struct for several;
+//! the `tasks` stream shows it as Python's `((arg,), {})`); `call` is only taken in an
+//! entrypoint's run and its tasks (not in a `StateGraph` node); calls are polled together
+//! on the run's task rather than each on a thread; `get_state().values` holds the return
+//! value under `__end__` (Python shows the value itself; streams show it as Python does).
 
 mod call;
 mod channels;
