@@ -17,6 +17,8 @@ Two threads (crates/stategraph/tests/functional/golden.rs runs the same in Rust)
   "yes"; then run again on [5] (its `previous` is the saved sum) and resumed with "no".
 * `review`: `review(topic)` calls `compose` then `ask`, a task that interrupts itself;
   resumed with "great".
+* `nested`: `nested(x)` calls `double_then_ask`, a task that calls the task `double` and
+  then interrupts; resumed with "sure".
 
 The file holds `calls` (each call's input and its stream: `[mode, chunk]` of the modes
 `updates`, `values`, `checkpoints` and `tasks`), `inmemory`
@@ -94,6 +96,17 @@ def ask(essay: str) -> str:
     return f"{essay}: {answer}"
 
 
+@task
+def double(x: int) -> int:
+    return 2 * x
+
+
+@task
+def double_then_ask(x: int) -> dict:
+    doubled = double(x).result()  # a task calling a task
+    return {"doubled": doubled, "answer": interrupt(f"double {x}?")}
+
+
 def build(saver: InMemorySaver):
     @entrypoint(checkpointer=saver)
     def add_all(nums: list, *, previous: Any = None) -> entrypoint.final[dict, int]:
@@ -108,10 +121,14 @@ def build(saver: InMemorySaver):
         essay = compose(topic).result()
         return {"essay": essay, "review": ask(essay).result()}
 
-    return add_all, review
+    @entrypoint(checkpointer=saver)
+    def nested(x: int) -> dict:
+        return double_then_ask(x).result()
+
+    return add_all, review, nested
 
 
-def conversation(add_all, review) -> list[dict]:
+def conversation(add_all, review, nested) -> list[dict]:
     calls = []
     plan = [
         (add_all, "numbers", [1, 2]),
@@ -120,6 +137,8 @@ def conversation(add_all, review) -> list[dict]:
         (add_all, "numbers", Command(resume="no")),
         (review, "review", "cats"),
         (review, "review", Command(resume="great")),
+        (nested, "nested", 21),
+        (nested, "nested", Command(resume="sure")),
     ]
     for graph, thread, value in plan:
         cfg = {"configurable": {"thread_id": thread}}
@@ -194,10 +213,10 @@ def main() -> None:
     }
     reseed()
     memory = InMemorySaver()
-    add_all, review = build(memory)
-    trace["calls"] = conversation(add_all, review)
+    add_all, review, nested = build(memory)
+    trace["calls"] = conversation(add_all, review, nested)
     trace["inmemory"] = inmemory(memory)
-    trace["history"] = history([(add_all, "numbers"), (review, "review")])
+    trace["history"] = history([(add_all, "numbers"), (review, "review"), (nested, "nested")])
     out = HERE / "functional.json"
     out.write_text(json.dumps(trace, indent=1, sort_keys=False) + "\n")
     print(f"wrote {out}", file=sys.stderr)

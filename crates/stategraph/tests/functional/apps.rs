@@ -87,3 +87,29 @@ pub(crate) fn review(
     .compile()
     .expect("compiles")
 }
+
+/// `nested`: `double_then_ask`, a task that calls the task `double`, then interrupts.
+pub(crate) fn nested(
+    saver: CheckpointSaverArc,
+    counts: Arc<Counts>,
+) -> CompiledEntrypoint<i64, Value> {
+    let double = task("double", move |x: i64| {
+        counts.add_one.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(2 * x) }
+    });
+    let double_then_ask = task("double_then_ask", move |x: i64, ctx: NodeContext| {
+        let double = double.clone();
+        async move {
+            let doubled: i64 = ctx.call(&double, x).await?;
+            let answer = ctx.interrupt(format!("double {x}?"))?;
+            Ok(map! {"doubled" => doubled, "answer" => answer})
+        }
+    });
+    Entrypoint::new("nested", move |x: i64, ctx: NodeContext| {
+        let double_then_ask = double_then_ask.clone();
+        async move { ctx.call(&double_then_ask, x).await }
+    })
+    .checkpointer(saver)
+    .compile()
+    .expect("compiles")
+}

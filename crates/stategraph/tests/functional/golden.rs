@@ -1,4 +1,5 @@
-//! `tests/golden/functional.json` (made by `tests/golden/gen_functional.py`) reproduced:
+//! `tests/golden/functional.json` (made by `tests/golden/gen_functional.py`: parallel calls,
+//! interrupts in an entrypoint and in a task, a task calling a task) reproduced:
 //! the same calls on a MemorySaver with the trace's id and clock sources store the same
 //! bytes, stream the same `updates`, `values`, `checkpoints` and `tasks`, and read back as the same history.
 
@@ -11,7 +12,7 @@ use stategraph::functional::CompiledEntrypoint;
 use stategraph::pregel::snapshot::StateSnapshot;
 use stategraph::{Command, RunConfig, StreamMode, Value};
 
-use super::apps::{add_all, review, Counts};
+use super::apps::{add_all, nested, review, Counts};
 use crate::support::golden::{self, normalize, to_json};
 
 async fn updates<I>(
@@ -92,7 +93,7 @@ fn without_response_schema(mut events: J) -> J {
 
 /// The tasks an entrypoint calls, whose events may come in any order when they run
 /// concurrently (Python runs them on threads).
-const CALLED: [&str; 3] = ["add_one", "compose", "ask"];
+const CALLED: [&str; 5] = ["add_one", "compose", "ask", "double", "double_then_ask"];
 
 /// `events` with each run of consecutive events of called tasks (their `updates`, their
 /// `tasks` starts and results) sorted: the order in which concurrent calls finish is not
@@ -128,7 +129,8 @@ async fn functional_threads_are_reproduced_byte_for_byte() {
     let sources = golden::sources();
     let counts = Arc::new(Counts::default());
     let numbers = add_all(saver.clone(), counts.clone()).with_sources(sources.clone());
-    let reviews = review(saver.clone(), counts.clone()).with_sources(sources);
+    let reviews = review(saver.clone(), counts.clone()).with_sources(sources.clone());
+    let doubles = nested(saver.clone(), Arc::new(Counts::default())).with_sources(sources);
     let mut got = Vec::new();
     got.push(updates(&numbers, vec![1, 2], "numbers").await);
     got.push(updates(&numbers, Command::resume("yes"), "numbers").await);
@@ -136,12 +138,15 @@ async fn functional_threads_are_reproduced_byte_for_byte() {
     got.push(updates(&numbers, Command::resume("no"), "numbers").await);
     got.push(updates(&reviews, "cats".to_owned(), "review").await);
     got.push(updates(&reviews, Command::resume("great"), "review").await);
+    got.push(updates(&doubles, 21, "nested").await);
+    got.push(updates(&doubles, Command::resume("sure"), "nested").await);
     let expected: Vec<J> = trace["calls"]
         .as_array()
         .expect("calls")
         .iter()
         .map(|c| canonical(without_response_schema(normalize(&c["updates"]))))
         .collect();
+    assert_eq!(got.len(), expected.len(), "calls");
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(&canonical(J::Array(g.clone())), e, "stream of call {i}");
     }
@@ -157,6 +162,12 @@ async fn functional_threads_are_reproduced_byte_for_byte() {
             "review",
             reviews
                 .get_state_history(&RunConfig::thread("review"), &ListOptions::default())
+                .await,
+        ),
+        (
+            "nested",
+            doubles
+                .get_state_history(&RunConfig::thread("nested"), &ListOptions::default())
                 .await,
         ),
     ] {
