@@ -251,3 +251,52 @@ async fn a_task_called_from_a_state_graph_node_fails_saying_where_tasks_are_call
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn calls_run_concurrently_and_a_timeout_fails_the_call_into_its_caller() {
+    // Each call waits for the other: they finish only if both run at once.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let meet = task("meet", move |x: i64| {
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            Ok(x)
+        }
+    });
+    let slow = task("slow", |_: ()| async move {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(())
+    })
+    .timeout(Duration::from_millis(5));
+    let app = Entrypoint::new("wf", move |timeout: bool, ctx: NodeContext| {
+        let (meet, slow) = (meet.clone(), slow.clone());
+        async move {
+            if timeout {
+                let caught = ctx.call(&slow, ()).await.expect_err("times out");
+                return Ok(caught.to_string());
+            }
+            let both = futures::future::try_join(ctx.call(&meet, 1), ctx.call(&meet, 2));
+            let (a, b): (i64, i64) = both.await?;
+            Ok(format!("{}", a + b))
+        }
+    })
+    .checkpointer(memory())
+    .compile()
+    .expect("compiles");
+    let thread = RunConfig::thread("a");
+    let run = app.invoke(false, &thread);
+    let out = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the two calls met")
+        .expect("runs");
+    assert_eq!(out.done().expect("done"), "3");
+    let out = app
+        .invoke(true, &RunConfig::thread("b"))
+        .await
+        .expect("runs");
+    let caught = out.done().expect("done");
+    assert!(
+        caught.starts_with("NodeTimeoutError(") && caught.contains("\"slow\""),
+        "{caught}"
+    );
+}

@@ -1,7 +1,8 @@
-//! `tests/golden/functional.json` (made by `tests/golden/gen_functional.py`: parallel calls,
-//! interrupts in an entrypoint and in a task, a task calling a task) reproduced:
-//! the same calls on a MemorySaver with the trace's id and clock sources store the same
-//! bytes, stream the same `updates`, `values`, `checkpoints` and `tasks`, and read back as the same history.
+//! `tests/golden/functional.json` (made by `tests/golden/gen_functional.py`: parallel
+//! calls, interrupts in an entrypoint and in a task, a task calling a task) reproduced: the
+//! same calls on a MemorySaver with the trace's id and clock sources store the same bytes,
+//! stream the same `updates`, `values`, `checkpoints` and `tasks`, and read back as the
+//! same history.
 
 use std::sync::Arc;
 
