@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 pub use indexmap::IndexMap;
 
-pub use crate::graph::json_schema::probe::{SchemaProbe, ViaJsonSchema, ViaNothing};
+pub use crate::graph::json_probe::{SchemaProbe, ViaJsonSchema, ViaNothing};
 pub use serde_json::Value as Json;
 
 /// The initial value of a reducer channel: the field type's default, or none (Python's

@@ -135,7 +135,7 @@ pub struct StateGraph<S: State> {
     pub(crate) branches: Vec<(String, Arc<Branch<S>>)>,
     pub(crate) build_errors: Vec<String>,
     /// The input/output schemas and JSON schemas (see [`super::io_schema`]).
-    pub(crate) io: super::io_schema::IoSpec,
+    pub(crate) io: super::io_spec::IoSpec,
     _state: PhantomData<fn() -> S>,
 }
 

@@ -72,7 +72,7 @@ pub struct CompiledGraph<S> {
     pub(crate) run_name: crate::spans::RunName,
     /// The JSON schemas of its state, input, output and context (see
     /// [`super::json_schema`]).
-    pub(crate) schemas: Arc<super::json_schema::JsonSchemas>,
+    pub(crate) schemas: Arc<super::io_spec::JsonSchemas>,
     _state: PhantomData<fn() -> S>,
 }
 

@@ -23,77 +23,14 @@
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
-use serde_json::Value as Json;
-
 use super::builder::StateGraph;
 use super::compile_options::CompileOptions;
 use super::compiled::{CompiledGraph, IntoInput};
+use super::io_spec::IoSide;
 use super::outcome::Outcome;
 use crate::config::{AsRunConfig, RunConfig};
 use crate::error::Result;
 use crate::state::State;
-
-/// One side (input or output) of a graph's schemas: its channel names and JSON Schema.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct IoSide {
-    keys: Vec<String>,
-    json: Option<Json>,
-}
-
-/// What a [`StateGraph`] knows of its input/output schemas and context.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct IoSpec {
-    input: Option<IoSide>,
-    output: Option<IoSide>,
-    /// The channels the input/output schemas add (the state lacks them), in order.
-    extra: Vec<String>,
-    /// The context type's JSON Schema.
-    pub(crate) context_json: Option<Json>,
-}
-
-impl IoSpec {
-    /// The channels START writes: the input schema's, else the state's.
-    pub(crate) fn input_keys(
-        &self,
-        state: &std::sync::Arc<Vec<String>>,
-    ) -> std::sync::Arc<Vec<String>> {
-        match &self.input {
-            Some(side) => std::sync::Arc::new(side.keys.clone()),
-            None => state.clone(),
-        }
-    }
-
-    /// The channels a run returns: the output schema's, else the state's.
-    pub(crate) fn output_keys(&self, state: &[String]) -> Vec<String> {
-        match &self.output {
-            Some(side) => side.keys.clone(),
-            None => state.to_vec(),
-        }
-    }
-
-    /// The channels a root run streams and a snapshot shows: the state's, then those
-    /// the schemas add.
-    pub(crate) fn stream_keys(&self, state: &[String]) -> Vec<String> {
-        let mut keys = state.to_vec();
-        keys.extend(self.extra.iter().filter(|k| !state.contains(k)).cloned());
-        keys
-    }
-
-    /// The JSON Schemas of a graph over `S` with these schemas.
-    pub(crate) fn json_schemas<S: State>(&self) -> super::json_schema::JsonSchemas {
-        let state = S::state_json_schema();
-        let side = |s: &Option<IoSide>| match s {
-            Some(side) => side.json.clone(),
-            None => state.clone(),
-        };
-        super::json_schema::JsonSchemas {
-            input: side(&self.input),
-            output: side(&self.output),
-            context: self.context_json.clone(),
-            state,
-        }
-    }
-}
 
 impl<S: State> StateGraph<S> {
     /// The graph with input schema `I` (Python's `input_schema=`): a run's input holds

@@ -8,6 +8,9 @@ pub mod compiled;
 pub mod draw;
 pub mod input;
 pub mod io_schema;
+mod io_spec;
+#[doc(hidden)]
+pub mod json_probe;
 pub mod json_schema;
 pub mod node;
 mod node_fn;
