@@ -37,7 +37,7 @@ impl<S: State> StateGraph<S> {
     /// `I`'s keys; the others are dropped. See the [module docs](self).
     ///
     /// ```
-    /// # use stategraph::{State, StateGraph, START, END};
+    /// # use stategraph::{RunConfig, State, StateGraph, START, END};
     /// #[derive(State)]
     /// struct S { question: String, answer: String }
     /// #[derive(State)]
@@ -45,13 +45,13 @@ impl<S: State> StateGraph<S> {
     /// #[derive(State)]
     /// struct Out { answer: String }
     /// let mut g = StateGraph::<S>::new().input_schema::<In>().output_schema::<Out>();
-    /// g.add_node("answer", |s: S| async move { SUpdate::default().answer(format!("re: {}", s.question)) });
-    /// g.add_edge(START, "answer").add_edge("answer", END);
+    /// g.add_node("respond", |s: S| async move { SUpdate::default().answer(format!("re: {}", s.question)) });
+    /// g.add_edge(START, "respond").add_edge("respond", END);
     /// let app = g.compile().unwrap();
-    /// # async fn run(app: stategraph::graph::CompiledIoGraph<S, In, Out>) -> stategraph::Result<()> {
-    /// let out: Out = app.invoke(InUpdate::default().question("why"), stategraph::RunConfig::default()).await?.done()?;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let out: Out = app.invoke(InUpdate::default().question("why"), &RunConfig::default()).await?.done()?;
     /// assert_eq!(out.answer, "re: why");
-    /// # Ok(()) }
+    /// # Ok::<(), stategraph::Error>(()) }).unwrap();
     /// ```
     pub fn input_schema<I: State>(self) -> IoGraph<S, I, S> {
         IoGraph::<S, S, S>::wrap(self).input_schema::<I>()

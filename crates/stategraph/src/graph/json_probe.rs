@@ -117,7 +117,7 @@ fn rename_fields(root: &mut serde_json::Map<String, Json>, fields: &[FieldChanne
     if let Some(Json::Array(req)) = root.get_mut("required") {
         let old = std::mem::take(req);
         for k in old {
-            match k.as_str().map(|s| rename(s)) {
+            match k.as_str().map(&rename) {
                 Some(Some(None)) => {}
                 Some(Some(Some(ch))) => req.push(Json::from(ch)),
                 _ => req.push(k),
