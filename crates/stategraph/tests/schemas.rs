@@ -280,3 +280,26 @@ fn add_node_fn_of_a_closure_is_an_error_saying_to_name_it() {
         Ok(_) => panic!("compiled"),
     }
 }
+
+/// An input field whose type cannot hold the state field's values.
+#[derive(State, JsonSchema)]
+#[allow(dead_code)]
+struct WrongIn {
+    n: String,
+}
+
+#[test]
+fn an_input_field_of_a_type_the_states_cannot_hold_is_a_typed_error() {
+    // Stricter than Python, which compares channel kinds only: both types have JSON
+    // Schemas, and `n` is an integer in the state.
+    let mut g = StateGraph::<St>::new().input_schema::<WrongIn>();
+    g.add_node_fn(first).add_edge(START, "first");
+    match g.compile() {
+        Err(Error::InvalidGraph(msg)) => assert_eq!(
+            msg,
+            "Channel 'n' is integer in the state but string in the input schema `WrongIn`"
+        ),
+        Err(other) => panic!("another error: {other}"),
+        Ok(_) => panic!("compiled"),
+    }
+}

@@ -18,6 +18,11 @@
 //! - a field naming a state channel must be a `LastValue` (any type) or of the state
 //!   channel's kind, else compiling fails with `Channel 'k' already exists with a
 //!   different type` ([`Error::InvalidGraph`](crate::Error::InvalidGraph));
+//! - stricter than Python, which does not compare them: when the state and the schema
+//!   both have JSON Schemas ([`crate::graph::json_schema`]), a field whose JSON type
+//!   cannot hold the state field's values (an `i64` in the state, a `String` in the
+//!   input) fails compiling with `Channel 'k' is integer in the state but string in the
+//!   input schema `In``;
 //! - checkpoints are those Python stores for the same graph (tests/schemas.rs).
 
 use std::marker::PhantomData;
@@ -87,14 +92,23 @@ impl<S: State> StateGraph<S> {
     }
 
     /// The side of schema `T`, its channels added.
-    fn schema_side<T: State>(&mut self) -> IoSide {
+    fn schema_side<T: State>(&mut self, side: &str) -> IoSide {
         let channels = T::channels();
         let keys = channels.iter().map(|(k, _)| k.clone()).collect();
         self.add_schema_channels(channels);
-        IoSide {
-            keys,
-            json: T::state_json_schema(),
+        let json = T::state_json_schema();
+        if let (Some(state), Some(theirs)) = (S::state_json_schema(), &json) {
+            let name = std::any::type_name::<T>()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default();
+            for (key, ours, other) in super::json_probe::type_conflicts(&state, theirs) {
+                self.build_errors.push(format!(
+                    "Channel '{key}' is {ours} in the state but {other} in the {side} schema `{name}`"
+                ));
+            }
         }
+        IoSide { keys, json }
     }
 }
 
@@ -115,14 +129,14 @@ impl<S: State, I: State, O: State> IoGraph<S, I, O> {
 
     /// Sets the input schema to `I2`.
     pub fn input_schema<I2: State>(mut self) -> IoGraph<S, I2, O> {
-        let side = self.graph.schema_side::<I2>();
+        let side = self.graph.schema_side::<I2>("input");
         self.graph.io.input = Some(side);
         IoGraph::wrap(self.graph)
     }
 
     /// Sets the output schema to `O2`.
     pub fn output_schema<O2: State>(mut self) -> IoGraph<S, I, O2> {
-        let side = self.graph.schema_side::<O2>();
+        let side = self.graph.schema_side::<O2>("output");
         self.graph.io.output = Some(side);
         IoGraph::wrap(self.graph)
     }

@@ -142,9 +142,67 @@ fn title_properties(root: &mut serde_json::Map<String, Json>) {
     }
 }
 
+/// The properties of `a` and `b` whose JSON types cannot hold the same value (their
+/// `type`s, `null` aside, have none in common; `integer` is a `number`): `(key, a's
+/// types, b's types)`. A property without a plain `type` (a `$ref`, an `anyOf`) is not
+/// compared.
+pub(crate) fn type_conflicts(a: &Json, b: &Json) -> Vec<(String, String, String)> {
+    let types = |p: &Json| -> Option<Vec<String>> {
+        let list: Vec<String> = match p.get("type")? {
+            Json::String(t) => vec![t.clone()],
+            Json::Array(ts) => ts
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect(),
+            _ => return None,
+        };
+        let list: Vec<String> = list.into_iter().filter(|t| t != "null").collect();
+        (!list.is_empty()).then_some(list)
+    };
+    let meets = |x: &[String], y: &[String]| {
+        x.iter().any(|t| {
+            y.iter().any(|u| {
+                t == u || (t == "integer" && u == "number") || (t == "number" && u == "integer")
+            })
+        })
+    };
+    let (Some(pa), Some(pb)) = (
+        a.get("properties").and_then(Json::as_object),
+        b.get("properties").and_then(Json::as_object),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, sa) in pa {
+        let Some(sb) = pb.get(key) else { continue };
+        if let (Some(ta), Some(tb)) = (types(sa), types(sb)) {
+            if !meets(&ta, &tb) {
+                out.push((key.clone(), ta.join(" or "), tb.join(" or ")));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(all(test, feature = "schemars"))]
 mod tests {
     use super::field_title;
+
+    #[test]
+    fn types_that_share_no_value_conflict() {
+        let a = serde_json::json!({"properties": {
+            "n": {"type": "integer"}, "s": {"type": ["string", "null"]},
+            "f": {"type": "number"}, "r": {"$ref": "#/x"}
+        }});
+        let b = serde_json::json!({"properties": {
+            "n": {"type": "string"}, "s": {"type": "string"},
+            "f": {"type": "integer"}, "r": {"type": "string"}
+        }});
+        assert_eq!(
+            super::type_conflicts(&a, &b),
+            [("n".to_owned(), "integer".to_owned(), "string".to_owned())]
+        );
+    }
 
     #[test]
     fn fields_are_titled_as_pydantic_titles_them() {
