@@ -303,3 +303,51 @@ fn an_input_field_of_a_type_the_states_cannot_hold_is_a_typed_error() {
         Ok(_) => panic!("compiled"),
     }
 }
+
+#[derive(State)]
+struct Parent {
+    a: String,
+    #[state(reducer = add)]
+    log: Vec<String>,
+}
+
+#[derive(State)]
+struct SubState {
+    a: String,
+    #[state(reducer = add)]
+    log: Vec<String>,
+    secret: String,
+}
+
+#[derive(State)]
+struct SubOut {
+    log: Vec<String>,
+}
+
+async fn inner(s: SubState) -> SubStateUpdate {
+    SubStateUpdate::default()
+        .log(vec![format!("inner:{}", s.a)])
+        .secret("kept inside".to_owned())
+}
+
+#[tokio::test]
+async fn a_subgraph_with_an_output_schema_gives_its_parent_only_that() {
+    let fx = fixture();
+    let call = &fx["subgraph"];
+    let mut sub = StateGraph::<SubState>::new().output_schema::<SubOut>();
+    sub.add_node_fn(inner).add_edge(START, "inner");
+    let sub = sub.compile().unwrap();
+    let mut g = StateGraph::<Parent>::new();
+    g.add_subgraph("sub", &sub).add_edge(START, "sub");
+    let saver = saver();
+    let app = g
+        .compile_with(CompileOptions::new().checkpointer(saver.clone()))
+        .unwrap()
+        .with_sources(sources());
+    let out = app
+        .invoke(input(&call["input"]), &RunConfig::thread("p"))
+        .await
+        .unwrap();
+    assert_eq!(map_json(&out.values), normalize(&call["output"]));
+    assert_storage_matches(call, &saver);
+}

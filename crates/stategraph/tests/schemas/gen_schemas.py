@@ -15,6 +15,8 @@ the state; START -> first -> second -> END. Recorded:
 - `invoke`: the input (with a state key `n` and an unknown key `zzz` that `In` lacks),
   the output, the final `get_state` values, and the `inmemory` storage of the run;
 - `stream`: the `values` and `updates` events of a stream of the same graph;
+- `subgraph`: a parent graph whose node is a subgraph with an output schema: the
+  input, output and `inmemory` storage;
 - `conflict`: the error of an output schema whose field has another reducer than the
   state's;
 - `jsonschema`: `get_input_jsonschema`, `get_output_jsonschema`, `get_context_jsonschema`
@@ -86,6 +88,37 @@ def build() -> StateGraph:
     return g
 
 
+class Parent(TypedDict):
+    a: str
+    log: Annotated[list[str], operator.add]
+
+
+class SubState(TypedDict):
+    a: str
+    log: Annotated[list[str], operator.add]
+    secret: str
+
+
+class SubOut(TypedDict):
+    log: list[str]
+
+
+def inner(s: SubState) -> dict:
+    return {"log": [f"inner:{s['a']}"], "secret": "kept inside"}
+
+
+def with_subgraph() -> StateGraph:
+    """A parent whose node is a subgraph with output schema `SubOut`: the parent gets
+    `log` only, not the subgraph's `secret` (nor its `a`)."""
+    sub = StateGraph(SubState, output_schema=SubOut)
+    sub.add_node(inner)
+    sub.add_edge(START, "inner")
+    g = StateGraph(Parent)
+    g.add_node("sub", sub.compile())
+    g.add_edge(START, "sub")
+    return g
+
+
 def state_only() -> StateGraph:
     g = StateGraph(State)
     g.add_node(second)
@@ -106,6 +139,17 @@ def main() -> None:
         "input": given,
         "output": output,
         "state": app.get_state(cfg).values,
+        "inmemory": inmemory(saver),
+    }
+
+    reseed()
+    saver = InMemorySaver()
+    app = with_subgraph().compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "p"}}
+    given = {"a": "hi", "log": ["start"]}
+    out["subgraph"] = {
+        "input": given,
+        "output": app.invoke(given, cfg),
         "inmemory": inmemory(saver),
     }
 
