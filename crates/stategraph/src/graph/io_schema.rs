@@ -5,7 +5,8 @@
 //! into an [`IoGraph<S, I, O>`], which is the same builder (it dereferences to the
 //! `StateGraph<S>`: nodes, edges and conditional edges are added as before) and whose
 //! [`IoGraph::compile`] gives a [`CompiledIoGraph<S, I, O>`]: its `invoke` takes an input
-//! of `I`'s keys (`IUpdate`, a map, a [`Command`](crate::Command), [`NoInput`](super::NoInput)) and returns
+//! of `I`'s keys (`IUpdate`, a map, a [`Command`](crate::Command),
+//! [`NoInput`](super::NoInput)) and returns
 //! an [`Outcome<O>`]; everything else (`stream`, `get_state`, `update_state`, ...) is the
 //! [`CompiledGraph<S>`]'s, which it dereferences to.
 //!
@@ -50,11 +51,14 @@ impl<S: State> StateGraph<S> {
     /// #[derive(State)]
     /// struct Out { answer: String }
     /// let mut g = StateGraph::<S>::new().input_schema::<In>().output_schema::<Out>();
-    /// g.add_node("respond", |s: S| async move { SUpdate::default().answer(format!("re: {}", s.question)) });
+    /// g.add_node("respond", |s: S| async move {
+    ///     SUpdate::default().answer(format!("re: {}", s.question))
+    /// });
     /// g.add_edge(START, "respond").add_edge("respond", END);
     /// let app = g.compile().unwrap();
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let out: Out = app.invoke(InUpdate::default().question("why"), &RunConfig::default()).await?.done()?;
+    /// let input = InUpdate::default().question("why");
+    /// let out: Out = app.invoke(input, &RunConfig::default()).await?.done()?;
     /// assert_eq!(out.answer, "re: why");
     /// # Ok::<(), stategraph::Error>(()) }).unwrap();
     /// ```
@@ -104,7 +108,8 @@ impl<S: State> StateGraph<S> {
                 .unwrap_or_default();
             for (key, ours, other) in super::json_probe::type_conflicts(&state, theirs) {
                 self.build_errors.push(format!(
-                    "Channel '{key}' is {ours} in the state but {other} in the {side} schema `{name}`"
+                    "Channel '{key}' is {ours} in the state but {other} in the {side} schema \
+                     `{name}`"
                 ));
             }
         }
@@ -199,7 +204,8 @@ impl<S, I, O> Deref for CompiledIoGraph<S, I, O> {
 
 impl<S: State, I: State, O: State> CompiledIoGraph<S, I, O> {
     /// Runs the graph (as [`CompiledGraph::invoke`]) on an input of `I`'s keys (an
-    /// `IUpdate`, a map, a `Command`, or [`NoInput`](super::NoInput); keys `I` lacks are dropped), and
+    /// `IUpdate`, a map, a `Command`, or [`NoInput`](super::NoInput); keys `I` lacks are
+    /// dropped), and
     /// returns the output `O` (its channels' values) with the interrupts and next nodes.
     pub async fn invoke(
         &self,

@@ -2,10 +2,12 @@
 //! `get_input_jsonschema()`, `get_output_jsonschema()`, `get_context_jsonschema()`; what the
 //! Agent Server's `/assistants/{id}/schemas` serves).
 //!
-//! A `#[derive(State)]` type that also derives `schemars::JsonSchema` (feature `schemars`,
-//! on by default) has a schema: [`State::state_json_schema`] gives it, keyed by channel names
+//! A `#[derive(State)]` type that also derives `JsonSchema` (schemars 1, re-exported as
+//! `stategraph::schemars`; feature `schemars`, on by default) has a schema:
+//! [`State::state_json_schema`] gives it, keyed by channel names
 //! (a `#[state(rename)]` field under its channel's name, a `#[state(skip)]` field left
-//! out). A context type gives its schema to [`StateGraph::context_schema`](crate::StateGraph::context_schema). The compiled
+//! out). A context type gives its schema to
+//! [`StateGraph::context_schema`]. The compiled
 //! graph keeps them: [`CompiledGraph::state_json_schema`] and the others.
 //!
 //! They are written as pydantic writes a `TypedDict` or dataclass's (measured with the
@@ -19,12 +21,14 @@
 
 use serde_json::Value as Json;
 
-#[cfg(feature = "schemars")]
+// The builder and state types are named by the docs in every build, by code only with
+// the `schemars` feature.
+#[cfg_attr(not(feature = "schemars"), allow(unused_imports))]
 use super::builder::StateGraph;
 use super::compiled::CompiledGraph;
 #[cfg(feature = "schemars")]
 use super::io_schema::IoGraph;
-#[cfg(feature = "schemars")]
+#[cfg_attr(not(feature = "schemars"), allow(unused_imports))]
 use crate::state::State;
 
 pub use super::io_spec::JsonSchemas;
@@ -41,19 +45,20 @@ impl<S> CompiledGraph<S> {
     }
 
     /// The input's JSON Schema, Python's `get_input_jsonschema()`: the input schema's
-    /// ([`StateGraph::input_schema`](crate::StateGraph::input_schema)), else the state's.
+    /// ([`StateGraph::input_schema`]), else the state's.
     pub fn input_json_schema(&self) -> Option<Json> {
         self.schemas.input.clone()
     }
 
     /// The output's JSON Schema, Python's `get_output_jsonschema()`: the output schema's
-    /// ([`StateGraph::output_schema`](crate::StateGraph::output_schema)), else the state's.
+    /// ([`StateGraph::output_schema`]), else the state's.
     pub fn output_json_schema(&self) -> Option<Json> {
         self.schemas.output.clone()
     }
 
     /// The context's JSON Schema, Python's `get_context_jsonschema()`
-    /// ([`StateGraph::context_schema`](crate::StateGraph::context_schema)); `None` without one, as Python.
+    /// ([`StateGraph::context_schema`]); `None` without
+    /// one, as Python.
     pub fn context_json_schema(&self) -> Option<Json> {
         self.schemas.context.clone()
     }
@@ -81,7 +86,8 @@ impl<S: State> StateGraph<S> {
 
 #[cfg(feature = "schemars")]
 impl<S: State, I: State, O: State> IoGraph<S, I, O> {
-    /// [`StateGraph::context_schema`](crate::StateGraph::context_schema) on a graph with input/output schemas.
+    /// [`StateGraph::context_schema`] on a graph with
+    /// input/output schemas.
     pub fn context_schema<C: schemars::JsonSchema>(mut self) -> Self {
         self.graph.io.context_json = Some(super::json_probe::schema_of::<C>(&[]));
         self
