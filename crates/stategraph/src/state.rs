@@ -44,6 +44,13 @@ pub trait State: Send + Sync + Sized + 'static {
     fn from_owned_values(values: IndexMap<String, Value>) -> Result<Self> {
         Self::from_values(&values)
     }
+
+    /// The type's JSON Schema, keyed by channel names, when it has one: `#[derive(State)]`
+    /// gives it for a type that derives `schemars::JsonSchema` too (feature `schemars`;
+    /// see [`crate::graph::json_schema`]). Provided: `None`.
+    fn state_json_schema() -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Something that becomes channel writes: a generated `<Name>Update`, or a map of values.

@@ -205,6 +205,7 @@ impl<I, O> Entrypoint<I, O> {
             nodes,
             trigger_to_nodes: IndexMap::new(),
             output_channels: vec![END.into()],
+            stream_channels: vec![END.into()],
             functional: true,
         };
         graph.index_triggers();

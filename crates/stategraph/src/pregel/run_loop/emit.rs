@@ -30,11 +30,11 @@ impl Loop {
         let mut payload = events::checkpoint_payload(
             &cfg,
             self.writer.prev_config(),
-            self.read_output(),
+            self.read_streamed(),
             &self.metadata,
             &self.tasks,
             self.writer.pending_writes(),
-            &self.p.graph.output_channels,
+            self.stream_keys(),
         );
         if self.p.graph.functional {
             // One output value, shown as it is.
@@ -129,7 +129,7 @@ impl Loop {
             if let Some(u) = sink
                 .wants(StreamMode::Updates)
                 .then(|| {
-                    let keys = &self.p.graph.output_channels;
+                    let keys = self.stream_keys();
                     if self.p.graph.functional {
                         Some(events::single_output_updates_payload(
                             task, writes, keys, cached,
@@ -144,7 +144,7 @@ impl Loop {
             }
         }
         if !cached && (sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug)) {
-            let payload = events::task_result_payload(task, writes, &self.p.graph.output_channels);
+            let payload = events::task_result_payload(task, writes, self.stream_keys());
             self.emit_with_debug(sink, StreamMode::Tasks, payload, self.step, "task_result");
         }
     }
@@ -174,7 +174,7 @@ impl Loop {
                     sink.emit(StreamMode::Values, Value::Map(map));
                     return;
                 }
-                let mut values = self.read_output();
+                let mut values = self.read_streamed();
                 values.insert("__interrupt__".into(), list);
                 sink.emit(StreamMode::Values, events::values_payload(values));
             }
@@ -184,7 +184,7 @@ impl Loop {
     /// The `values` payload: the output channels' values, or a functional graph's one
     /// output value itself (`None` while it has none).
     pub(super) fn output_payload(&self) -> Value {
-        let values = self.read_output();
+        let values = self.read_streamed();
         if self.p.graph.functional {
             values.into_values().next().unwrap_or_default()
         } else {
@@ -195,5 +195,20 @@ impl Loop {
     /// The output channels' current values.
     pub(super) fn read_output(&self) -> IndexMap<String, Value> {
         read_channels(&self.channels, &self.p.graph.output_channels)
+    }
+
+    /// The channels this run streams: a root run's are the graph's stream channels, a
+    /// subgraph's its output channels (as LangGraph, which invokes a subgraph).
+    pub(super) fn stream_keys(&self) -> &[String] {
+        if self.p.ns.is_empty() {
+            &self.p.graph.stream_channels
+        } else {
+            &self.p.graph.output_channels
+        }
+    }
+
+    /// The streamed channels' current values.
+    pub(super) fn read_streamed(&self) -> IndexMap<String, Value> {
+        read_channels(&self.channels, self.stream_keys())
     }
 }
