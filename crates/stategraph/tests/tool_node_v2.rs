@@ -15,6 +15,9 @@
 
 mod support;
 
+#[path = "tool_node_v2/stored.rs"]
+mod stored;
+
 use std::sync::Arc;
 
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, MemorySaver};
@@ -340,4 +343,201 @@ async fn two_tools_interrupting_in_one_step_are_resumed_one_at_a_time() {
         texts(&done.messages)[2..],
         ["Interrupt a", "Interrupt b", "Done."]
     );
+}
+
+/// Per checkpoint of the thread, newest first: its id, `next`, and each task's id, name
+/// and interrupts (id and value), as the fixture's `history` lists them.
+async fn history_json<S: stategraph::State>(
+    graph: &CompiledGraph<S>,
+    thread: &str,
+) -> serde_json::Value {
+    let history = graph
+        .get_state_history(&RunConfig::thread(thread), &ListOptions::default())
+        .await
+        .unwrap();
+    let rows: Vec<serde_json::Value> = history
+        .iter()
+        .map(|s| {
+            let tasks: Vec<serde_json::Value> = s
+                .tasks
+                .iter()
+                .map(|t| {
+                    let interrupts: Vec<serde_json::Value> = t
+                        .interrupts
+                        .iter()
+                        .map(|i| serde_json::json!({"id": i.id, "value": support::golden::to_json(&i.value)}))
+                        .collect();
+                    serde_json::json!({"id": t.id, "name": t.name, "interrupts": interrupts})
+                })
+                .collect();
+            let id = s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
+            serde_json::json!({"checkpoint_id": id, "next": s.next, "tasks": tasks})
+        })
+        .collect();
+    serde_json::Value::Array(rows)
+}
+
+/// The fixture's history without task paths (the stored writes carry those).
+fn python_history(trace: &serde_json::Value) -> serde_json::Value {
+    let mut h = trace["history"].clone();
+    for row in h.as_array_mut().unwrap() {
+        for t in row["tasks"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("path");
+        }
+    }
+    h
+}
+
+fn golden_agent(
+    model: FakeChatModel,
+    tools: Vec<Tool>,
+    saver: Arc<MemorySaver>,
+) -> CompiledGraph<MessagesState> {
+    create_react_agent(model, tools)
+        .checkpointer(saver)
+        .compile()
+        .unwrap()
+        .with_sources(support::golden::sources())
+}
+
+#[tokio::test]
+async fn the_v2_agent_stores_what_python_stores() {
+    let trace = stored::fixture("two_calls");
+    let saver = support::golden::saver();
+    let agent = golden_agent(two_calls_model(), vec![add_tool()], saver.clone());
+    let out = agent
+        .invoke(
+            MessagesState::input(Message::human("1 + 2 and 3 + 4?").with_id("h-1")),
+            &RunConfig::thread("v2"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&out.messages),
+        ["1 + 2 and 3 + 4?", "Let me add them.", "3", "7", "3 and 7."]
+    );
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(history_json(&agent, "v2").await, python_history(&trace));
+}
+
+#[derive(serde::Deserialize)]
+struct Approve {
+    action: String,
+}
+
+/// The fixture's `approve` tool: asks a human, answers with what they said.
+fn approve_tool() -> Tool {
+    Tool::with_runtime(
+        "approve",
+        "Do an action once a human approves it.",
+        |a: Approve, rt: ToolRuntime| async move {
+            let answer = rt.interrupt(format!("approve {}?", a.action))?;
+            Ok(format!(
+                "{}: {}",
+                a.action,
+                answer.as_str().unwrap_or_default()
+            ))
+        },
+    )
+    .arg("action", "string")
+}
+
+fn approve_model() -> FakeChatModel {
+    FakeChatModel::new([
+        Message::ai("").with_id("ai-1").with_tool_calls(vec![
+            ToolCall::new("approve", map! {"action" => "deploy"}, "call-1"),
+            ToolCall::new("approve", map! {"action" => "notify"}, "call-2"),
+        ]),
+        Message::ai("Done.").with_id("ai-2"),
+    ])
+}
+
+/// A call's output as the fixture's `outputs` render it.
+fn output_json(
+    messages: &[Message],
+    interrupts: &[stategraph::types::Interrupt],
+) -> serde_json::Value {
+    let messages: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|m| {
+            let id = m.id.clone().filter(|id| uuid::Uuid::parse_str(id).is_err());
+            serde_json::json!({"content": m.text(), "id": id, "tool_call_id": m.tool_call_id})
+        })
+        .collect();
+    let interrupts: Vec<serde_json::Value> = interrupts
+        .iter()
+        .map(|i| serde_json::json!({"id": i.id, "value": support::golden::to_json(&i.value)}))
+        .collect();
+    serde_json::json!({"messages": messages, "interrupts": interrupts})
+}
+
+/// The fixture's output with the minted ids and the fields `output_json` leaves out
+/// dropped.
+fn python_output(o: &serde_json::Value) -> serde_json::Value {
+    let messages: Vec<serde_json::Value> = o["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let id = m["id"].as_str().filter(|id| uuid::Uuid::parse_str(id).is_err());
+            serde_json::json!({"content": m["content"], "id": id, "tool_call_id": m["tool_call_id"]})
+        })
+        .collect();
+    serde_json::json!({"messages": messages, "interrupts": o["interrupts"]})
+}
+
+async fn interrupting_run(together: bool) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let trace = stored::fixture(if together {
+        "interrupts_together"
+    } else {
+        "interrupts_one_by_one"
+    });
+    let saver = support::golden::saver();
+    let agent = golden_agent(approve_model(), vec![approve_tool()], saver.clone());
+    let config = RunConfig::thread("hitl");
+    let first = agent
+        .invoke(
+            MessagesState::input(Message::human("deploy and notify").with_id("h-1")),
+            &config,
+        )
+        .await
+        .unwrap();
+    let ids: Vec<String> = first.interrupts.iter().map(|i| i.id.clone()).collect();
+    let mut outs = vec![output_json(&first.state.messages, &first.interrupts)];
+    let resumes = if together {
+        vec![Command::resume_by_id([
+            (ids[0].clone(), "yes"),
+            (ids[1].clone(), "no"),
+        ])]
+    } else {
+        vec![
+            Command::resume_by_id([(ids[1].clone(), "no")]),
+            Command::resume_by_id([(ids[0].clone(), "yes")]),
+        ]
+    };
+    for resume in resumes {
+        let out = agent.invoke(resume, &config).await.unwrap();
+        outs.push(output_json(&out.state.messages, &out.interrupts));
+    }
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(history_json(&agent, "hitl").await, python_history(&trace));
+    let expected = trace["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(python_output)
+        .collect();
+    (serde_json::Value::Array(outs), expected)
+}
+
+#[tokio::test]
+async fn two_interrupts_resumed_together_store_what_python_stores() {
+    let (got, expected) = interrupting_run(true).await;
+    assert_eq!(got, serde_json::Value::Array(expected));
+}
+
+#[tokio::test]
+async fn two_interrupts_resumed_one_at_a_time_store_what_python_stores() {
+    let (got, expected) = interrupting_run(false).await;
+    assert_eq!(got, serde_json::Value::Array(expected));
 }
