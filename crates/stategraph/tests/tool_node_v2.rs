@@ -541,3 +541,78 @@ async fn two_interrupts_resumed_one_at_a_time_store_what_python_stores() {
     let (got, expected) = interrupting_run(false).await;
     assert_eq!(got, serde_json::Value::Array(expected));
 }
+
+/// `answers` model answers, each calling `add`: the fixture's `need_more_steps` script.
+fn counting_model(limit: usize, answers: usize) -> FakeChatModel {
+    FakeChatModel::new((1..=answers).map(|i| {
+        Message::ai("")
+            .with_id(format!("ai-{limit}-{i}"))
+            .with_tool_calls(vec![ToolCall::new(
+                "add",
+                map! {"a" => i as i64, "b" => 1},
+                format!("call-{limit}-{i}"),
+            )])
+    }))
+}
+
+#[tokio::test]
+async fn near_the_recursion_limit_the_answer_asks_for_more_steps_as_python_stores_it() {
+    let trace = stored::fixture("need_more_steps");
+    let saver = support::golden::saver();
+    let mut outs = Vec::new();
+    let mut history = Vec::new();
+    let sources = support::golden::sources();
+    for (limit, answers) in [(4, 2), (6, 3)] {
+        let agent = create_react_agent(counting_model(limit, answers), vec![add_tool()])
+            .checkpointer(saver.clone())
+            .compile()
+            .unwrap()
+            .with_sources(sources.clone());
+        let thread = format!("limit{limit}");
+        let config = RunConfig::thread(thread.as_str()).recursion_limit(limit);
+        let out = agent
+            .invoke(
+                MessagesState::input(Message::human("count").with_id(format!("h-{limit}"))),
+                &config,
+            )
+            .await
+            .unwrap();
+        let last = out.messages.last().unwrap();
+        assert_eq!(last.text(), stategraph::prebuilt::NEED_MORE_STEPS);
+        assert!(last.tool_calls.is_empty());
+        outs.push(output_json(&out.messages, &out.interrupts));
+        history.extend(
+            history_json(&agent, &thread)
+                .await
+                .as_array()
+                .unwrap()
+                .clone(),
+        );
+    }
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(serde_json::Value::Array(history), python_history(&trace));
+    let expected: Vec<serde_json::Value> = trace["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(python_output)
+        .collect();
+    assert_eq!(outs, expected);
+}
+
+#[tokio::test]
+async fn with_an_odd_limit_the_step_after_the_answer_is_past_it_as_in_python() {
+    // Python: recursion_limit=5 ends with GraphRecursionError (the agent answers "Sorry"
+    // at the last step; the next one is past the limit).
+    let agent = create_react_agent(counting_model(5, 3), vec![add_tool()])
+        .compile()
+        .unwrap();
+    let err = agent
+        .invoke(
+            MessagesState::input(Message::human("count")),
+            &RunConfig::default().recursion_limit(5),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, stategraph::Error::RecursionLimit(5)), "{err}");
+}

@@ -57,7 +57,7 @@ pub use messages_state::{
     DeltaMessagesState, DeltaMessagesStateUpdate, HasMessages, Messages, MessagesState,
     MessagesStateUpdate,
 };
-pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder};
+pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder, NEED_MORE_STEPS};
 pub use tool::{Tool, ToolError};
 pub use tool_input::{
     state_value, tool_call_sends, tool_call_sends_to, ToolCallWithContext, ToolNodeInput,

@@ -13,7 +13,7 @@ use stategraph::checkpoint::{Ext, Map, MemorySaver, Value};
 use crate::support::golden::{actual, expected, same};
 
 /// A fixture of `tests/tool_node_v2/`.
-pub fn fixture(name: &str) -> J {
+pub(crate) fn fixture(name: &str) -> J {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/tool_node_v2")
         .join(format!("{name}.json"));
@@ -91,7 +91,7 @@ fn scrub_all(map: BTreeMap<String, String>) -> BTreeMap<String, String> {
 
 /// Asserts `saver` holds the fixture's storage, writes and blobs (ids minted by
 /// `add_messages` aside).
-pub fn assert_stored_as_python(trace: &J, saver: &MemorySaver) {
+pub(crate) fn assert_stored_as_python(trace: &J, saver: &MemorySaver) {
     let (es, ew, eb) = expected(&trace["inmemory"]);
     let (gs, gw, gb) = actual(saver);
     let mut diffs = same("storage", &scrub_all(es.clone()), &scrub_all(gs));
