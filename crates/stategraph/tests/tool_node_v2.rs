@@ -15,6 +15,8 @@
 
 mod support;
 
+#[path = "tool_node_v2/interop.rs"]
+mod interop;
 #[path = "tool_node_v2/stored.rs"]
 mod stored;
 
@@ -388,6 +390,19 @@ fn python_history(trace: &serde_json::Value) -> serde_json::Value {
     h
 }
 
+/// The agent on `saver`, with the engine's own ids and clocks.
+fn golden_free_agent(
+    model: FakeChatModel,
+    tools: Vec<Tool>,
+    saver: Arc<dyn stategraph::checkpoint::CheckpointSaver>,
+) -> CompiledGraph<MessagesState> {
+    create_react_agent(model, tools)
+        .checkpointer(saver)
+        .compile()
+        .unwrap()
+}
+
+/// The agent on `saver`, with the ids and clocks of the fixtures.
 fn golden_agent(
     model: FakeChatModel,
     tools: Vec<Tool>,
