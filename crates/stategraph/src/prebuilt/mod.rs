@@ -2,7 +2,10 @@
 //! ([`MessagesState`]), the [`ChatModel`] a node calls (with a scripted
 //! [`FakeChatModel`] for tests and examples), [`Tool`]s run by a [`ToolNode`], the
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
-//! LangGraph's ReAct loop (`agent` ⇄ `tools`).
+//! LangGraph's ReAct loop (`agent` ⇄ `tools`), each tool call its own `tools` task (as
+//! Python's default `version="v2"`: [`tool_call_sends`] makes the fan-out). A tool made
+//! with [`Tool::with_runtime`] reads the state, the store and its call id through a
+//! [`ToolRuntime`].
 //!
 //! Real models: `stategraph::models` (feature `models`, on by default) has OpenAI-compatible
 //! and Anthropic clients; for another provider, implement [`ChatModel`]. A model that
