@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
 
-use super::branch::{Branch, BranchTargets};
+use super::branch::{Branch, BranchTargets, ContextPath};
 use super::compile_options::CompileOptions;
 use super::compiled::CompiledGraph;
 use super::input::InputSpec;
@@ -251,13 +251,13 @@ impl<S: State> StateGraph<S> {
         }
         let node = Arc::new(node);
         let reader = spec.clone();
-        let handler: BoxedHandler =
-            Arc::new(
-                move |input, ctx| match reader.read::<N::Input>(ctx.node(), input) {
-                    Ok(input) => node.call(input, ctx),
-                    Err(e) => Box::pin(async move { Err(e) }),
-                },
-            );
+        let handler: BoxedHandler = Arc::new(move |input, ctx| {
+            let input = crate::pregel::managed::fill_input(input, &reader.managed, &ctx);
+            match reader.read::<N::Input>(ctx.node(), input) {
+                Ok(input) => node.call(input, ctx),
+                Err(e) => Box::pin(async move { Err(e) }),
+            }
+        });
         self.insert_spec(name, NodeKind::Function(handler), Some(spec), options)
     }
 
@@ -392,11 +392,19 @@ impl<S: State> StateGraph<S> {
         F: Fn(&S) -> T + Send + Sync + 'static,
         T: Into<BranchTargets>,
     {
-        let branch = Branch {
-            path: Arc::new(move |s: &S| path(s).into()),
-            path_map,
-        };
-        self.branches.push((source, Arc::new(branch)));
+        let path: ContextPath<S> = Arc::new(move |s: &S, _: &NodeContext| Ok(path(s).into()));
+        self.push_context_branch(source, path, path_map)
+    }
+
+    /// Adds a conditional edge whose path function reads the task's context too.
+    pub(crate) fn push_context_branch(
+        &mut self,
+        source: String,
+        path: ContextPath<S>,
+        path_map: Option<IndexMap<String, String>>,
+    ) -> &mut Self {
+        self.branches
+            .push((source, Arc::new(Branch { path, path_map })));
         self
     }
 }

@@ -2,7 +2,10 @@
 //! ([`MessagesState`]), the [`ChatModel`] a node calls (with a scripted
 //! [`FakeChatModel`] for tests and examples), [`Tool`]s run by a [`ToolNode`], the
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
-//! LangGraph's ReAct loop (`agent` ⇄ `tools`).
+//! LangGraph's ReAct loop (`agent` ⇄ `tools`), each tool call its own `tools` task (as
+//! Python's default `version="v2"`: [`tool_call_sends`] makes the fan-out). A tool made
+//! with [`Tool::with_runtime`] reads the state, the store and its call id through a
+//! [`ToolRuntime`].
 //!
 //! Real models: `stategraph::models` (feature `models`, on by default) has OpenAI-compatible
 //! and Anthropic clients; for another provider, implement [`ChatModel`]. A model that
@@ -43,7 +46,9 @@ mod messages_state;
 pub(crate) mod python_text;
 mod react_agent;
 pub(crate) mod tool;
+mod tool_input;
 mod tool_node;
+mod tool_runtime;
 #[cfg(feature = "schemars")]
 pub(crate) mod tool_schema;
 mod tools_condition;
@@ -55,7 +60,12 @@ pub use messages_state::{
     DeltaMessagesState, DeltaMessagesStateUpdate, HasMessages, Messages, MessagesState,
     MessagesStateUpdate,
 };
-pub use react_agent::{create_react_agent, ReactAgentBuilder};
+pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder, NEED_MORE_STEPS};
 pub use tool::{Tool, ToolError};
+pub use tool_input::{
+    state_value, tool_call_sends, tool_call_sends_to, ToolCallWithContext, ToolNodeInput,
+    TOOL_CALL_WITH_CONTEXT,
+};
 pub use tool_node::{ToolErrorHandling, ToolNode};
+pub use tool_runtime::ToolRuntime;
 pub use tools_condition::tools_condition;

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use stategraph_checkpoint::{Map, Value};
 
 use super::Loop;
-use crate::pregel::algo::read_channels;
+use crate::pregel::algo::{apply_writes, read_channels, TaskWrites};
 use crate::pregel::events;
 use crate::pregel::stream::{StreamMode, StreamSink};
 use crate::pregel::stream_messages;
@@ -174,7 +174,10 @@ impl Loop {
                     sink.emit(StreamMode::Values, Value::Map(map));
                     return;
                 }
-                let mut values = self.read_streamed();
+                let mut values = match &self.interrupted {
+                    Some(channels) => read_channels(channels, self.stream_keys()),
+                    None => self.read_streamed(),
+                };
                 values.insert("__interrupt__".into(), list);
                 sink.emit(StreamMode::Values, events::values_payload(values));
             }
@@ -190,6 +193,48 @@ impl Loop {
         } else {
             events::values_payload(values)
         }
+    }
+
+    /// On an interrupt, LangGraph's last `values`: when tasks of the step finished (their
+    /// writes pending), the channels with those writes applied, or `None` when there are
+    /// none, they touch no output or streamed channel, or the graph is a subgraph (Python
+    /// does it at the root only). Applied to copies, as the step's checkpoint is saved
+    /// without them; like Python, it takes a channel version from the saver.
+    pub(super) fn channels_with_pending_writes(
+        &self,
+    ) -> crate::error::Result<Option<crate::channels::Channels>> {
+        let nested = self.p.resuming.is_some();
+        if nested
+            || self.writer.pending_writes().is_empty()
+            || self.tasks.iter().all(|t| t.writes.is_empty())
+        {
+            return Ok(None);
+        }
+        let mut checkpoint = self.checkpoint.clone();
+        let mut channels: crate::channels::Channels = self
+            .channels
+            .iter()
+            .map(|(k, c)| (k.clone(), c.clone_box()))
+            .collect();
+        let writes: Vec<TaskWrites<'_>> = self.tasks.iter().map(TaskWrites::from).collect();
+        let saver = self.p.saver.clone();
+        let next = move |current: Option<&stategraph_checkpoint::ChannelVersion>| match &saver {
+            Some(s) => s.get_next_version(current),
+            None => stategraph_checkpoint::version_gen::next_int_version(current),
+        };
+        let graph = &self.p.graph;
+        let updated = apply_writes(
+            &mut checkpoint,
+            &mut channels,
+            &writes,
+            &next,
+            &graph.trigger_to_nodes,
+        )?;
+        let touched = |keys: &[String]| keys.iter().any(|c| updated.contains(c));
+        if !touched(&graph.output_channels) && !touched(self.stream_keys()) {
+            return Ok(None);
+        }
+        Ok(Some(channels))
     }
 
     /// The output channels' current values.

@@ -22,7 +22,7 @@ use stategraph_checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple, Value,
 };
 
-use super::algo::should_interrupt;
+use super::algo::{read_channels, should_interrupt};
 use super::conflict::StoredByRun;
 use super::graph::PregelGraph;
 use super::lease::ThreadLease;
@@ -147,6 +147,9 @@ pub(crate) struct Loop {
     delta: DeltaRun,
     /// The root checkpoints this run handed to the saver (for a `Conflict`'s fate).
     stored: StoredByRun,
+    /// The channels of a run that stopped on an interrupt, with the writes of the step's
+    /// finished tasks applied (see `emit::Loop::channels_with_pending_writes`): its output.
+    interrupted: Option<crate::channels::Channels>,
 }
 
 /// What a run tracks for its DeltaChannels.
@@ -219,6 +222,7 @@ impl Loop {
                     // Its values with the interrupts went out with the interrupt's writes.
                     self.apply_at_interrupt()?;
                 } else {
+                    self.interrupted = self.channels_with_pending_writes()?;
                     self.emit_interrupt_values(&outcome.interrupts);
                 }
                 return Ok(outcome.interrupts);
@@ -246,7 +250,10 @@ impl Loop {
 
     /// How the run ended: its output values, interrupts, last config, next nodes, head.
     fn finish(&mut self, interrupts: Vec<Interrupt>) -> RunOutcome {
-        let values = self.read_output();
+        let values = match self.interrupted.take() {
+            Some(channels) => read_channels(&channels, &self.p.graph.output_channels),
+            None => self.read_output(),
+        };
         let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
         let next = self
             .tasks
