@@ -200,7 +200,9 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
     };
     graph.index_triggers();
     let topology = Arc::new(capture(g, &options));
-    Ok(CompiledGraph::new(Arc::new(graph), options, topology))
+    let mut compiled = CompiledGraph::new(Arc::new(graph), options, topology);
+    compiled.context_type = g.context_type;
+    Ok(compiled)
 }
 
 /// The joins of a graph (`add_join`) as channels `join:a+b:end`: the channels each end
