@@ -165,3 +165,61 @@ fn tags_merge_as_langchain_merges_them() {
     let only_defaults = RunConfig::default().merged_over(&defaults);
     assert_eq!(only_defaults.tags(), ["b", "a"]);
 }
+
+/// A `tracing` subscriber keeping the fields of every span, by span name.
+#[derive(Default)]
+struct SpanFields {
+    spans: parking_lot::Mutex<Vec<(String, Vec<(String, String)>)>>,
+}
+
+struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl tracing::Subscriber for &'static SpanFields {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = Vec::new();
+        attrs.record(&mut Fields(&mut fields));
+        let mut spans = self.spans.lock();
+        spans.push((attrs.metadata().name().to_owned(), fields));
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn the_runs_span_carries_its_tags_and_run_id() {
+    let sink: &'static SpanFields = Box::leak(Box::default());
+    let _guard = tracing::subscriber::set_default(sink);
+    let run_id = uuid::Uuid::parse_str("12345678-1234-5678-1234-567812345678").unwrap();
+    let input = said(vec![Message::human("q").with_id("h-1")]);
+    let _ = graph()
+        .invoke(input, &config().run_id(run_id))
+        .await
+        .unwrap();
+    let spans = sink.spans.lock();
+    let (_, run) = spans
+        .iter()
+        .find(|(name, _)| name.starts_with("invoke_workflow"))
+        .expect("a run span");
+    let field = |k: &str| run.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert_eq!(field("stategraph.run.tags"), Some("mytag,other"));
+    assert_eq!(
+        field("stategraph.run.id"),
+        Some(run_id.to_string().as_str())
+    );
+}
