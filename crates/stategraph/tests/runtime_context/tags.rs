@@ -166,10 +166,13 @@ fn tags_merge_as_langchain_merges_them() {
     assert_eq!(only_defaults.tags(), ["b", "a"]);
 }
 
+/// A span's name and its fields, as `(name, debug text)`.
+type SpanRecord = (String, Vec<(String, String)>);
+
 /// A `tracing` subscriber keeping the fields of every span, by span name.
 #[derive(Default)]
 struct SpanFields {
-    spans: parking_lot::Mutex<Vec<(String, Vec<(String, String)>)>>,
+    spans: parking_lot::Mutex<Vec<SpanRecord>>,
 }
 
 struct Fields<'a>(&'a mut Vec<(String, String)>);
