@@ -1,7 +1,9 @@
 //! The run's typed context (`RunConfig::context`, Python's `context=` / `runtime.context`):
 //! typed reads, the wrong type and a missing context as typed errors, a declared context
 //! type checked before the run, and the context reaching subgraphs, `Send` targets and
-//! each run of a `batch` (where LangGraph loses it: langgraph#5700, #6370). Then the
+//! each run of a `batch`, as the pinned Python's `runtime.context` does in one process
+//! (langgraph#5700 and #6370 reported it lost in a subgraph, and with `Send` on LangGraph
+//! Server). Then the
 //! run's config as a node sees it, and `execution_info` under retries against the pinned
 //! Python (`execution_info.py` beside this file, its output kept in
 //! `execution_info.json`).
