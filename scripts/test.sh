@@ -7,7 +7,8 @@
 # checks formatting and lints and runs every test of the workspace, interop, Postgres and
 # model tests included.
 #
-# MCP servers for crates/stategraph/tests/mcp.rs: scripts/mcp-servers.sh.
+# MCP servers for crates/stategraph/tests/mcp.rs: scripts/mcp-servers.sh. Chromium and the JS
+# client for crates/server/tests/browser.rs: scripts/browser.sh.
 #
 # Environment: STATEGRAPH_TEST_OTLP_URL (set here: the OTLP receiver it starts),
 # STATEGRAPH_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
@@ -58,6 +59,11 @@ stop_servers() {
   bash "$repo/scripts/mcp-servers.sh" stop || true
 }
 trap stop_servers EXIT
+
+echo "== browser (Debian's chromium; npm @langchain/langgraph-sdk bundled by esbuild, playwright-core)"
+# crates/server/tests/browser.rs: a page on another origin uses the official JS client.
+eval "$(bash "$repo/scripts/browser.sh")"
+export STATEGRAPH_REQUIRE_BROWSER=1
 
 echo "== mcp servers (npm @modelcontextprotocol/server-everything, PyPI mcp's FastMCP)"
 # Installed into ~/.cache/stategraph/mcp (kept between runs), the streamable-HTTP ones started

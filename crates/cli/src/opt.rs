@@ -152,6 +152,11 @@ pub struct ServeArgs {
     /// lease; a run whose worker died is taken over by another once it runs out.
     #[arg(long, default_value_t = 10_000, requires = "demo")]
     pub lease_ms: u64,
+    /// An origin whose pages may call the API from a browser (`http://localhost:3000`);
+    /// repeat it, or give `*` for any (LangGraph's `http.cors.allow_origins`). Default:
+    /// none, except `*` with `--demo` (as `langgraph dev`). Preflights are answered either way.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
 }
 
 /// `store` subcommands. A namespace is written with its labels joined by `.`, as the

@@ -323,3 +323,56 @@ print(json.dumps({"ids": ids, "out": out, "events": parts, "state": state, "hist
     drop(worker);
     drop(api);
 }
+
+/// The head of the answer to a CORS preflight of `POST /threads` from `origin`, lowercased.
+fn preflight(addr: &str, origin: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    write!(
+        stream,
+        "OPTIONS /threads HTTP/1.1\r\nHost: test\r\nOrigin: {origin}\r\n\
+         Access-Control-Request-Method: POST\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("receive");
+    answer.to_ascii_lowercase()
+}
+
+#[test]
+fn cors_origins_are_allowed_as_given_and_any_under_demo() {
+    let Some(db) = postgres("serve_cors") else {
+        return;
+    };
+    let api = serve(
+        &db.url,
+        &[
+            "--cors-origin",
+            "http://localhost:3000/",
+            "--cors-origin",
+            "https://ui.test",
+        ],
+    );
+    let head = preflight(&api.addr, "http://localhost:3000");
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(
+        head.contains("access-control-allow-origin: http://localhost:3000"),
+        "{head}"
+    );
+    assert!(preflight(&api.addr, "https://ui.test")
+        .contains("access-control-allow-origin: https://ui.test"));
+    let other = preflight(&api.addr, "http://elsewhere.test");
+    assert!(other.starts_with("http/1.1 200"), "{other}");
+    assert!(!other.contains("access-control-allow-origin"), "{other}");
+    // With no list, no other origin (preflights still answered).
+    let plain = serve(&db.url, &[]);
+    let head = preflight(&plain.addr, "http://localhost:3000");
+    assert!(
+        head.starts_with("http/1.1 200") && !head.contains("access-control-allow-origin"),
+        "{head}"
+    );
+    // `--demo` allows any, as `langgraph dev`.
+    let demo = serve(&db.url, &["--demo", "--workers", "1"]);
+    assert!(
+        preflight(&demo.addr, "http://anywhere.test").contains("access-control-allow-origin: *")
+    );
+}

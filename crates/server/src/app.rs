@@ -42,6 +42,8 @@ pub(crate) struct AppState {
     pub(crate) stored: Arc<Stored>,
     /// The heads of the threads this process ran last (see [`crate::head_cache`]).
     pub(crate) heads: crate::head_cache::HeadCache,
+    /// Which origins browser pages may call the API from.
+    pub(crate) cors: crate::cors::Cors,
 }
 
 /// An assistant as the endpoints answer it: a graph compiled into this process, or one

@@ -35,6 +35,7 @@
 //! without graphs is what the `stategraph serve` command runs).
 
 mod app;
+pub mod cors;
 pub mod db;
 pub mod demo;
 mod durable;
@@ -57,6 +58,7 @@ pub mod server;
 mod shutdown;
 mod worker;
 
+pub use cors::Cors;
 pub use error::{Result, ServerError};
 pub use graph::ServedGraph;
 pub use server::{

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::app::AppState;
+use crate::cors::Cors;
 use crate::durable::{Stored, Watched};
 use crate::error::{Result, ServerError};
 use crate::graph::ServedGraph;
@@ -39,6 +40,7 @@ pub struct ServerBuilder {
     event_retention: Option<Duration>,
     poll: Duration,
     head_cache: usize,
+    cors: Cors,
 }
 
 /// A running API process with its workers: serves LangGraph's HTTP API for the
@@ -59,6 +61,7 @@ impl Server {
             event_retention: Some(DEFAULT_EVENT_RETENTION),
             poll: DEFAULT_POLL,
             head_cache: crate::head_cache::CAPACITY,
+            cors: Cors::none(),
         }
     }
 
@@ -155,6 +158,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Which origins a browser page may call the API from (default [`Cors::none`]):
+    /// [`Cors::any`] as `langgraph dev`, or [`Cors::origins`] for a list. Preflights are
+    /// answered on every route either way.
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.cors = cors;
+        self
+    }
+
     /// Registers a graph under `graph_id`: `factory` compiles it with the server's saver
     /// as checkpointer (`graph.compile_with(CompileOptions::new().checkpointer(saver))`).
     /// Its assistant is [`assistant_id`]`(graph_id)`.
@@ -235,6 +246,7 @@ impl ServerBuilder {
                 store: Arc::new(store),
                 stored,
                 heads: crate::head_cache::HeadCache::with_capacity(self.head_cache),
+                cors: self.cors,
             }),
             workers: self.workers,
         })

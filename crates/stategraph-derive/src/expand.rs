@@ -132,9 +132,23 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
                 )
             })
         });
+    let schema_fields = fields.iter().map(|f| {
+        let ident = f.ident.unraw().to_string();
+        match &f.channel {
+            Some(ch) => quote! { (#ident, ::std::option::Option::Some(#ch)) },
+            None => quote! { (#ident, ::std::option::Option::None) },
+        }
+    });
     quote! {
         impl ::stategraph::State for #name {
             type Update = #update_name;
+
+            fn state_json_schema() -> ::std::option::Option<::stategraph::derive_support::Json> {
+                #[allow(unused_imports)]
+                use ::stategraph::derive_support::{ViaJsonSchema as _, ViaNothing as _};
+                (&::stategraph::derive_support::SchemaProbe::<Self>::new())
+                    .probe(&[#(#schema_fields),*])
+            }
 
             fn channels() -> ::std::vec::Vec<(
                 ::std::string::String,

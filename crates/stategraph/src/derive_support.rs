@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 
 pub use indexmap::IndexMap;
 
+pub use crate::graph::json_probe::{SchemaProbe, ViaJsonSchema, ViaNothing};
+pub use serde_json::Value as Json;
+
 /// The initial value of a reducer channel: the field type's default, or none (Python's
 /// MISSING, the first write becomes the value) when that default is `None`/unit or does
 /// not convert.

@@ -51,6 +51,13 @@ pub trait State: Send + Sync + Sized + 'static {
     fn managed() -> Vec<(String, crate::pregel::managed::Managed)> {
         Vec::new()
     }
+
+    /// The type's JSON Schema, keyed by channel names, when it has one: `#[derive(State)]`
+    /// gives it for a type that derives `schemars::JsonSchema` too (feature `schemars`;
+    /// see [`crate::graph::json_schema`]). Provided: `None`.
+    fn state_json_schema() -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Something that becomes channel writes: a generated `<Name>Update`, or a map of values.

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use stategraph_server::{demo, Server, ServerError};
+use stategraph_server::{demo, Cors, Server, ServerError};
 
 use crate::opt::ServeArgs;
 use crate::{Ctx, Result};
@@ -31,7 +31,13 @@ pub async fn run(ctx: &mut Ctx, args: &ServeArgs) -> Result<ExitCode> {
         .clone()
         .or_else(|| std::env::var("DATABASE_URL").ok())
         .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-    let mut builder = Server::builder().database_url(&url);
+    let cors = if args.cors_origins.is_empty() && args.demo {
+        Cors::any()
+    } else {
+        Cors::origins(&args.cors_origins)
+    };
+    eprintln!("browser pages may call the API from: {}", cors.describe());
+    let mut builder = Server::builder().database_url(&url).cors(cors);
     builder = if args.demo {
         builder
             .workers(args.workers)

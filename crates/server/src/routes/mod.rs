@@ -17,6 +17,7 @@ use crate::error::ServerError;
 
 /// The API's router over the shared state.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
+    let cors = state.cors.layer();
     Router::new()
         .route("/ok", get(system::ok))
         .route("/info", get(system::info))
@@ -75,6 +76,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/runs/stream", post(runs::stream_stateless))
         .fallback(not_found)
         .layer(axum::middleware::map_response(json_errors))
+        // Outside the error shaping: a preflight is answered before any route, and every
+        // answer (errors too) carries the CORS headers a page needs to read it.
+        .layer(cors)
+        .layer(axum::middleware::from_fn(crate::cors::log_request))
         .with_state(state)
 }
 

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+// Not every test binary drives Python.
+#[allow(dead_code)]
 pub(crate) fn python() -> Option<PathBuf> {
     let path = std::env::var_os("STATEGRAPH_PYTHON")
         .map(PathBuf::from)

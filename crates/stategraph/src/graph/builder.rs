@@ -136,6 +136,8 @@ pub struct StateGraph<S: State> {
     pub(crate) waiting_edges: Vec<(Vec<String>, String)>,
     pub(crate) branches: Vec<(String, Arc<Branch<S>>)>,
     pub(crate) build_errors: Vec<String>,
+    /// The input/output schemas and JSON schemas (see [`super::io_schema`]).
+    pub(crate) io: super::io_spec::IoSpec,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -163,6 +165,7 @@ impl<S: State> StateGraph<S> {
             waiting_edges: Vec::new(),
             branches: Vec::new(),
             build_errors: Vec::new(),
+            io: Default::default(),
             _state: PhantomData,
         }
     }

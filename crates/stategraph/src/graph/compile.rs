@@ -156,9 +156,11 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
     };
 
     let mut nodes = IndexMap::new();
+    // START writes the input schema's keys (the state's without one).
+    let input_keys = g.io.input_keys(&state_keys);
     let (start_writers, start_writes) = node_writers::<S>(
         state_keys.clone(),
-        state_keys.clone(),
+        input_keys,
         static_writes(START),
         branches_of(START),
     );
@@ -196,12 +198,14 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
         channels,
         nodes,
         trigger_to_nodes: IndexMap::new(),
-        output_channels: state_keys.to_vec(),
+        output_channels: g.io.output_keys(&state_keys),
+        stream_channels: g.io.stream_keys(&state_keys),
     };
     graph.index_triggers();
     let topology = Arc::new(capture(g, &options));
     let mut compiled = CompiledGraph::new(Arc::new(graph), options, topology);
     compiled.context_type = g.context_type;
+    compiled.schemas = Arc::new(g.io.json_schemas::<S>());
     Ok(compiled)
 }
 

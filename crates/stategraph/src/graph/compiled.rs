@@ -72,6 +72,9 @@ pub struct CompiledGraph<S> {
     pub(crate) defaults: Option<Arc<RunConfig>>,
     /// What the run's span is named after (see [`crate::spans`]).
     pub(crate) run_name: crate::spans::RunName,
+    /// The JSON schemas of its state, input, output and context (see
+    /// [`super::json_schema`]).
+    pub(crate) schemas: Arc<super::io_spec::JsonSchemas>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -85,6 +88,7 @@ impl<S> Clone for CompiledGraph<S> {
             topology: self.topology.clone(),
             defaults: self.defaults.clone(),
             run_name: self.run_name.clone(),
+            schemas: self.schemas.clone(),
             _state: PhantomData,
         }
     }
@@ -124,6 +128,7 @@ impl<S: State> CompiledGraph<S> {
             topology,
             defaults: None,
             run_name: crate::spans::RunName::Workflow,
+            schemas: Default::default(),
             _state: PhantomData,
         }
     }

@@ -138,7 +138,7 @@ pub(super) async fn snapshot(
             .map(|id| snapshot_config(&thread, saved.config.ns(), id, parents))
     });
     Ok(StateSnapshot {
-        values: read_channels(&channels, &graph.output_channels),
+        values: read_channels(&channels, &graph.stream_channels),
         next: tasks
             .iter()
             .filter(|t| t.writes.is_empty())
@@ -278,7 +278,7 @@ fn task_infos(
                     let out: Vec<(String, Value)> = s
                         .output
                         .iter()
-                        .filter(|(c, _)| graph.output_channels.contains(c))
+                        .filter(|(c, _)| graph.stream_channels.contains(c))
                         .cloned()
                         .collect();
                     events::result_value(&out)

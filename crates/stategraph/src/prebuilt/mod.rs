@@ -45,7 +45,7 @@ mod react_agent;
 pub(crate) mod tool;
 mod tool_node;
 #[cfg(feature = "schemars")]
-mod tool_schema;
+pub(crate) mod tool_schema;
 mod tools_condition;
 
 pub use chat_history::validate_chat_history;

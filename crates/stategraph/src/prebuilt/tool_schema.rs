@@ -48,7 +48,7 @@ pub(super) fn schema_for<A: JsonSchema>(name: &str, description: &str) -> Json {
 }
 
 /// Removes the OpenAPI number formats schemars writes on integer and number schemas.
-fn drop_number_formats(schema: &mut Json) {
+pub(crate) fn drop_number_formats(schema: &mut Json) {
     match schema {
         Json::Object(map) => {
             let numeric = match map.get("type") {

@@ -66,6 +66,7 @@ fn graph() -> PregelGraph {
         nodes: IndexMap::new(),
         trigger_to_nodes: IndexMap::new(),
         output_channels: vec!["log".into(), "x".into()],
+        stream_channels: vec!["log".into(), "x".into()],
     };
     g.nodes.insert(
         "a".into(),

@@ -82,8 +82,12 @@ pub struct PregelGraph {
     pub nodes: IndexMap<String, PregelNode>,
     /// Channel to the nodes it triggers, in node order.
     pub trigger_to_nodes: IndexMap<String, Vec<String>>,
-    /// The state channels a run returns and streams as `values`.
+    /// The state channels a run returns (the output schema's, LangGraph's
+    /// `output_channels`); a subgraph's run streams them as `values` too.
     pub output_channels: Vec<String>,
+    /// The channels a root run streams (`values`, `updates`, ...) and a snapshot shows
+    /// (LangGraph's `stream_channels`): the state's and the input/output schemas' own.
+    pub stream_channels: Vec<String>,
 }
 
 impl PregelGraph {

@@ -28,8 +28,12 @@ pub struct GraphSpec {
     pub channels: Vec<NamedChannel>,
     /// The nodes, in graph order (START first).
     pub nodes: Vec<NodeSpec>,
-    /// The state channels a snapshot shows as its values.
+    /// The state channels a run returns.
     pub output_channels: Vec<String>,
+    /// The channels a snapshot shows as its values, when they are not
+    /// `output_channels` (a graph with input/output schemas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_channels: Option<Vec<String>>,
 }
 
 /// One channel of a [`GraphSpec`].
@@ -97,6 +101,8 @@ impl PregelGraph {
             channels,
             nodes,
             output_channels: self.output_channels.clone(),
+            stream_channels: (self.stream_channels != self.output_channels)
+                .then(|| self.stream_channels.clone()),
         })
     }
 
@@ -140,6 +146,10 @@ impl PregelGraph {
             nodes,
             trigger_to_nodes: IndexMap::new(),
             output_channels: spec.output_channels.clone(),
+            stream_channels: spec
+                .stream_channels
+                .clone()
+                .unwrap_or_else(|| spec.output_channels.clone()),
         };
         graph.index_triggers();
         Ok(graph)

@@ -394,3 +394,29 @@ fn the_pinned_python_still_has_that_execution_info() {
     let python: J = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(python, execution_info_expected());
 }
+
+/// `context_schema::<C>()` (a `JsonSchema` context, Python's name) declares the type too.
+#[cfg(feature = "schemars")]
+#[tokio::test]
+async fn context_schema_declares_the_context_type_too() {
+    #[derive(stategraph::schemars::JsonSchema)]
+    struct Tenant {
+        #[allow(dead_code)]
+        id: String,
+    }
+    let mut g = graph().context_schema::<Tenant>();
+    g.add_node("a", |_: DynState| async move { seen("a") });
+    g.add_edge(START, "a");
+    let app = g.compile().unwrap();
+    assert!(app.context_json_schema().is_some());
+    let err = app
+        .invoke(seen("in"), &RunConfig::default().context(user("ada")))
+        .await
+        .expect_err("a User is not a Tenant");
+    assert!(matches!(err, Error::ContextType { .. }), "{err:?}");
+    let tenant = Tenant { id: "t1".into() };
+    let _ = app
+        .invoke(seen("in"), &RunConfig::default().context(tenant))
+        .await
+        .unwrap();
+}

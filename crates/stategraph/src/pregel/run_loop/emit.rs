@@ -31,11 +31,11 @@ impl Loop {
         let payload = events::checkpoint_payload(
             &cfg,
             self.writer.prev_config(),
-            self.read_output(),
+            self.read_streamed(),
             &self.metadata,
             &self.tasks,
             self.writer.pending_writes(),
-            &self.p.graph.output_channels,
+            self.stream_keys(),
         );
         self.emit_with_debug(
             sink,
@@ -113,16 +113,14 @@ impl Loop {
             }
             if let Some(u) = sink
                 .wants(StreamMode::Updates)
-                .then(|| {
-                    events::updates_payload(task, writes, &self.p.graph.output_channels, cached)
-                })
+                .then(|| events::updates_payload(task, writes, self.stream_keys(), cached))
                 .flatten()
             {
                 sink.emit(StreamMode::Updates, u);
             }
         }
         if !cached && (sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug)) {
-            let payload = events::task_result_payload(task, writes, &self.p.graph.output_channels);
+            let payload = events::task_result_payload(task, writes, self.stream_keys());
             self.emit_with_debug(sink, StreamMode::Tasks, payload, self.step, "task_result");
         }
     }
@@ -133,7 +131,7 @@ impl Loop {
             if sink.wants(StreamMode::Values) {
                 sink.emit(
                     StreamMode::Values,
-                    events::values_payload(self.read_output()),
+                    events::values_payload(self.read_streamed()),
                 );
             }
         }
@@ -143,7 +141,7 @@ impl Loop {
     pub(super) fn emit_interrupt_values(&self, interrupts: &[Interrupt]) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                let mut values = self.read_output();
+                let mut values = self.read_streamed();
                 values.insert(
                     "__interrupt__".into(),
                     Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
@@ -156,5 +154,20 @@ impl Loop {
     /// The output channels' current values.
     pub(super) fn read_output(&self) -> IndexMap<String, Value> {
         read_channels(&self.channels, &self.p.graph.output_channels)
+    }
+
+    /// The channels this run streams: a root run's are the graph's stream channels, a
+    /// subgraph's its output channels (as LangGraph, which invokes a subgraph).
+    pub(super) fn stream_keys(&self) -> &[String] {
+        if self.p.ns.is_empty() {
+            &self.p.graph.stream_channels
+        } else {
+            &self.p.graph.output_channels
+        }
+    }
+
+    /// The streamed channels' current values.
+    pub(super) fn read_streamed(&self) -> IndexMap<String, Value> {
+        read_channels(&self.channels, self.stream_keys())
     }
 }

@@ -103,9 +103,7 @@ impl Loop {
         drop(writes);
         self.tasks = tasks;
         let updated = res?;
-        let outputs_changed = updated
-            .iter()
-            .any(|c| self.p.graph.output_channels.contains(c));
+        let outputs_changed = updated.iter().any(|c| self.stream_keys().contains(c));
         self.updated_channels = Some(updated);
         if outputs_changed {
             self.emit_values();
