@@ -3,6 +3,7 @@
 use indexmap::IndexMap;
 use stategraph_checkpoint::{CheckpointConfig, Value};
 
+use crate::run_context::RunContext;
 use crate::thread_head::ThreadHead;
 
 /// LangGraph's default recursion limit (`LANGGRAPH_DEFAULT_RECURSION_LIMIT`).
@@ -51,6 +52,15 @@ pub struct RunConfig {
     /// The thread's head as the caller holds it: a run with new input starts from it
     /// without reading the saver (see [`RunConfig::start_from`]).
     pub start_from: Option<ThreadHead>,
+    /// The run's typed context (Python's `context=`, read as `runtime.context`): see
+    /// [`RunConfig::context`]. Never stored.
+    pub context: Option<RunContext>,
+    /// `config["tags"]`: shown in the `messages` and `tasks` streams' metadata and on the
+    /// run's span. Never stored.
+    pub tags: Vec<String>,
+    /// `config["run_id"]`: the run's id, in [`ExecutionInfo::run_id`](crate::ExecutionInfo::run_id) and on the run's
+    /// span (Python does not store it in checkpoint metadata either).
+    pub run_id: Option<uuid::Uuid>,
 }
 
 impl Default for RunConfig {
@@ -68,6 +78,9 @@ impl Default for RunConfig {
             max_concurrency: None,
             assume_new_thread: false,
             start_from: None,
+            context: None,
+            tags: Vec::new(),
+            run_id: None,
         }
     }
 }
@@ -240,6 +253,9 @@ impl RunConfig {
             assume_new_thread: self.assume_new_thread || defaults.assume_new_thread,
             // A head is the run's own, never a default: the next run's would be stale.
             start_from: self.start_from,
+            context: self.context.or_else(|| defaults.context.clone()),
+            tags: crate::run_context::merge_tags(&defaults.tags, self.tags),
+            run_id: self.run_id.or(defaults.run_id),
         }
     }
 }

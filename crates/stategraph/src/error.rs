@@ -59,6 +59,16 @@ pub enum Error {
     /// limit below 1, mismatched `batch` lengths.
     #[error("invalid config: {0}")]
     InvalidConfig(String),
+    /// The run's context ([`RunConfig::context`](crate::RunConfig::context)) is not of
+    /// the type the graph declares
+    /// ([`StateGraph::context_type`](crate::StateGraph::context_type)).
+    #[error("the run's context is a `{actual}`, but the graph's context type is `{expected}`")]
+    ContextType {
+        /// The graph's context type.
+        expected: &'static str,
+        /// The type of the context the run was given.
+        actual: &'static str,
+    },
     /// Resuming a thread that has nothing to resume: `Command::resume` with no pending
     /// interrupt, or [`NoInput`](crate::NoInput) on a thread whose run finished.
     #[error("nothing to resume on thread {thread_id:?}: {reason}")]

@@ -27,6 +27,7 @@ pub mod overwrite;
 pub mod prebuilt;
 pub mod pregel;
 pub mod reducers;
+pub mod run_context;
 pub mod spans;
 pub mod state;
 pub mod thread_head;
@@ -44,6 +45,7 @@ pub use graph::{
 pub use messages::{Message, Role, ToolCall};
 pub use overwrite::Overwrite;
 pub use pregel::managed::Managed;
+pub use pregel::runtime_context::{ContextError, ContextType, ExecutionInfo, RunContext};
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};

@@ -77,14 +77,19 @@ pub(crate) enum RunName {
 }
 
 /// A run's span: `invoke_agent {name}` for an agent, `invoke_workflow {name}` for a graph;
-/// the thread id as `gen_ai.conversation.id`, the run id (the config's `run_id` metadata)
-/// as `stategraph.run.id`.
+/// the thread id as `gen_ai.conversation.id`, the run id ([`RunConfig::run_id`], else the
+/// config's `run_id` metadata) as `stategraph.run.id`, the run's tags
+/// ([`RunConfig::with_tags`]) as `stategraph.run.tags` (comma-separated).
 fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
     if !enabled() {
         return Span::none();
     }
     let thread = config.thread_id.as_deref();
-    let run_id = config.metadata.get("run_id").and_then(Value::as_str);
+    let config_run_id = config.run_id.map(|id| id.to_string());
+    let run_id = config_run_id
+        .as_deref()
+        .or_else(|| config.metadata.get("run_id").and_then(Value::as_str));
+    let tags = (!config.tags.is_empty()).then(|| config.tags.join(","));
     let ns = (!ns.is_empty()).then_some(ns);
     // The span of one kind of run: `$op {name}`, the name also under `$field`, then the
     // fields every run has. A macro: a span's field names are written in the code.
@@ -98,6 +103,7 @@ fn run_span(name: &RunName, config: &RunConfig, ns: &str) -> Span {
                 $($field).+ = $name,
                 gen_ai.conversation.id = thread,
                 stategraph.run.id = run_id,
+                stategraph.run.tags = tags.as_deref(),
                 stategraph.checkpoint.ns = ns,
                 otel.status_code = Empty,
                 otel.status_description = Empty,

@@ -9,5 +9,9 @@
 
 mod support;
 
+#[path = "runtime_context/context.rs"]
+mod context;
 #[path = "runtime_context/managed.rs"]
 mod managed;
+#[path = "runtime_context/tags.rs"]
+mod tags;

@@ -126,6 +126,8 @@ impl NodeOptions {
 /// ```
 pub struct StateGraph<S: State> {
     pub(crate) channels: IndexMap<String, Box<dyn Channel>>,
+    /// The declared type of the runs' context ([`StateGraph::context_type`]).
+    pub(crate) context_type: Option<crate::pregel::runtime_context::ContextType>,
     pub(crate) nodes: IndexMap<String, NodeSpec>,
     /// Channels of node input types that the state lacks (LangGraph's private state),
     /// in the order the nodes were added.
@@ -156,6 +158,7 @@ impl<S: State> StateGraph<S> {
     pub fn with_channels(channels: Vec<(String, Box<dyn Channel>)>) -> StateGraph<S> {
         StateGraph {
             channels: channels.into_iter().collect(),
+            context_type: None,
             nodes: IndexMap::new(),
             private_channels: IndexMap::new(),
             edges: Vec::new(),
@@ -198,6 +201,16 @@ impl<S: State> StateGraph<S> {
         node: impl NodeHandler<S, M>,
     ) -> &mut Self {
         self.insert_node(name.into(), node, NodeOptions::default())
+    }
+
+    /// Declares the type of the runs' context (Python's `context_schema=`): a run given a
+    /// context of another type ([`RunConfig::context`](crate::RunConfig::context)) fails
+    /// before it starts with [`Error::ContextType`](crate::Error::ContextType), naming
+    /// both types. A run without a context still runs (Python's `runtime.context` is
+    /// then `None`); its nodes' [`NodeContext::context`] says there is none.
+    pub fn context_type<C: Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.context_type = Some(crate::pregel::runtime_context::ContextType::of::<C>());
+        self
     }
 
     /// Adds a node with options (retry policy, timeout, cache policy, deferral).

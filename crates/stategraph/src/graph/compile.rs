@@ -205,6 +205,7 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
     graph.index_triggers();
     let topology = Arc::new(capture(g, &options));
     let mut compiled = CompiledGraph::new(Arc::new(graph), options, topology);
+    compiled.context_type = g.context_type;
     compiled.schemas = Arc::new(g.io.json_schemas::<S>());
     Ok(compiled)
 }

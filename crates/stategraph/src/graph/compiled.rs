@@ -69,6 +69,8 @@ impl IntoInput for NoInput {
 /// A graph ready to run. Cheap to clone; safe to share between tasks.
 pub struct CompiledGraph<S> {
     pub(crate) graph: Arc<PregelGraph>,
+    /// The declared type of the runs' context, checked before a run starts.
+    pub(crate) context_type: Option<crate::pregel::runtime_context::ContextType>,
     pub(crate) options: CompileOptions,
     pub(crate) sources: Sources,
     pub(crate) topology: Arc<super::draw::topology::Topology>,
@@ -86,6 +88,7 @@ impl<S> Clone for CompiledGraph<S> {
     fn clone(&self) -> Self {
         CompiledGraph {
             graph: self.graph.clone(),
+            context_type: self.context_type,
             options: self.options.clone(),
             sources: self.sources.clone(),
             topology: self.topology.clone(),
@@ -125,6 +128,7 @@ impl<S: State> CompiledGraph<S> {
     ) -> Self {
         CompiledGraph {
             graph,
+            context_type: None,
             options,
             sources: Sources::default(),
             topology,
@@ -269,6 +273,9 @@ impl<S: State> CompiledGraph<S> {
             return Err(Error::InvalidConfig(
                 "recursion_limit must be at least 1".into(),
             ));
+        }
+        if let Some(expected) = &self.context_type {
+            expected.check(config)?;
         }
         let mut params = self.params(config, sink);
         params.keep_head = keep_head;

@@ -67,7 +67,9 @@ impl<S> CompiledGraph<S> {
 #[cfg(feature = "schemars")]
 impl<S: State> StateGraph<S> {
     /// Declares the type of the run's context (Python's `context_schema=`), for its JSON
-    /// Schema ([`CompiledGraph::context_json_schema`]).
+    /// Schema ([`CompiledGraph::context_json_schema`]) and as
+    /// [`StateGraph::context_type`] does: a run given a context of another type fails
+    /// before it starts.
     ///
     /// ```
     /// # use stategraph::{schemars::JsonSchema, State, StateGraph};
@@ -78,8 +80,9 @@ impl<S: State> StateGraph<S> {
     /// let g = StateGraph::<S>::new().context_schema::<Ctx>();
     /// # let _ = g;
     /// ```
-    pub fn context_schema<C: schemars::JsonSchema>(mut self) -> Self {
+    pub fn context_schema<C: schemars::JsonSchema + Send + Sync + 'static>(mut self) -> Self {
         self.io.context_json = Some(super::json_probe::schema_of::<C>(&[]));
+        self.context_type::<C>();
         self
     }
 }
@@ -88,8 +91,9 @@ impl<S: State> StateGraph<S> {
 impl<S: State, I: State, O: State> IoGraph<S, I, O> {
     /// [`StateGraph::context_schema`] on a graph with
     /// input/output schemas.
-    pub fn context_schema<C: schemars::JsonSchema>(mut self) -> Self {
+    pub fn context_schema<C: schemars::JsonSchema + Send + Sync + 'static>(mut self) -> Self {
         self.graph.io.context_json = Some(super::json_probe::schema_of::<C>(&[]));
+        self.graph.context_type::<C>();
         self
     }
 }

@@ -48,6 +48,8 @@ pub(crate) struct TaskScope {
     pub push: bool,
     /// This attempt of the task, from 1 (a retry policy's retries count up).
     pub attempt: usize,
+    /// When the task's first attempt started (`None` outside a run).
+    pub first_attempt: Option<std::time::SystemTime>,
     pub ns: String,
     pub thread_id: Option<String>,
     pub channels: Arc<Channels>,
@@ -182,7 +184,8 @@ impl NodeContext {
             return;
         };
         if sink.wants(StreamMode::Messages) {
-            let meta = super::stream_messages::chunk_metadata(task_meta, model_metadata);
+            let mut meta = super::stream_messages::chunk_metadata(task_meta, model_metadata);
+            crate::run_context::add_tags(&mut meta, &self.config().tags);
             let value = if dedupe {
                 message.to_value()
             } else {
@@ -277,6 +280,7 @@ impl NodeContext {
                 stop: step + 1,
                 push: false,
                 attempt: 1,
+                first_attempt: None,
                 ns: String::new(),
                 thread_id: None,
                 channels,

@@ -16,7 +16,7 @@ pub mod node_output;
 pub mod retry;
 pub mod run_loop;
 pub(crate) mod runner;
-pub(crate) mod runtime_context;
+pub mod runtime_context;
 pub mod snapshot;
 pub mod sources;
 pub mod spec;

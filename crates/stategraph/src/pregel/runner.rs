@@ -77,7 +77,7 @@ pub(crate) struct TaskScopeParts {
 }
 
 impl TaskScopeParts {
-    fn context(&self, attempt: usize) -> NodeContext {
+    fn context(&self, attempt: usize, first_attempt: std::time::SystemTime) -> NodeContext {
         let retrying = attempt > 1;
         let run = if retrying && !self.run.resuming {
             let mut scope = (*self.run).clone();
@@ -94,6 +94,7 @@ impl TaskScopeParts {
                 stop: self.stop,
                 push: self.push,
                 attempt,
+                first_attempt: Some(first_attempt),
                 ns: self.ns.clone(),
                 thread_id: self.thread_id.clone(),
                 channels: self.channels.clone(),
@@ -124,10 +125,11 @@ impl Attempts {
         // The task's span, when one is recorded (the run loop wraps this future in it).
         let span = crate::spans::current();
         let mut attempt = 0;
+        let first_attempt = std::time::SystemTime::now();
         loop {
             attempt += 1;
             crate::spans::task_attempt(&span, attempt);
-            let ctx = self.scope.context(attempt);
+            let ctx = self.scope.context(attempt, first_attempt);
             let fut = (self.runner)(self.input.clone(), ctx.clone());
             let guarded = AssertUnwindSafe(fut).catch_unwind();
             let result = match self.timeout {

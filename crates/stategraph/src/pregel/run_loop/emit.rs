@@ -8,6 +8,7 @@ use stategraph_checkpoint::{Map, Value};
 use super::Loop;
 use crate::pregel::algo::{apply_writes, read_channels, TaskWrites};
 use crate::pregel::events;
+use crate::pregel::runtime_context;
 use crate::pregel::stream::{StreamMode, StreamSink};
 use crate::pregel::stream_messages;
 use crate::pregel::task::Task;
@@ -85,7 +86,11 @@ impl Loop {
             if self.is_hidden(&t.name) {
                 continue;
             }
-            let payload = events::task_start_payload(t);
+            let mut payload = events::task_start_payload(t);
+            let meta = runtime_context::task_event_metadata(&self.p.config, t, self.step);
+            if let (Value::Map(m), Some(meta)) = (&mut payload, meta) {
+                m.insert("metadata", Value::Map(meta));
+            }
             self.emit_with_debug(sink, StreamMode::Tasks, payload, self.step, "task");
         }
     }
