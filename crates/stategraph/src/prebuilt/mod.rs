@@ -36,6 +36,7 @@
 //! # }
 //! ```
 
+pub mod agent;
 mod chat_history;
 mod chat_model;
 mod fake_model;

@@ -1,0 +1,365 @@
+//! [`create_agent`]'s builder and the graph it compiles: Python's `create_agent` nodes
+//! (`model`, `tools`, `<middleware>.<hook>`), edges and channels.
+
+use std::sync::Arc;
+
+use stategraph_checkpoint::CheckpointSaver;
+
+use super::edges::{Routes, ToolsEdge};
+use super::middleware::{Hook, Middleware};
+use super::nodes::{hook_node, tools_node, AgentNode, ModelNode};
+use super::state::{agent_channels, JumpTo};
+use super::structured_output::ResponseFormat;
+use crate::error::{Error, Result};
+use crate::graph::{CompileOptions, CompiledGraph, StateGraph, END, START};
+use crate::messages::Message;
+use crate::prebuilt::chat_model::ChatModel;
+use crate::prebuilt::tool::Tool;
+use crate::prebuilt::tool_node::{ToolErrorHandling, ToolNode};
+use crate::state::DynState;
+use crate::RunConfig;
+
+/// An agent (langchain 1.x's `create_agent`): a `model` node calling `model` with
+/// `tools` bound, a `tools` node running its tool calls, in a loop until the model
+/// answers without calling a tool; [`Middleware`] hooks run as nodes around them, or
+/// wrap each model and tool call.
+///
+/// The graph, its channels (`messages`, `jump_to`, `structured_response`, the
+/// middleware's) and the checkpoints a run stores are Python's for the same
+/// configuration, so a thread is shared with Python's agent; its drawing is Python's.
+/// The state is a [`DynState`]; read it with
+/// [`AgentState`](super::AgentState). Runs take Python's defaults
+/// (`recursion_limit` 9999, metadata `ls_integration: "langchain_create_agent"`).
+pub fn create_agent(model: impl ChatModel, tools: Vec<Tool>) -> AgentBuilder {
+    AgentBuilder {
+        model: Arc::new(model),
+        tools,
+        system_prompt: None,
+        middleware: Vec::new(),
+        response_format: None,
+        name: None,
+        errors: ToolErrorHandling::default(),
+        options: CompileOptions::new(),
+    }
+}
+
+/// The options of [`create_agent`]; [`AgentBuilder::compile`] makes the graph.
+#[must_use]
+pub struct AgentBuilder {
+    model: Arc<dyn ChatModel>,
+    tools: Vec<Tool>,
+    system_prompt: Option<Message>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    response_format: Option<ResponseFormat>,
+    name: Option<String>,
+    errors: ToolErrorHandling,
+    options: CompileOptions,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.middleware.iter().map(|m| m.name()).collect();
+        f.debug_struct("AgentBuilder")
+            .field("tools", &self.tools)
+            .field("middleware", &names)
+            .field("response_format", &self.response_format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// The system prompt put before the conversation at each model call (not stored).
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(Message::system(prompt.into()));
+        self
+    }
+
+    /// Adds a middleware (the first added is the outermost: its `before_*` hooks run
+    /// first, its `after_*` hooks last).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Adds a shared middleware.
+    pub fn middleware_arc(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Reads the final answer as structured data (`structured_response`).
+    pub fn response_format(mut self, format: ResponseFormat) -> Self {
+        self.response_format = Some(format);
+        self
+    }
+
+    /// The agent's name, set on each AI message it stores.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// What a failing tool does (the default: only bad arguments go back to the model).
+    pub fn handle_tool_errors(mut self, errors: ToolErrorHandling) -> Self {
+        self.errors = errors;
+        self
+    }
+
+    /// Where the conversation's checkpoints go.
+    pub fn checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
+        self.options = self.options.checkpointer(saver);
+        self
+    }
+
+    /// The long-term store the hooks and tools reach through the context.
+    pub fn store(mut self, store: Arc<dyn stategraph_store::BaseStore>) -> Self {
+        self.options = self.options.store(store);
+        self
+    }
+
+    /// Builds and compiles the agent's graph. A middleware name given twice is an
+    /// `Error::InvalidGraph` (Python: "Please remove duplicate middleware instances.").
+    pub fn compile(self) -> Result<CompiledGraph<DynState>> {
+        let names: Vec<String> = self.middleware.iter().map(|m| m.name()).collect();
+        if (1..names.len()).any(|i| names[..i].contains(&names[i])) {
+            return Err(Error::InvalidGraph(
+                "Please remove duplicate middleware instances.".into(),
+            ));
+        }
+        let channels = agent_channels(self.middleware.iter().flat_map(|m| m.channels()));
+        let mut g = StateGraph::<DynState>::with_channels(channels);
+        let with = |hook: Hook| -> Vec<Arc<dyn Middleware>> {
+            let hooked = self.middleware.iter().filter(|m| m.hooks().contains(&hook));
+            hooked.cloned().collect()
+        };
+        let (before_agent, before_model) = (with(Hook::BeforeAgent), with(Hook::BeforeModel));
+        let (after_model, after_agent) = (with(Hook::AfterModel), with(Hook::AfterAgent));
+        let wraps_tools = !with(Hook::WrapToolCall).is_empty();
+        let wraps_model = !with(Hook::WrapModelCall).is_empty();
+        let structured = match &self.response_format {
+            Some(f @ ResponseFormat::Tool(_)) => Some(f.name()),
+            _ => None,
+        };
+        let tool_names: Vec<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
+        let has_tools = !self.tools.is_empty() || wraps_tools;
+
+        let model = ModelNode {
+            model: self.model,
+            tools: self.tools.clone(),
+            system_message: self.system_prompt,
+            response_format: self.response_format.clone(),
+            name: self.name.clone(),
+            middleware: self.middleware.clone(),
+        };
+        add(&mut g, "model", model.into_node());
+        if has_tools {
+            let tool_node = ToolNode::new(self.tools).handle_tool_errors(self.errors);
+            add(
+                &mut g,
+                "tools",
+                tools_node(tool_node, &self.middleware, structured.clone()),
+            );
+        }
+        for m in &self.middleware {
+            for hook in [
+                Hook::BeforeAgent,
+                Hook::BeforeModel,
+                Hook::AfterModel,
+                Hook::AfterAgent,
+            ] {
+                if m.hooks().contains(&hook) {
+                    let name = format!("{}.{}", m.name(), hook.as_str());
+                    add(&mut g, &name, hook_node(m.clone(), hook));
+                }
+            }
+        }
+        let node = |m: &Arc<dyn Middleware>, hook: Hook| format!("{}.{}", m.name(), hook.as_str());
+        let entry = before_agent
+            .first()
+            .map(|m| node(m, Hook::BeforeAgent))
+            .or_else(|| before_model.first().map(|m| node(m, Hook::BeforeModel)))
+            .unwrap_or_else(|| "model".to_owned());
+        let loop_entry = before_model
+            .first()
+            .map_or_else(|| "model".to_owned(), |m| node(m, Hook::BeforeModel));
+        let loop_exit = after_model
+            .first()
+            .map_or_else(|| "model".to_owned(), |m| node(m, Hook::AfterModel));
+        let exit = after_agent
+            .last()
+            .map_or_else(|| END.to_owned(), |m| node(m, Hook::AfterAgent));
+        let routes = Routes {
+            model: loop_entry.clone(),
+            end: exit.clone(),
+        };
+        g.add_edge(START, &entry);
+        if has_tools {
+            let edge = ToolsEdge {
+                routes: routes.clone(),
+                structured: structured.clone(),
+            };
+            let mut back = vec![loop_entry.clone()];
+            if structured.is_some() {
+                back.push(exit.clone());
+            }
+            g.add_conditional_edges_with_map("tools", edge.clone().tools_to_model(), pairs(&back));
+            let mut out = vec!["tools".to_owned(), exit.clone()];
+            if self.response_format.is_some() || loop_exit != "model" || wraps_model {
+                out.push(loop_entry.clone());
+            }
+            g.add_conditional_edges_with_map(&loop_exit, edge.model_to_tools(), pairs(&out));
+        } else if structured.is_some() {
+            let dests = vec![loop_entry.clone(), exit.clone()];
+            g.add_conditional_edges_with_map(
+                &loop_exit,
+                routes.clone().model_to_model(),
+                pairs(&dests),
+            );
+        } else if loop_exit == "model" {
+            g.add_edge(&loop_exit, &exit);
+        } else {
+            let m = &after_model[0];
+            jump_edge(
+                &mut g,
+                &routes,
+                &loop_exit,
+                &exit,
+                &m.can_jump_to(Hook::AfterModel),
+            );
+        }
+        for pair in before_agent.windows(2) {
+            let (from, to) = (
+                node(&pair[0], Hook::BeforeAgent),
+                node(&pair[1], Hook::BeforeAgent),
+            );
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                &to,
+                &pair[0].can_jump_to(Hook::BeforeAgent),
+            );
+        }
+        if let Some(last) = before_agent.last() {
+            let from = node(last, Hook::BeforeAgent);
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                &loop_entry,
+                &last.can_jump_to(Hook::BeforeAgent),
+            );
+        }
+        for pair in before_model.windows(2) {
+            let (from, to) = (
+                node(&pair[0], Hook::BeforeModel),
+                node(&pair[1], Hook::BeforeModel),
+            );
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                &to,
+                &pair[0].can_jump_to(Hook::BeforeModel),
+            );
+        }
+        if let Some(last) = before_model.last() {
+            let from = node(last, Hook::BeforeModel);
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                "model",
+                &last.can_jump_to(Hook::BeforeModel),
+            );
+        }
+        if let Some(last) = after_model.last() {
+            g.add_edge("model", node(last, Hook::AfterModel));
+        }
+        for pair in after_model.windows(2).rev() {
+            let (from, to) = (
+                node(&pair[1], Hook::AfterModel),
+                node(&pair[0], Hook::AfterModel),
+            );
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                &to,
+                &pair[1].can_jump_to(Hook::AfterModel),
+            );
+        }
+        for pair in after_agent.windows(2).rev() {
+            let (from, to) = (
+                node(&pair[1], Hook::AfterAgent),
+                node(&pair[0], Hook::AfterAgent),
+            );
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                &to,
+                &pair[1].can_jump_to(Hook::AfterAgent),
+            );
+        }
+        if let Some(first) = after_agent.first() {
+            let from = node(first, Hook::AfterAgent);
+            jump_edge(
+                &mut g,
+                &routes,
+                &from,
+                END,
+                &first.can_jump_to(Hook::AfterAgent),
+            );
+        }
+        let mut compiled = g.compile_with(self.options)?;
+        let topology = Arc::make_mut(&mut compiled.topology);
+        if let Some(node) = topology.nodes.iter_mut().find(|n| n.name == "tools") {
+            node.tools = tool_names;
+        }
+        let mut defaults = RunConfig::default()
+            .recursion_limit(9_999)
+            .with_metadata("ls_integration", "langchain_create_agent");
+        if let Some(name) = &self.name {
+            defaults = defaults.with_metadata("lc_agent_name", name.as_str());
+        }
+        Ok(compiled.with_config(defaults))
+    }
+}
+
+/// Adds a node function.
+fn add(g: &mut StateGraph<DynState>, name: &str, node: AgentNode) {
+    g.add_node(name, move |state: DynState, ctx: crate::NodeContext| {
+        node(state, ctx)
+    });
+}
+
+/// A path map naming each destination after itself (Python's list of destinations).
+fn pairs(dests: &[String]) -> Vec<(String, String)> {
+    dests.iter().map(|d| (d.clone(), d.clone())).collect()
+}
+
+/// A middleware node's edge: plain to `default`, or conditional when the hook may jump.
+fn jump_edge(
+    g: &mut StateGraph<DynState>,
+    routes: &Routes,
+    name: &str,
+    default: &str,
+    can_jump_to: &[JumpTo],
+) {
+    if can_jump_to.is_empty() {
+        g.add_edge(name, default);
+        return;
+    }
+    let mut dests = vec![default.to_owned()];
+    if can_jump_to.contains(&JumpTo::End) {
+        dests.push(routes.end.clone());
+    }
+    if can_jump_to.contains(&JumpTo::Tools) {
+        dests.push("tools".to_owned());
+    }
+    if can_jump_to.contains(&JumpTo::Model) && name != routes.model {
+        dests.push(routes.model.clone());
+    }
+    g.add_conditional_edges_with_map(name, routes.clone().jump(default.to_owned()), pairs(&dests));
+}
