@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions};
-use stategraph::prebuilt::agent::{create_agent, HumanInTheLoopMiddleware};
+use stategraph::prebuilt::agent::{
+    create_agent, ContextSize, HumanInTheLoopMiddleware, LimitExit, ModelCallLimitMiddleware,
+    ModelFallbackMiddleware, ModelRetryMiddleware, ResponseFormat, SummarizationMiddleware,
+    ToolCallLimitMiddleware, ToolLimitExit,
+};
 use stategraph::prebuilt::{FakeChatModel, MessagesState, Tool};
 use stategraph::sqlite::SqliteSaver;
 use stategraph::{map, Command, CompiledGraph, DynState, Message, RunConfig, ToolCall, Value};
@@ -318,4 +322,202 @@ async fn python_resumes_a_thread_stategraph_paused() {
         .await
         .unwrap();
     assert_eq!(got, texts(&out));
+}
+
+/// A model failing its first `fails` calls with `ValueError('boom')` (clones share the
+/// count and the script, as the Python model's bound copies do).
+#[derive(Clone)]
+struct Failing {
+    fails: Arc<std::sync::atomic::AtomicUsize>,
+    inner: FakeChatModel,
+}
+
+impl Failing {
+    fn new(fails: usize, answers: Vec<Message>) -> Failing {
+        Failing {
+            fails: Arc::new(fails.into()),
+            inner: FakeChatModel::new(answers),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl stategraph::prebuilt::ChatModel for Failing {
+    async fn invoke(
+        &self,
+        messages: &[Message],
+        ctx: &stategraph::NodeContext,
+    ) -> Result<Message, stategraph::NodeError> {
+        use std::sync::atomic::Ordering;
+        if self
+            .fails
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(stategraph::NodeError::named("ValueError", "boom"));
+        }
+        self.inner.invoke(messages, ctx).await
+    }
+
+    fn bind_tools(&self, _: &[Tool]) -> Arc<dyn stategraph::prebuilt::ChatModel> {
+        Arc::new(self.clone())
+    }
+}
+
+fn sum_schema() -> serde_json::Value {
+    serde_json::json!({
+        "title": "Sum",
+        "description": "The sum of two numbers.",
+        "type": "object",
+        "properties": {"total": {"type": "integer"}},
+        "required": ["total"],
+    })
+}
+
+fn sum_call(args: Value) -> Message {
+    Message::ai("")
+        .with_id("ai-1")
+        .with_tool_calls(vec![ToolCall::new("Sum", args, "call-s")])
+}
+
+/// The agent of one of the script's `EXTRA` scenarios.
+fn extra_agent(scenario: &str, saver: Arc<dyn CheckpointSaver>) -> CompiledGraph<DynState> {
+    let two = vec![
+        Message::ai("")
+            .with_id("ai-1")
+            .with_tool_calls(vec![call(1, 1, 2), call(2, 3, 4)]),
+        Message::ai("Done.").with_id("ai-2"),
+    ];
+    let plain = script("plain");
+    let summary = || FakeChatModel::new([Message::ai("The user asked for 1 + 2.")]);
+    let retry = || ModelRetryMiddleware {
+        initial_delay: std::time::Duration::ZERO,
+        jitter: false,
+        ..Default::default()
+    };
+    let b = |model: Failing| {
+        create_agent(model, vec![add_tool()])
+            .system_prompt("You add numbers.")
+            .checkpointer(saver.clone())
+    };
+    let b = match scenario {
+        "model_limit" => b(Failing::new(0, plain))
+            .middleware(ModelCallLimitMiddleware::new(None, Some(1), LimitExit::End).unwrap()),
+        "tool_limit" => b(Failing::new(0, two)).middleware(
+            ToolCallLimitMiddleware::new(None, None, Some(1), ToolLimitExit::Continue).unwrap(),
+        ),
+        "tool_limit_end" => b(Failing::new(0, two)).middleware(
+            ToolCallLimitMiddleware::new(Some("add"), None, Some(1), ToolLimitExit::End).unwrap(),
+        ),
+        "summary" => b(Failing::new(0, plain)).middleware(
+            SummarizationMiddleware::new(
+                summary(),
+                vec![ContextSize::Messages(3)],
+                ContextSize::Messages(2),
+            )
+            .unwrap(),
+        ),
+        "summary_tokens" => b(Failing::new(0, plain)).middleware(
+            SummarizationMiddleware::new(
+                summary(),
+                vec![ContextSize::Tokens(41)],
+                ContextSize::Tokens(30),
+            )
+            .unwrap(),
+        ),
+        "retry" => b(Failing::new(2, plain)).middleware(retry()),
+        "retry_fail" => b(Failing::new(9, plain)).middleware(retry()),
+        "fallback" => b(Failing::new(99, vec![])).middleware(ModelFallbackMiddleware::new(
+            FakeChatModel::new(plain),
+            vec![],
+        )),
+        "structured_tool" => b(Failing::new(0, vec![sum_call(map! {"total" => 3})]))
+            .response_format(ResponseFormat::tool(sum_schema())),
+        "structured_retry" => b(Failing::new(
+            0,
+            vec![sum_call(map! {}), sum_call(map! {"total" => 3})],
+        ))
+        .response_format(ResponseFormat::tool(sum_schema())),
+        "structured_provider" => b(Failing::new(
+            0,
+            vec![Message::ai(r#"{"total": 3}"#).with_id("ai-1")],
+        ))
+        .response_format(ResponseFormat::provider(sum_schema())),
+        other => panic!("no scenario {other}"),
+    };
+    b.compile().unwrap()
+}
+
+/// The last checkpoint's state channels (not the engine's), ids by kind.
+async fn final_state(saver: &dyn CheckpointSaver) -> String {
+    let t = saver
+        .get_tuple(&CheckpointConfig::thread("agent"))
+        .await
+        .unwrap()
+        .unwrap();
+    let values: Vec<String> = t
+        .checkpoint
+        .channel_values
+        .iter()
+        .filter(|(k, _)| !k.starts_with("branch:") && !k.starts_with("__"))
+        .map(|(k, v)| format!("{k}={}", v.repr()))
+        .collect();
+    shape_ids(&values.join("\n"))
+}
+
+/// Python runs `scenario`, stategraph the same: the same final state, and (without tool
+/// calls, or once ToolNode v2 is in) the same checkpoints.
+async fn extra_like_python(scenario: &str, whole_thread: bool) {
+    let dir = temp_dir();
+    let py_db = dir.join("python.sqlite");
+    if python(&[py_db.to_str().unwrap(), scenario, "run"]).is_none() {
+        return;
+    }
+    let saver: Arc<dyn CheckpointSaver> =
+        Arc::new(SqliteSaver::open(dir.join("rust.sqlite")).unwrap());
+    let input = MessagesState::input(Message::human("What is 1 + 2?").with_id("h-1"));
+    let _ = extra_agent(scenario, saver.clone())
+        .invoke(input, &RunConfig::thread("agent"))
+        .await
+        .unwrap();
+    let py = SqliteSaver::open(&py_db).unwrap();
+    assert_eq!(
+        final_state(saver.as_ref()).await,
+        final_state(&py).await,
+        "{scenario}"
+    );
+    if whole_thread {
+        assert_same_threads(&thread(saver.as_ref()).await, &thread(&py).await);
+    }
+}
+
+#[tokio::test]
+async fn model_call_limit_ends_as_python() {
+    extra_like_python("model_limit", false).await;
+}
+
+#[tokio::test]
+async fn tool_call_limit_blocks_and_ends_as_python() {
+    extra_like_python("tool_limit", false).await;
+    extra_like_python("tool_limit_end", false).await;
+}
+
+#[tokio::test]
+async fn summarization_stores_pythons_messages() {
+    extra_like_python("summary", false).await;
+    extra_like_python("summary_tokens", false).await;
+}
+
+#[tokio::test]
+async fn model_retry_and_fallback_answer_as_python() {
+    extra_like_python("retry", false).await;
+    extra_like_python("retry_fail", true).await;
+    extra_like_python("fallback", false).await;
+}
+
+#[tokio::test]
+async fn structured_output_stores_pythons_checkpoints() {
+    extra_like_python("structured_tool", true).await;
+    extra_like_python("structured_retry", true).await;
+    extra_like_python("structured_provider", true).await;
 }

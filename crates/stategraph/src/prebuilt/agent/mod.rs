@@ -37,16 +37,26 @@
 
 mod builder;
 mod edges;
+mod error;
 mod human_in_the_loop;
 mod middleware;
+mod model_call_limit;
+mod model_retry;
 mod nodes;
 mod state;
 mod structured_output;
+mod summarization;
+mod tool_call_limit;
 
 pub use builder::{create_agent, AgentBuilder};
+pub use error::MiddlewareConfigError;
 pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
 pub use middleware::{
     Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,
 };
+pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
+pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
+pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
+pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};

@@ -100,9 +100,9 @@ fn handle_output(
     format: Option<&ResponseFormat>,
 ) -> Result<ModelResponse, NodeError> {
     match format {
-        Some(ResponseFormat::Provider { schema }) if answer.tool_calls.is_empty() => {
+        Some(ResponseFormat::Provider { schema, check }) if answer.tool_calls.is_empty() => {
             let name = format.map(ResponseFormat::name).unwrap_or_default();
-            let structured = parse_provider(schema, &name, &answer)
+            let structured = parse_provider(schema, *check, &name, &answer)
                 .map_err(StructuredOutputError::into_node_error)?;
             Ok(ModelResponse {
                 messages: vec![answer],

@@ -3,9 +3,11 @@
 //! model's own JSON answer ([`ResponseFormat::provider`], `ProviderStrategy`).
 //!
 //! The schema is a JSON Schema object; the stored `structured_response` is the answer's
-//! dict, as Python stores it for a JSON-schema `response_format`. An answer is checked
-//! against the schema's `required` keys and the `type` of each declared property
-//! (Python checks nothing for a JSON-schema dict; a Pydantic model checks more).
+//! dict, as Python stores it for a JSON-schema `response_format`. As in Python, the
+//! answer is taken as it is (a provider's answer must be JSON);
+//! [`ResponseFormat::checked`] also checks it against the schema's `required` keys and
+//! the `type` of each declared property, as a Pydantic model would, and an answer that
+//! does not fit is a [`StructuredOutputError`].
 
 use stategraph_checkpoint::Value;
 
@@ -22,6 +24,8 @@ pub enum ResponseFormat {
     Provider {
         /// The JSON Schema of the answer.
         schema: serde_json::Value,
+        /// The answer is checked against the schema ([`ResponseFormat::checked`]).
+        check: bool,
     },
 }
 
@@ -35,6 +39,8 @@ pub struct ToolStrategy {
     /// An answer that does not fit is sent back to the model with the error (`true`,
     /// Python's default) or fails the run with [`StructuredOutputError`] (`false`).
     pub handle_errors: bool,
+    /// The answer is checked against the schema ([`ResponseFormat::checked`]).
+    pub check: bool,
 }
 
 impl ResponseFormat {
@@ -44,19 +50,42 @@ impl ResponseFormat {
             schema,
             tool_message_content: None,
             handle_errors: true,
+            check: false,
         })
+    }
+
+    /// This format with answers checked against the schema (required keys, property
+    /// types): one that does not fit goes back to the model (or fails the run, see
+    /// [`ToolStrategy::handle_errors`]).
+    pub fn checked(mut self) -> ResponseFormat {
+        match &mut self {
+            ResponseFormat::Tool(t) => t.check = true,
+            ResponseFormat::Provider { check, .. } => *check = true,
+        }
+        self
+    }
+
+    /// A [`ResponseFormat::tool`] whose bad answers fail the run (`handle_errors=False`).
+    pub fn strict(mut self) -> ResponseFormat {
+        if let ResponseFormat::Tool(t) = &mut self {
+            t.handle_errors = false;
+        }
+        self
     }
 
     /// Python's `ProviderStrategy(schema)`.
     pub fn provider(schema: serde_json::Value) -> ResponseFormat {
-        ResponseFormat::Provider { schema }
+        ResponseFormat::Provider {
+            schema,
+            check: false,
+        }
     }
 
     /// The name of the schema: its `title` (Python falls back to a random name).
     pub fn name(&self) -> String {
         let schema = match self {
             ResponseFormat::Tool(t) => &t.schema,
-            ResponseFormat::Provider { schema } => schema,
+            ResponseFormat::Provider { schema, .. } => schema,
         };
         schema
             .get("title")
@@ -167,7 +196,12 @@ impl ToolStrategy {
             return Ok((vec![answer], None));
         };
         let data = call.args.to_json();
-        match check(&self.schema, &data) {
+        let fits = if self.check {
+            check(&self.schema, &data)
+        } else {
+            Ok(())
+        };
+        match fits {
             Ok(()) => {
                 let content = self.tool_message_content.clone().unwrap_or_else(|| {
                     format!("Returning structured response: {}", call.args.repr())
@@ -194,6 +228,7 @@ impl ToolStrategy {
 /// A provider-strategy answer: its text parsed as JSON and checked.
 pub(crate) fn parse_provider(
     schema: &serde_json::Value,
+    checked: bool,
     name: &str,
     answer: &Message,
 ) -> Result<Value, StructuredOutputError> {
@@ -206,6 +241,8 @@ pub(crate) fn parse_provider(
             "Native structured output expected valid JSON for {name}, but parsing failed: {e}."
         ))
     })?;
-    check(schema, &data).map_err(invalid)?;
+    if checked {
+        check(schema, &data).map_err(invalid)?;
+    }
     Ok(serde_json::from_value(data).unwrap_or(Value::Nil))
 }
