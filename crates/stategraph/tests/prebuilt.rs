@@ -21,8 +21,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, MemorySaver};
 use stategraph::prebuilt::{
-    create_react_agent, tools_condition, DeltaMessagesState, FakeChatModel, MessagesState, Tool,
-    ToolError, ToolErrorHandling, ToolNode,
+    create_react_agent, tools_condition, AgentVersion, DeltaMessagesState, FakeChatModel,
+    MessagesState, Tool, ToolError, ToolErrorHandling, ToolNode,
 };
 use stategraph::{
     map, CompiledGraph, Message, NoInput, Role, RunConfig, State, StateGraph, StreamMode,
@@ -186,12 +186,14 @@ async fn tool_results_that_are_not_strings_are_written_as_python_json() {
 }
 
 #[tokio::test]
-async fn tool_node_refuses_a_conversation_not_ending_with_an_ai_message() {
+async fn tool_node_refuses_a_conversation_without_an_ai_message() {
+    // langgraph-prebuilt 1.1.3's `ToolNode._parse_input`: the latest AI message's calls
+    // are run; a conversation without one is a `ValueError`.
     let err = run_tools(ToolNode::new(vec![add_tool()]), Message::human("hi"))
         .await
-        .expect_err("the last message must be an AI message");
+        .expect_err("there must be an AI message");
     assert!(
-        err.to_string().contains("Last message is not an AIMessage"),
+        err.to_string().contains("No AIMessage found in input"),
         "{err}"
     );
 }
@@ -830,7 +832,7 @@ async fn thread_shape(saver: &dyn CheckpointSaver, thread: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_agents_stored_thread_has_pythons_shape() {
-    // Python's create_react_agent (`version="v1"`, the form this agent runs) on the same
+    // Python's create_react_agent (`version="v1"`, as `.version(AgentVersion::V1)`) on the same
     // script: every checkpoint and every write alike, ids compared by kind.
     let Some(python) = interop_python() else {
         return;
@@ -859,6 +861,7 @@ async fn the_agents_stored_thread_has_pythons_shape() {
     ]);
     let agent = create_react_agent(model, vec![add_tool()])
         .prompt("You add numbers.")
+        .version(AgentVersion::V1)
         .checkpointer(saver.clone())
         .compile()
         .unwrap();

@@ -49,9 +49,20 @@ impl From<Vec<Goto>> for BranchTargets {
     }
 }
 
+/// A path function that also reads the task's context and may fail (the prebuilt
+/// agent's fan-out reads the run's remaining steps).
+pub(crate) type ContextPath<S> = Arc<
+    dyn Fn(
+            &S,
+            &crate::pregel::context::NodeContext,
+        ) -> std::result::Result<BranchTargets, crate::pregel::node_error::NodeError>
+        + Send
+        + Sync,
+>;
+
 /// A conditional edge from one source.
 pub(crate) struct Branch<S> {
-    pub path: Arc<dyn Fn(&S) -> BranchTargets + Send + Sync>,
+    pub path: ContextPath<S>,
     pub path_map: Option<IndexMap<String, String>>,
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
 
-use super::branch::{Branch, BranchTargets};
+use super::branch::{Branch, BranchTargets, ContextPath};
 use super::compile_options::CompileOptions;
 use super::compiled::CompiledGraph;
 use super::input::InputSpec;
@@ -389,11 +389,19 @@ impl<S: State> StateGraph<S> {
         F: Fn(&S) -> T + Send + Sync + 'static,
         T: Into<BranchTargets>,
     {
-        let branch = Branch {
-            path: Arc::new(move |s: &S| path(s).into()),
-            path_map,
-        };
-        self.branches.push((source, Arc::new(branch)));
+        let path: ContextPath<S> = Arc::new(move |s: &S, _: &NodeContext| Ok(path(s).into()));
+        self.push_context_branch(source, path, path_map)
+    }
+
+    /// Adds a conditional edge whose path function reads the task's context too.
+    pub(crate) fn push_context_branch(
+        &mut self,
+        source: String,
+        path: ContextPath<S>,
+        path_map: Option<IndexMap<String, String>>,
+    ) -> &mut Self {
+        self.branches
+            .push((source, Arc::new(Branch { path, path_map })));
         self
     }
 }

@@ -508,7 +508,7 @@ fn run_branches<S: State>(
     let state =
         S::from_owned_values(fresh).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
     for b in branches {
-        let targets = (b.path)(&state);
+        let targets = (b.path)(&state, ctx)?;
         let w = b
             .writes(targets)
             .map_err(|e| NodeError::named("InvalidUpdateError", e))?;

@@ -37,6 +37,13 @@ use crate::state::State;
     note = "derive `State` for `{Self}`: its fields become the channels the node reads, and a `Send` to the node carries them as a map"
 )]
 pub trait NodeInput: Send + Sized + 'static {
+    /// Builds the input from a task's raw input (a `Send`'s payload of any shape) when
+    /// the type reads one itself; `Err(input)` hands the input back to be read as a map
+    /// of channel values (every [`State`] type does that).
+    fn from_raw_input(input: Value) -> std::result::Result<Result<Self>, Value> {
+        Err(input)
+    }
+
     /// The channels the input reads, in order; `None` when it reads every channel of
     /// the graph's state (an input without declared fields, such as `DynState`).
     fn input_channels() -> Option<Vec<(String, Box<dyn Channel>)>>;
@@ -107,6 +114,17 @@ impl InputSpec {
         let expected = || match &self.keys {
             Some(keys) => format!("`{}` (a map with keys {})", self.type_name, keys_list(keys)),
             None => format!("`{}` (a map)", self.type_name),
+        };
+        let input = match I::from_raw_input(input) {
+            Ok(read) => {
+                return read.map_err(|e| {
+                    NodeError::named(
+                        "TypeError",
+                        format!("node `{node}` takes `{}`: {e}", self.type_name),
+                    )
+                })
+            }
+            Err(input) => input,
         };
         let Value::Map(map) = input else {
             return Err(type_error(node, &expected(), &input, "not a map"));

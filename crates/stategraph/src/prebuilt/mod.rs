@@ -44,7 +44,9 @@ mod messages_state;
 pub(crate) mod python_text;
 mod react_agent;
 pub(crate) mod tool;
+mod tool_input;
 mod tool_node;
+mod tool_runtime;
 #[cfg(feature = "schemars")]
 mod tool_schema;
 mod tools_condition;
@@ -56,7 +58,12 @@ pub use messages_state::{
     DeltaMessagesState, DeltaMessagesStateUpdate, HasMessages, Messages, MessagesState,
     MessagesStateUpdate,
 };
-pub use react_agent::{create_react_agent, ReactAgentBuilder};
+pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder};
 pub use tool::{Tool, ToolError};
+pub use tool_input::{
+    state_value, tool_call_sends, tool_call_sends_to, ToolCallWithContext, ToolNodeInput,
+    TOOL_CALL_WITH_CONTEXT,
+};
 pub use tool_node::{ToolErrorHandling, ToolNode};
+pub use tool_runtime::ToolRuntime;
 pub use tools_condition::tools_condition;

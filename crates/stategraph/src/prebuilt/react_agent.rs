@@ -9,11 +9,13 @@ use super::chat_history::validate_chat_history;
 use super::chat_model::{run_message_id, ChatModel};
 use super::messages_state::{HasMessages, MessagesState};
 use super::tool::Tool;
+use super::tool_input::{state_value, tool_call_sends};
 use super::tool_node::{ToolErrorHandling, ToolNode};
 use super::tools_condition::tools_condition;
 use crate::error::Result;
+use crate::graph::BranchTargets;
 use crate::graph::{CompileOptions, CompiledGraph, StateGraph, END, START};
-use crate::messages::Message;
+use crate::messages::{Message, Role};
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
 
@@ -26,10 +28,15 @@ use crate::pregel::node_error::NodeError;
 /// (`get_graph().draw_mermaid()`) is Python's. Options come from the returned builder;
 /// [`ReactAgentBuilder::compile`] makes the graph.
 ///
-/// Differences from Python, documented: the tool calls of one answer run in one `tools`
-/// task (Python's `version="v1"`; the default `"v2"` sends one task per call, each with
-/// the state), and the `remaining_steps` check ("Sorry, need more steps...") is not
-/// made: a run that loops ends with the recursion-limit error.
+/// As Python's default (`version="v2"`), each tool call of an answer is its own `tools`
+/// task: the edge from `agent` sends one [`ToolCallWithContext`](super::ToolCallWithContext)
+/// per call ([`tool_call_sends`](super::tool_call_sends)), stored as Python stores it, so
+/// several tools may interrupt in one step and be resumed by interrupt id.
+/// [`ReactAgentBuilder::version`]`(`[`AgentVersion::V1`]`)` runs every call of an answer
+/// in one task instead.
+///
+/// Difference from Python, documented: the `remaining_steps` check ("Sorry, need more
+/// steps...") is not made: a run that loops ends with the recursion-limit error.
 pub fn create_react_agent(model: impl ChatModel, tools: Vec<Tool>) -> ReactAgentBuilder {
     ReactAgentBuilder {
         model: Arc::new(model),
@@ -37,8 +44,19 @@ pub fn create_react_agent(model: impl ChatModel, tools: Vec<Tool>) -> ReactAgent
         prompt: None,
         name: None,
         errors: ToolErrorHandling::default(),
+        version: AgentVersion::default(),
         options: CompileOptions::new(),
     }
+}
+
+/// How the agent runs the tool calls of an answer (Python's `version=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AgentVersion {
+    /// Every call of an answer in one `tools` task (`version="v1"`).
+    V1,
+    /// One `tools` task per call, each sent with the state (`version="v2"`, the default).
+    #[default]
+    V2,
 }
 
 /// The options of [`create_react_agent`] (builder style); [`ReactAgentBuilder::compile`]
@@ -50,6 +68,7 @@ pub struct ReactAgentBuilder {
     prompt: Option<Message>,
     name: Option<String>,
     errors: ToolErrorHandling,
+    version: AgentVersion,
     options: CompileOptions,
 }
 
@@ -59,6 +78,7 @@ impl std::fmt::Debug for ReactAgentBuilder {
             .field("tools", &self.tools)
             .field("prompt", &self.prompt)
             .field("name", &self.name)
+            .field("version", &self.version)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +138,13 @@ impl ReactAgentBuilder {
         self
     }
 
+    /// How the tool calls of an answer run: [`AgentVersion::V2`] (the default, one task
+    /// per call) or [`AgentVersion::V1`] (one task for all).
+    pub fn version(mut self, version: AgentVersion) -> Self {
+        self.version = version;
+        self
+    }
+
     /// Builds and compiles the agent's graph over [`MessagesState`].
     pub fn compile(self) -> Result<CompiledGraph<MessagesState>> {
         self.compile_with_state::<MessagesState>()
@@ -161,11 +188,23 @@ impl ReactAgentBuilder {
         } else {
             let tool_node = ToolNode::new(self.tools).handle_tool_errors(self.errors);
             g.add_node("tools", tool_node.node::<S>());
-            g.add_conditional_edges_with_map(
-                "agent",
-                tools_condition::<S>,
-                [("tools", "tools"), (END, END)],
-            );
+            let paths = [("tools", "tools"), (END, END)];
+            match self.version {
+                AgentVersion::V1 => {
+                    g.add_conditional_edges_with_map("agent", tools_condition::<S>, paths);
+                }
+                AgentVersion::V2 => {
+                    let map = paths
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect();
+                    g.push_context_branch(
+                        "agent".to_owned(),
+                        Arc::new(send_tool_calls::<S>),
+                        Some(map),
+                    );
+                }
+            }
             g.add_edge("tools", "agent");
         }
         let mut compiled = g.compile_with(self.options)?;
@@ -176,4 +215,20 @@ impl ReactAgentBuilder {
         }
         Ok(compiled)
     }
+}
+
+/// The v2 agent's edge after `agent`: one `Send` per tool call of the last message, each
+/// with the state (Python's `should_continue`), or the end.
+fn send_tool_calls<S: HasMessages>(
+    state: &S,
+    _ctx: &NodeContext,
+) -> std::result::Result<BranchTargets, NodeError> {
+    let Some(last) = state.messages().last() else {
+        return Ok(BranchTargets::from(END));
+    };
+    if last.role != Role::Ai || last.tool_calls.is_empty() {
+        return Ok(BranchTargets::from(END));
+    }
+    let values = state_value(state).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+    Ok(BranchTargets::from(tool_call_sends(last, &values)))
 }

@@ -13,6 +13,7 @@ use stategraph_checkpoint::serde::rust::{from_value, to_value};
 use stategraph_checkpoint::Value;
 
 use super::python_text::{exception_repr, repr};
+use super::tool_runtime::ToolRuntime;
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
 
@@ -87,7 +88,7 @@ pub(crate) enum ToolReply {
 }
 
 pub(crate) type ToolFn = Arc<
-    dyn Fn(Value, NodeContext) -> BoxFuture<'static, Result<ToolReply, ToolFailure>> + Send + Sync,
+    dyn Fn(Value, ToolRuntime) -> BoxFuture<'static, Result<ToolReply, ToolFailure>> + Send + Sync,
 >;
 
 /// A tool: what the model sees (name, description, argument schema) and what runs.
@@ -136,7 +137,7 @@ impl Tool {
         R: Serialize + 'static,
     {
         let f = Arc::new(f);
-        let func: ToolFn = Arc::new(move |args: Value, _ctx: NodeContext| {
+        let func: ToolFn = Arc::new(move |args: Value, _rt: ToolRuntime| {
             let f = f.clone();
             async move {
                 let input: A = read_args(args)?;
@@ -163,11 +164,41 @@ impl Tool {
         R: Serialize + 'static,
     {
         let f = Arc::new(f);
-        let func: ToolFn = Arc::new(move |args: Value, ctx: NodeContext| {
+        let func: ToolFn = Arc::new(move |args: Value, rt: ToolRuntime| {
             let f = f.clone();
             async move {
                 let input: A = read_args(args)?;
-                write_result(&f(input, ctx).await.map_err(ToolFailure::Node)?).map(ToolReply::Value)
+                let out = f(input, rt.into_ctx()).await;
+                write_result(&out.map_err(ToolFailure::Node)?).map(ToolReply::Value)
+            }
+            .boxed()
+        });
+        Tool::from_parts(name.into(), description.into(), func)
+    }
+
+    /// A tool that also gets a [`ToolRuntime`]: the graph's state (Python's
+    /// `InjectedState`), the store (`InjectedStore`), its tool call id
+    /// (`InjectedToolCallId`) and the node's context. None of these is an argument: the
+    /// schema the model reads holds only `A`'s (as Python leaves injected arguments out
+    /// of it). Errors as [`Tool::with_context`]'s: a failure is handled as any tool's, an
+    /// interrupt pauses.
+    pub fn with_runtime<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(A, ToolRuntime) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, NodeError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let f = Arc::new(f);
+        let func: ToolFn = Arc::new(move |args: Value, rt: ToolRuntime| {
+            let f = f.clone();
+            async move {
+                let input: A = read_args(args)?;
+                write_result(&f(input, rt).await.map_err(ToolFailure::Node)?).map(ToolReply::Value)
             }
             .boxed()
         });
@@ -234,6 +265,26 @@ impl Tool {
         R: Serialize + 'static,
     {
         let tool = Tool::with_context(name, description, f);
+        let schema = super::tool_schema::schema_for::<A>(&tool.name, &tool.description);
+        tool.with_schema(schema)
+    }
+
+    /// [`Tool::with_runtime`] with the argument schema derived from `A`, as
+    /// [`Tool::typed`] derives it (the runtime is not in it).
+    #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+    pub fn typed_with_runtime<A, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, ToolRuntime) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, NodeError>> + Send + 'static,
+        R: Serialize + 'static,
+    {
+        let tool = Tool::with_runtime(name, description, f);
         let schema = super::tool_schema::schema_for::<A>(&tool.name, &tool.description);
         tool.with_schema(schema)
     }
@@ -308,11 +359,7 @@ impl Tool {
 
     /// Runs the tool on `args` (a map); an invocation error's text is the one LangGraph
     /// returns to the model.
-    pub(crate) async fn run(
-        &self,
-        args: Value,
-        ctx: NodeContext,
-    ) -> Result<ToolReply, ToolFailure> {
+    pub(crate) async fn run(&self, args: Value, rt: ToolRuntime) -> Result<ToolReply, ToolFailure> {
         let errors = self.check(&args);
         if !errors.is_empty() {
             return Err(ToolFailure::Invocation(
@@ -320,7 +367,7 @@ impl Tool {
             ));
         }
         let shown = args.clone();
-        match (self.func)(args, ctx).await {
+        match (self.func)(args, rt).await {
             Err(ToolFailure::Invocation(e)) => {
                 Err(ToolFailure::Invocation(self.invocation_error(&shown, &e)))
             }
@@ -334,8 +381,8 @@ impl Tool {
     /// result is the tool message's content (a list of content blocks), and a result the
     /// server marked as an error is a `ToolException` with its text.
     pub async fn invoke(&self, args: impl Into<Value>) -> Result<Value, ToolError> {
-        let ctx = detached_context(&self.name);
-        match self.run(args.into(), ctx).await {
+        let rt = ToolRuntime::new(Value::Nil, None, detached_context(&self.name));
+        match self.run(args.into(), rt).await {
             Ok(ToolReply::Value(v)) => Ok(v),
             Ok(ToolReply::Message {
                 content,

@@ -1,4 +1,5 @@
-//! The node that runs the tool calls of the last AI message (LangGraph's `ToolNode`).
+//! The node that runs tool calls (LangGraph's `ToolNode`): those of the latest AI
+//! message, or the one call a `Send` hands it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +12,8 @@ use tracing::Instrument;
 use super::messages_state::HasMessages;
 use super::python_text::json_dumps;
 use super::tool::{detached_context, Tool, ToolFailure, ToolReply};
+use super::tool_input::ToolNodeInput;
+use super::tool_runtime::ToolRuntime;
 use crate::messages::{Message, Role, ToolCall};
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
@@ -67,24 +70,31 @@ impl ToolNode {
         &self.tools
     }
 
-    /// The tool messages answering the tool calls of the last message of `messages`,
-    /// which must be an AI message (else a `ValueError`, as in Python). `ctx` is the
-    /// running node's, handed to tools made with [`Tool::with_context`].
+    /// The tool messages answering the tool calls of the latest AI message of
+    /// `messages` (a `ValueError` when there is none, as in Python). `ctx` is the
+    /// running node's, handed to tools made with [`Tool::with_context`]; tools made with
+    /// [`Tool::with_runtime`] read `{"messages": messages}` as the state.
     pub async fn run(
         &self,
         messages: &[Message],
         ctx: &NodeContext,
     ) -> Result<Vec<Message>, NodeError> {
-        let Some(last) = messages.last() else {
-            return Err(NodeError::named("ValueError", "No message found in input"));
-        };
-        if last.role != Role::Ai {
-            return Err(NodeError::named(
-                "ValueError",
-                "Last message is not an AIMessage",
-            ));
-        }
-        let calls = last.tool_calls.iter().map(|call| {
+        let mut state = stategraph_checkpoint::Map::with_capacity(1);
+        let list: Vec<Value> = messages.iter().map(Message::to_value).collect();
+        state.insert("messages", Value::list(list));
+        let state = Value::Map(state);
+        self.run_calls(latest_calls(messages)?, &state, ctx).await
+    }
+
+    /// The tool messages answering `calls`, made in `state` (a map of state keys, which
+    /// [`ToolRuntime::state`] gives the tools), concurrently, in the calls' order.
+    pub async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        state: &Value,
+        ctx: &NodeContext,
+    ) -> Result<Vec<Message>, NodeError> {
+        let calls = calls.iter().map(|call| {
             let tool = self.by_name.get(&call.name).map(|&i| &self.tools[i]);
             let span = crate::spans::tool_span(
                 &call.name,
@@ -93,7 +103,8 @@ impl ToolNode {
                 ctx.thread_id(),
                 &call.args,
             );
-            let run = self.call(call, tool, ctx);
+            let rt = ToolRuntime::new(state.clone(), call.id.clone(), ctx.clone());
+            let run = self.call(call, tool, rt);
             async move {
                 let (result, error_kind) = run.instrument(span.clone()).await;
                 crate::spans::tool_result(&span, &result, error_kind);
@@ -115,7 +126,7 @@ impl ToolNode {
         &self,
         call: &ToolCall,
         tool: Option<&Tool>,
-        ctx: &NodeContext,
+        rt: ToolRuntime,
     ) -> (Result<Message, NodeError>, Option<&'static str>) {
         let id = call.id.clone().unwrap_or_default();
         let Some(tool) = tool else {
@@ -130,7 +141,7 @@ impl ToolNode {
                 Some("ToolNotFound"),
             );
         };
-        let result = match tool.run(call.args.clone(), ctx.clone()).await {
+        let result = match tool.run(call.args.clone(), rt).await {
             Ok(reply) => Ok(reply_message(reply, &call.name, id)),
             Err(ToolFailure::Invocation(text)) if self.errors != ToolErrorHandling::Never => {
                 let answer = error_message(text, &call.name, id);
@@ -158,19 +169,81 @@ impl ToolNode {
     }
 
     /// This tool node as a node function of a graph over `S`:
-    /// `graph.add_node("tools", tool_node.node())`.
+    /// `graph.add_node("tools", tool_node.node::<S>())`. It takes each of a tool node's
+    /// inputs ([`ToolNodeInput`]): triggered by an edge, it answers every call of the
+    /// latest AI message (`version="v1"`); sent a
+    /// [`ToolCallWithContext`](super::ToolCallWithContext) (see
+    /// [`tool_call_sends`](super::tool_call_sends)), it answers that one call, its tools
+    /// reading the state the payload carries; sent a list of tool calls (langchain's
+    /// `create_agent`), it answers those, its tools reading the graph's current state.
     pub fn node<S: HasMessages>(
         &self,
-    ) -> impl Fn(S, NodeContext) -> BoxFuture<'static, Result<S::Update, NodeError>>
+    ) -> impl Fn(ToolNodeInput, NodeContext) -> BoxFuture<'static, Result<S::Update, NodeError>>
            + Send
            + Sync
            + 'static {
         let this = self.clone();
-        move |state: S, ctx: NodeContext| {
+        move |input: ToolNodeInput, ctx: NodeContext| {
             let this = this.clone();
-            async move { Ok(S::messages_update(this.run(state.messages(), &ctx).await?)) }.boxed()
+            async move {
+                let answers = match input {
+                    ToolNodeInput::State(values) => {
+                        let state = map_value(&values);
+                        let s = S::from_owned_values(values)
+                            .map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+                        let calls = latest_calls(s.messages())?;
+                        this.run_calls(calls, &state, &ctx).await?
+                    }
+                    ToolNodeInput::Call(p) => {
+                        this.run_calls(std::slice::from_ref(&p.tool_call), &p.state, &ctx)
+                            .await?
+                    }
+                    ToolNodeInput::Calls(calls) => {
+                        let state = current_state::<S>(&ctx);
+                        this.run_calls(&calls, &state, &ctx).await?
+                    }
+                };
+                Ok(S::messages_update(answers))
+            }
+            .boxed()
         }
     }
+}
+
+/// The tool calls of the latest AI message (Python's `ToolNode` input parsing).
+fn latest_calls(messages: &[Message]) -> Result<&[ToolCall], NodeError> {
+    if messages.is_empty() {
+        return Err(NodeError::named("ValueError", "No message found in input"));
+    }
+    match messages.iter().rev().find(|m| m.role == Role::Ai) {
+        Some(ai) => Ok(&ai.tool_calls),
+        None => Err(NodeError::named(
+            "ValueError",
+            "No AIMessage found in input",
+        )),
+    }
+}
+
+/// Channel values as a map value.
+fn map_value(values: &indexmap::IndexMap<String, Value>) -> Value {
+    let mut m = stategraph_checkpoint::Map::with_capacity(values.len());
+    for (k, v) in values {
+        m.insert(k.as_str(), v.clone());
+    }
+    Value::Map(m)
+}
+
+/// The graph's state as the task reads it now: `S`'s channels that hold a value.
+fn current_state<S: HasMessages>(ctx: &NodeContext) -> Value {
+    let mut m = stategraph_checkpoint::Map::new();
+    for (k, _) in S::channels() {
+        if let Some(ch) = ctx.inner.channels.get(&k) {
+            if ch.is_available() {
+                m.insert(k, ch.get().unwrap_or_default());
+            }
+        }
+    }
+    Value::Map(m)
 }
 
 /// An error tool message.

@@ -1,5 +1,5 @@
 """Runs Python's create_react_agent (version="v1": the tool calls of one answer in one
-`tools` task, as stategraph's agent runs them) with a scripted model on thread "agent" of
+`tools` task, as stategraph's `.version(AgentVersion::V1)` runs them) with a scripted model on thread "agent" of
 the SQLite file given, for crates/stategraph/tests/prebuilt.rs to compare its stored writes
 with stategraph's.
 

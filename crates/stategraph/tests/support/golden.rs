@@ -61,13 +61,13 @@ fn typed(t: &Typed) -> String {
     show(&t.tag, &t.bytes)
 }
 
-type Maps = (
+pub type Maps = (
     BTreeMap<String, String>,
     BTreeMap<String, String>,
     BTreeMap<String, String>,
 );
 
-fn expected(inmemory: &J) -> Maps {
+pub fn expected(inmemory: &J) -> Maps {
     let mut storage = BTreeMap::new();
     for e in inmemory["storage"].as_array().expect("storage") {
         let key = format!(
@@ -123,7 +123,7 @@ fn expected(inmemory: &J) -> Maps {
     (storage, writes, blobs)
 }
 
-fn actual(saver: &MemorySaver) -> Maps {
+pub fn actual(saver: &MemorySaver) -> Maps {
     let layout = saver.storage_snapshot();
     let mut storage = BTreeMap::new();
     for e in &layout.storage {
@@ -178,7 +178,11 @@ fn equal_as_sets(a: &str, b: &str) -> bool {
     has_set && decode(a).is_some() && decode(a) == decode(b)
 }
 
-fn same(what: &str, exp: &BTreeMap<String, String>, got: &BTreeMap<String, String>) -> Vec<String> {
+pub fn same(
+    what: &str,
+    exp: &BTreeMap<String, String>,
+    got: &BTreeMap<String, String>,
+) -> Vec<String> {
     let mut diffs = Vec::new();
     for (k, v) in exp {
         match got.get(k) {
