@@ -237,19 +237,16 @@ async fn same_thread_as_python(scenario: &str, answer: Option<&str>) {
 }
 
 #[tokio::test]
-#[ignore = "needs ToolNode v2 (branch tools): Python sends one Send per tool call"]
 async fn a_plain_agent_stores_pythons_checkpoints() {
     same_thread_as_python("plain", None).await;
 }
 
 #[tokio::test]
-#[ignore = "needs ToolNode v2 (branch tools): Python sends one Send per tool call"]
 async fn an_approved_call_stores_pythons_checkpoints() {
     same_thread_as_python("hitl", Some(APPROVE)).await;
 }
 
 #[tokio::test]
-#[ignore = "needs ToolNode v2 (branch tools): Python sends one Send per tool call"]
 async fn an_edit_and_a_reject_store_pythons_checkpoints() {
     same_thread_as_python("two", Some(EDIT_REJECT)).await;
 }
@@ -465,8 +462,7 @@ async fn final_state(saver: &dyn CheckpointSaver) -> String {
     shape_ids(&values.join("\n"))
 }
 
-/// Python runs `scenario`, stategraph the same: the same final state, and (without tool
-/// calls, or once ToolNode v2 is in) the same checkpoints.
+/// Python runs `scenario`, stategraph the same: the same final state and checkpoints.
 async fn extra_like_python(scenario: &str, whole_thread: bool) {
     let dir = temp_dir();
     let py_db = dir.join("python.sqlite");
@@ -493,26 +489,26 @@ async fn extra_like_python(scenario: &str, whole_thread: bool) {
 
 #[tokio::test]
 async fn model_call_limit_ends_as_python() {
-    extra_like_python("model_limit", false).await;
+    extra_like_python("model_limit", true).await;
 }
 
 #[tokio::test]
 async fn tool_call_limit_blocks_and_ends_as_python() {
-    extra_like_python("tool_limit", false).await;
-    extra_like_python("tool_limit_end", false).await;
+    extra_like_python("tool_limit", true).await;
+    extra_like_python("tool_limit_end", true).await;
 }
 
 #[tokio::test]
 async fn summarization_stores_pythons_messages() {
-    extra_like_python("summary", false).await;
-    extra_like_python("summary_tokens", false).await;
+    extra_like_python("summary", true).await;
+    extra_like_python("summary_tokens", true).await;
 }
 
 #[tokio::test]
 async fn model_retry_and_fallback_answer_as_python() {
-    extra_like_python("retry", false).await;
+    extra_like_python("retry", true).await;
     extra_like_python("retry_fail", true).await;
-    extra_like_python("fallback", false).await;
+    extra_like_python("fallback", true).await;
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ use crate::graph::{CompileOptions, CompiledGraph, StateGraph, END, START};
 use crate::messages::Message;
 use crate::prebuilt::chat_model::ChatModel;
 use crate::prebuilt::tool::Tool;
+use crate::prebuilt::tool_input::ToolNodeInput;
 use crate::prebuilt::tool_node::{ToolErrorHandling, ToolNode};
 use crate::state::DynState;
 use crate::RunConfig;
@@ -154,10 +155,10 @@ impl AgentBuilder {
         add(&mut g, "model", model.into_node());
         if has_tools {
             let tool_node = ToolNode::new(self.tools).handle_tool_errors(self.errors);
-            add(
-                &mut g,
+            let node = tools_node(tool_node, &self.middleware, structured.clone());
+            g.add_node(
                 "tools",
-                tools_node(tool_node, &self.middleware, structured.clone()),
+                move |input: ToolNodeInput, ctx: crate::NodeContext| node(input, ctx),
             );
         }
         for m in &self.middleware {

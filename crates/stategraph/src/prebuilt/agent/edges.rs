@@ -6,6 +6,8 @@ use super::state::{AgentState, JumpTo};
 use crate::graph::BranchTargets;
 use crate::messages::Role;
 use crate::state::DynState;
+use crate::types::Send as SendPacket;
+use stategraph_checkpoint::Value;
 
 /// Where a jump goes: `model` is the loop's entry (first `before_model`, or `model`),
 /// `end` its exit (last `after_agent`, or `END`).
@@ -80,9 +82,13 @@ impl ToolsEdge {
             if ai.tool_calls.is_empty() {
                 return routes.end.clone().into();
             }
-            if !pending_tool_calls(&state, self.structured.as_deref()).is_empty() {
-                // Until ToolNode v2 (one `Send` per call): one `tools` task runs them all.
-                return "tools".into();
+            let pending = pending_tool_calls(&state, self.structured.as_deref());
+            if !pending.is_empty() {
+                // langchain's `Send("tools", [tool_call])`, one per call.
+                let sends = pending
+                    .iter()
+                    .map(|c| SendPacket::new("tools", Value::list(vec![c.to_value()])));
+                return sends.collect::<Vec<_>>().into();
             }
             if state.structured_response().is_some() {
                 return routes.end.clone().into();

@@ -217,6 +217,9 @@ impl Middleware for HumanInTheLoopMiddleware {
         let Some((ai, _)) = state.last_ai_and_tool_messages() else {
             return Ok(AgentUpdate::none());
         };
+        if ai.tool_calls.is_empty() {
+            return Ok(AgentUpdate::none());
+        }
         let mut ai = ai.clone();
         let (mut actions, mut reviews, mut gated) = (Vec::new(), Vec::new(), Vec::new());
         for (i, call) in ai.tool_calls.iter().enumerate() {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use indexmap::IndexMap;
 use stategraph_checkpoint::Value;
 
 use super::middleware::{
@@ -18,6 +19,7 @@ use crate::messages::{Message, ToolCall};
 use crate::prebuilt::chat_history::validate_chat_history;
 use crate::prebuilt::chat_model::{run_message_id, ChatModel};
 use crate::prebuilt::tool::Tool;
+use crate::prebuilt::tool_input::ToolNodeInput;
 use crate::prebuilt::tool_node::ToolNode;
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
@@ -171,18 +173,40 @@ pub(crate) fn pending_tool_calls(state: &AgentState, structured: Option<&str>) -
         .collect()
 }
 
-/// The `tools` node: each pending call through the `wrap_tool_call` chain, concurrently,
-/// the answers in the calls' order.
+/// A `tools` node function (its input is a tool node's: langchain's
+/// `Send("tools", [tool_call])`, or the state after a `jump_to: "tools"`).
+pub(crate) type ToolsNode = Arc<
+    dyn Fn(
+            ToolNodeInput,
+            NodeContext,
+        ) -> BoxFuture<'static, Result<Vec<(String, Value)>, NodeError>>
+        + Send
+        + Sync,
+>;
+
+/// The graph's state channels as the task reads them now (not the engine's).
+fn current_state(ctx: &NodeContext) -> IndexMap<String, Value> {
+    let channels = ctx.inner.channels.iter();
+    let state = channels
+        .filter(|(k, ch)| !k.starts_with("branch:") && !k.starts_with("__") && ch.is_available());
+    state
+        .map(|(k, ch)| (k.clone(), ch.get().unwrap_or_default()))
+        .collect()
+}
+
+/// The `tools` node: the calls sent to it (or, after a jump, the pending ones), each
+/// through the `wrap_tool_call` chain, concurrently, the answers in the calls' order.
 pub(crate) fn tools_node(
     tool_node: ToolNode,
     middleware: &[Arc<dyn Middleware>],
     structured: Option<String>,
-) -> AgentNode {
+) -> ToolsNode {
     let inner = ToolHandler(Arc::new(move |request: ToolCallRequest| {
         let tool_node = tool_node.clone();
         async move {
-            let ask = Message::ai("").with_tool_calls(vec![request.call]);
-            let mut answers = tool_node.run(&[ask], &request.ctx).await?;
+            let state = request.state.to_value();
+            let calls = std::slice::from_ref(&request.call);
+            let mut answers = tool_node.run_calls(calls, &state, &request.ctx).await?;
             answers
                 .pop()
                 .ok_or_else(|| NodeError::named("ValueError", "the tool gave no message"))
@@ -190,11 +214,31 @@ pub(crate) fn tools_node(
         .boxed()
     }));
     let handler = chain_tool_calls(middleware, inner);
-    Arc::new(move |state: DynState, ctx: NodeContext| {
+    Arc::new(move |input: ToolNodeInput, ctx: NodeContext| {
         let (handler, structured) = (handler.clone(), structured.clone());
         async move {
-            let state = AgentState::from_dyn(state)?;
-            let calls = pending_tool_calls(&state, structured.as_deref());
+            let (state, calls) = match input {
+                ToolNodeInput::Calls(calls) => {
+                    (AgentState::from_values(current_state(&ctx))?, calls)
+                }
+                ToolNodeInput::Call(p) => {
+                    let values = p.state.as_map().map(|m| {
+                        let pairs = m
+                            .iter()
+                            .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.clone())));
+                        pairs.collect()
+                    });
+                    (
+                        AgentState::from_values(values.unwrap_or_default())?,
+                        vec![p.tool_call],
+                    )
+                }
+                ToolNodeInput::State(values) => {
+                    let state = AgentState::from_values(values)?;
+                    let calls = pending_tool_calls(&state, structured.as_deref());
+                    (state, calls)
+                }
+            };
             let runs = calls.into_iter().map(|call| {
                 handler.call(ToolCallRequest {
                     call,

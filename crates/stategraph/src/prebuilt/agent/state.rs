@@ -71,6 +71,15 @@ impl AgentState {
         AgentState::from_values(state.0)
     }
 
+    /// Every channel's value, as a map (what a tool's `ToolRuntime::state` reads).
+    pub fn to_value(&self) -> Value {
+        let mut m = stategraph_checkpoint::Map::with_capacity(self.values.len());
+        for (k, v) in &self.values {
+            m.insert(k.as_str(), v.clone());
+        }
+        Value::Map(m)
+    }
+
     /// The conversation, oldest first.
     pub fn messages(&self) -> &[Message] {
         &self.messages
