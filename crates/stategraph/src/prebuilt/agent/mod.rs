@@ -38,6 +38,7 @@
 mod builder;
 mod edges;
 mod error;
+mod hitl_types;
 mod human_in_the_loop;
 mod middleware;
 mod model_call_limit;
@@ -50,6 +51,7 @@ mod tool_call_limit;
 
 pub use builder::{create_agent, AgentBuilder};
 pub use error::MiddlewareConfigError;
+pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
 pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
 pub use middleware::{
     Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,

@@ -67,6 +67,13 @@ impl AgentState {
         Ok(AgentState { messages, values })
     }
 
+    /// The state a run ended with: `AgentState::of(&agent.invoke(..).await?)?`
+    /// (`Error::State` when a message does not decode).
+    pub fn of(outcome: &crate::graph::Outcome<DynState>) -> crate::error::Result<AgentState> {
+        AgentState::from_values(outcome.values.clone())
+            .map_err(|e| crate::error::Error::State(e.to_string()))
+    }
+
     pub(crate) fn from_dyn(state: DynState) -> Result<AgentState, NodeError> {
         AgentState::from_values(state.0)
     }
