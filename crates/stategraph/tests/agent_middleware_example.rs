@@ -4,6 +4,8 @@
 //! `child` test). With the pinned Python, its twin `examples/python/agent_middleware.py`
 //! prints the same lines, and each language resumes the other's paused thread.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../examples/agent_middleware.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod agent_middleware;

@@ -3,6 +3,8 @@
 //! (tests/interop/create_agent_thread.py), HITL threads resumed across the two, and the
 //! built-in middleware.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

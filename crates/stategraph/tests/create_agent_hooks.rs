@@ -1,6 +1,8 @@
 //! `create_agent`'s middleware hooks written by users: jumps, handler wrapping, a
 //! failing hook that leaves a resumable thread, and the typed errors.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 

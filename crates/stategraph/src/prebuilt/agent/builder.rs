@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use stategraph_checkpoint::CheckpointSaver;
 
-use super::edges::{Routes, ToolsEdge};
 use super::middleware::{Hook, Middleware};
 use super::nodes::{hook_node, tools_node, AgentNode, ModelNode};
-use super::state::{agent_channels, JumpTo};
+use super::state::agent_channels;
 use super::structured_output::ResponseFormat;
+use super::wiring::Plan;
 use crate::error::{Error, Result};
-use crate::graph::{CompileOptions, CompiledGraph, StateGraph, END, START};
+use crate::graph::{CompileOptions, CompiledGraph, StateGraph};
 use crate::messages::Message;
 use crate::prebuilt::chat_model::ChatModel;
 use crate::prebuilt::tool::Tool;
@@ -133,8 +133,6 @@ impl AgentBuilder {
             let hooked = self.middleware.iter().filter(|m| m.hooks().contains(&hook));
             hooked.cloned().collect()
         };
-        let (before_agent, before_model) = (with(Hook::BeforeAgent), with(Hook::BeforeModel));
-        let (after_model, after_agent) = (with(Hook::AfterModel), with(Hook::AfterAgent));
         let wraps_tools = !with(Hook::WrapToolCall).is_empty();
         let wraps_model = !with(Hook::WrapModelCall).is_empty();
         let structured = match &self.response_format {
@@ -174,145 +172,13 @@ impl AgentBuilder {
                 }
             }
         }
-        let node = |m: &Arc<dyn Middleware>, hook: Hook| format!("{}.{}", m.name(), hook.as_str());
-        let entry = before_agent
-            .first()
-            .map(|m| node(m, Hook::BeforeAgent))
-            .or_else(|| before_model.first().map(|m| node(m, Hook::BeforeModel)))
-            .unwrap_or_else(|| "model".to_owned());
-        let loop_entry = before_model
-            .first()
-            .map_or_else(|| "model".to_owned(), |m| node(m, Hook::BeforeModel));
-        let loop_exit = after_model
-            .first()
-            .map_or_else(|| "model".to_owned(), |m| node(m, Hook::AfterModel));
-        let exit = after_agent
-            .last()
-            .map_or_else(|| END.to_owned(), |m| node(m, Hook::AfterAgent));
-        let routes = Routes {
-            model: loop_entry.clone(),
-            end: exit.clone(),
+        let plan = Plan {
+            middleware: &self.middleware,
+            has_tools,
+            structured,
+            model_may_loop: self.response_format.is_some() || wraps_model,
         };
-        g.add_edge(START, &entry);
-        if has_tools {
-            let edge = ToolsEdge {
-                routes: routes.clone(),
-                structured: structured.clone(),
-            };
-            let mut back = vec![loop_entry.clone()];
-            if structured.is_some() {
-                back.push(exit.clone());
-            }
-            g.add_conditional_edges_with_map("tools", edge.clone().tools_to_model(), pairs(&back));
-            let mut out = vec!["tools".to_owned(), exit.clone()];
-            if self.response_format.is_some() || loop_exit != "model" || wraps_model {
-                out.push(loop_entry.clone());
-            }
-            g.add_conditional_edges_with_map(&loop_exit, edge.model_to_tools(), pairs(&out));
-        } else if structured.is_some() {
-            let dests = vec![loop_entry.clone(), exit.clone()];
-            g.add_conditional_edges_with_map(
-                &loop_exit,
-                routes.clone().model_to_model(),
-                pairs(&dests),
-            );
-        } else if loop_exit == "model" {
-            g.add_edge(&loop_exit, &exit);
-        } else {
-            let m = &after_model[0];
-            jump_edge(
-                &mut g,
-                &routes,
-                &loop_exit,
-                &exit,
-                &m.can_jump_to(Hook::AfterModel),
-            );
-        }
-        for pair in before_agent.windows(2) {
-            let (from, to) = (
-                node(&pair[0], Hook::BeforeAgent),
-                node(&pair[1], Hook::BeforeAgent),
-            );
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                &to,
-                &pair[0].can_jump_to(Hook::BeforeAgent),
-            );
-        }
-        if let Some(last) = before_agent.last() {
-            let from = node(last, Hook::BeforeAgent);
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                &loop_entry,
-                &last.can_jump_to(Hook::BeforeAgent),
-            );
-        }
-        for pair in before_model.windows(2) {
-            let (from, to) = (
-                node(&pair[0], Hook::BeforeModel),
-                node(&pair[1], Hook::BeforeModel),
-            );
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                &to,
-                &pair[0].can_jump_to(Hook::BeforeModel),
-            );
-        }
-        if let Some(last) = before_model.last() {
-            let from = node(last, Hook::BeforeModel);
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                "model",
-                &last.can_jump_to(Hook::BeforeModel),
-            );
-        }
-        if let Some(last) = after_model.last() {
-            g.add_edge("model", node(last, Hook::AfterModel));
-        }
-        for pair in after_model.windows(2).rev() {
-            let (from, to) = (
-                node(&pair[1], Hook::AfterModel),
-                node(&pair[0], Hook::AfterModel),
-            );
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                &to,
-                &pair[1].can_jump_to(Hook::AfterModel),
-            );
-        }
-        for pair in after_agent.windows(2).rev() {
-            let (from, to) = (
-                node(&pair[1], Hook::AfterAgent),
-                node(&pair[0], Hook::AfterAgent),
-            );
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                &to,
-                &pair[1].can_jump_to(Hook::AfterAgent),
-            );
-        }
-        if let Some(first) = after_agent.first() {
-            let from = node(first, Hook::AfterAgent);
-            jump_edge(
-                &mut g,
-                &routes,
-                &from,
-                END,
-                &first.can_jump_to(Hook::AfterAgent),
-            );
-        }
+        plan.wire(&mut g);
         let mut compiled = g.compile_with(self.options)?;
         let topology = Arc::make_mut(&mut compiled.topology);
         if let Some(node) = topology.nodes.iter_mut().find(|n| n.name == "tools") {
@@ -333,34 +199,4 @@ fn add(g: &mut StateGraph<DynState>, name: &str, node: AgentNode) {
     g.add_node(name, move |state: DynState, ctx: crate::NodeContext| {
         node(state, ctx)
     });
-}
-
-/// A path map naming each destination after itself (Python's list of destinations).
-fn pairs(dests: &[String]) -> Vec<(String, String)> {
-    dests.iter().map(|d| (d.clone(), d.clone())).collect()
-}
-
-/// A middleware node's edge: plain to `default`, or conditional when the hook may jump.
-fn jump_edge(
-    g: &mut StateGraph<DynState>,
-    routes: &Routes,
-    name: &str,
-    default: &str,
-    can_jump_to: &[JumpTo],
-) {
-    if can_jump_to.is_empty() {
-        g.add_edge(name, default);
-        return;
-    }
-    let mut dests = vec![default.to_owned()];
-    if can_jump_to.contains(&JumpTo::End) {
-        dests.push(routes.end.clone());
-    }
-    if can_jump_to.contains(&JumpTo::Tools) {
-        dests.push("tools".to_owned());
-    }
-    if can_jump_to.contains(&JumpTo::Model) && name != routes.model {
-        dests.push(routes.model.clone());
-    }
-    g.add_conditional_edges_with_map(name, routes.clone().jump(default.to_owned()), pairs(&dests));
 }

@@ -48,6 +48,7 @@ mod state;
 mod structured_output;
 mod summarization;
 mod tool_call_limit;
+mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
 pub use error::MiddlewareConfigError;
