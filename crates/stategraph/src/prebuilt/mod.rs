@@ -2,7 +2,8 @@
 //! ([`MessagesState`]), the [`ChatModel`] a node calls (with a scripted
 //! [`FakeChatModel`] for tests and examples), [`Tool`]s run by a [`ToolNode`], the
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
-//! LangGraph's ReAct loop (`agent` ⇄ `tools`).
+//! LangGraph's ReAct loop (`agent` ⇄ `tools`; deprecated, as in Python, for
+//! [`agent::create_agent`], langchain 1.x's agent with middleware).
 //!
 //! Real models: `stategraph::models` (feature `models`, on by default) has OpenAI-compatible
 //! and Anthropic clients; for another provider, implement [`ChatModel`]. A model that

@@ -37,6 +37,11 @@ use crate::pregel::node_error::NodeError;
 ///
 /// Difference from Python, documented: the `remaining_steps` check ("Sorry, need more
 /// steps...") is not made: a run that loops ends with the recursion-limit error.
+///
+/// **Deprecated** (as in Python since LangGraph 1.0, where `create_react_agent` "has been
+/// moved to `langchain.agents`"): new agents use
+/// [`agent::create_agent`](super::agent::create_agent), langchain 1.x's agent with
+/// middleware. This one stays for graphs and threads that use it.
 pub fn create_react_agent(model: impl ChatModel, tools: Vec<Tool>) -> ReactAgentBuilder {
     ReactAgentBuilder {
         model: Arc::new(model),
