@@ -251,13 +251,23 @@ async fn bad_options_are_typed_errors() {
             .starts_with("run_limit (2) cannot exceed thread_limit (1)"),
         "{err}"
     );
+    let empty = stategraph::prebuilt::agent::InterruptOnConfig::new([]);
+    let hitl = HumanInTheLoopMiddleware::new()
+        .interrupt_on_with("add", empty)
+        .unwrap_err();
+    assert!(
+        hitl.message
+            .contains("`allowed_decisions` must be a non-empty list"),
+        "{hitl}"
+    );
 }
 
 #[tokio::test]
 async fn a_decision_the_review_does_not_allow_fails_the_resume() {
     use stategraph::prebuilt::agent::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
     let hitl = HumanInTheLoopMiddleware::new()
-        .interrupt_on_with("add", InterruptOnConfig::new([DecisionType::Approve]));
+        .interrupt_on_with("add", InterruptOnConfig::new([DecisionType::Approve]))
+        .unwrap();
     let agent = create_agent(
         FakeChatModel::new([add_call(), Message::ai("3")]),
         vec![add_tool()],

@@ -112,6 +112,21 @@ impl AgentBuilder {
         self
     }
 
+    /// Stop before these nodes (Python's `interrupt_before=[..]`).
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(
+        mut self,
+        nodes: I,
+    ) -> Self {
+        self.options = self.options.interrupt_before(nodes);
+        self
+    }
+
+    /// Stop after these nodes (Python's `interrupt_after=[..]`).
+    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.options = self.options.interrupt_after(nodes);
+        self
+    }
+
     /// The long-term store the hooks and tools reach through the context.
     pub fn store(mut self, store: Arc<dyn stategraph_store::BaseStore>) -> Self {
         self.options = self.options.store(store);

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use indexmap::IndexMap;
 use stategraph_checkpoint::{Map, Value};
 
+use super::error::MiddlewareConfigError;
 use super::middleware::{Hook, Middleware, ToolCallRequest, ToolHandler};
 use super::state::{AgentState, AgentUpdate};
 use crate::channels::{Channel, LastValue};
@@ -113,17 +114,26 @@ impl HumanInTheLoopMiddleware {
 
     /// Reviews every call of `tool`, all decisions allowed (Python's `{"tool": True}`).
     #[must_use]
-    pub fn interrupt_on(self, tool: impl Into<String>) -> Self {
-        self.interrupt_on_with(tool, InterruptOnConfig::new(DecisionType::ALL))
-    }
-
-    /// Reviews every call of `tool` as `config` says. A config allowing no decision
-    /// is ignored with the tool auto-approved only if you call it so; see
-    /// [`InterruptOnConfig`].
-    #[must_use]
-    pub fn interrupt_on_with(mut self, tool: impl Into<String>, config: InterruptOnConfig) -> Self {
+    pub fn interrupt_on(mut self, tool: impl Into<String>) -> Self {
+        let config = InterruptOnConfig::new(DecisionType::ALL);
         self.interrupt_on.insert(tool.into(), config);
         self
+    }
+
+    /// Reviews every call of `tool` as `config` says; a config allowing no decision is
+    /// refused (Python's `ValueError`: it would silently turn the review off).
+    pub fn interrupt_on_with(
+        mut self,
+        tool: impl Into<String>,
+        config: InterruptOnConfig,
+    ) -> Result<Self, MiddlewareConfigError> {
+        let tool = tool.into();
+        if config.allowed_decisions.is_empty() {
+            let msg = format!("Invalid `interrupt_on` config for tool '{tool}': `allowed_decisions` must be a non-empty list of decision types (e.g. ['approve', 'reject']).");
+            return Err(MiddlewareConfigError::new("HumanInTheLoopMiddleware", msg));
+        }
+        self.interrupt_on.insert(tool, config);
+        Ok(self)
     }
 
     /// The first line of the default description.
@@ -220,7 +230,7 @@ impl Middleware for HumanInTheLoopMiddleware {
         if ai.tool_calls.is_empty() {
             return Ok(AgentUpdate::none());
         }
-        let mut ai = ai.clone();
+        let ai = ai.clone();
         let (mut actions, mut reviews, mut gated) = (Vec::new(), Vec::new(), Vec::new());
         for (i, call) in ai.tool_calls.iter().enumerate() {
             if let Some(config) = self.interrupt_on.get(&call.name) {
@@ -287,7 +297,6 @@ impl Middleware for HumanInTheLoopMiddleware {
             }
         }
         // The calls stay as the model made them (an edit runs through `wrap_tool_call`).
-        ai.tool_calls = ai.tool_calls.clone();
         let mut messages = vec![ai];
         messages.extend(answers);
         Ok(AgentUpdate::none()

@@ -132,10 +132,8 @@ impl SummarizationMiddleware {
 pub fn count_tokens_approximately(messages: &[Message]) -> usize {
     let mut tokens = 0.0f64;
     for m in messages {
-        let mut chars = match &m.content {
-            Value::Str(s) => s.chars().count(),
-            other => m.text().chars().count().max(usize::from(other.is_nil())),
-        };
+        // Text blocks count their text (LangChain counts other blocks by their `repr`).
+        let mut chars = m.text().chars().count();
         if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.as_str().is_some() {
             let calls = Value::list(
                 m.tool_calls
