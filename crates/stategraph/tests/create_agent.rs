@@ -192,21 +192,43 @@ const APPROVE: &str = r#"{"decisions": [{"type": "approve"}]}"#;
 const EDIT_REJECT: &str = r#"{"decisions": [{"type": "edit", "edited_action": {"name": "add", "args": {"a": 10, "b": 20}}}, {"type": "reject", "message": "no"}]}"#;
 
 #[test]
-fn the_drawing_is_pythons() {
-    for scenario in ["plain", "hitl"] {
+fn the_drawing_and_the_channels_are_pythons() {
+    let scenarios = [
+        "plain",
+        "hitl",
+        "model_limit",
+        "tool_limit",
+        "summary",
+        "retry",
+    ];
+    let more = ["structured_tool", "structured_provider"];
+    for scenario in scenarios.into_iter().chain(more) {
         let dir = temp_dir();
         let db = dir.join("draw.sqlite");
         let Some(out) = python(&[db.to_str().unwrap(), scenario, "draw"]) else {
             return;
         };
         let expected: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let saver = Arc::new(SqliteSaver::open(dir.join("rust.sqlite")).unwrap());
-        let graph = agent(scenario, vec![], saver);
-        assert_eq!(
-            graph.get_graph().draw_mermaid(),
-            expected["mermaid"].as_str().unwrap(),
-            "{scenario}"
-        );
+        let saver: Arc<dyn CheckpointSaver> =
+            Arc::new(SqliteSaver::open(dir.join("rust.sqlite")).unwrap());
+        let graph = match scenario {
+            "plain" | "hitl" => agent(scenario, vec![], saver),
+            _ => extra_agent(scenario, saver),
+        };
+        let drawing = graph.get_graph().draw_mermaid();
+        assert_eq!(drawing, expected["mermaid"].as_str().unwrap(), "{scenario}");
+        let channels: Vec<serde_json::Value> = graph
+            .pregel()
+            .channels
+            .iter()
+            .map(|(name, ch)| serde_json::json!([name, ch.kind()]))
+            .collect();
+        let mut want = expected["channels"].as_array().unwrap().clone();
+        let mut got = channels;
+        // The same channels; Python lists the engine's after the state's, in its order.
+        want.sort_by_key(|c| c[0].as_str().unwrap().to_owned());
+        got.sort_by_key(|c| c[0].as_str().unwrap().to_owned());
+        assert_eq!(got, want, "{scenario}");
     }
 }
 

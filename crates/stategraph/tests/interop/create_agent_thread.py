@@ -111,7 +111,8 @@ def main():
     with SqliteSaver.from_conn_string(path) as saver:
         if step == "draw":
             agent = build(scenario, saver, [])
-            print(json.dumps({"mermaid": agent.get_graph().draw_mermaid(), "channels": list(agent.channels)}))
+            channels = [[name, type(ch).__name__] for name, ch in agent.channels.items()]
+            print(json.dumps({"mermaid": agent.get_graph().draw_mermaid(), "channels": channels}))
         elif step == "run":
             build(scenario, saver, SCRIPTS.get(scenario)).invoke({"messages": [HumanMessage("What is 1 + 2?", id="h-1")]}, config)
         else:
