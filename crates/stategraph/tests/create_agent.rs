@@ -385,6 +385,14 @@ impl stategraph::prebuilt::ChatModel for Failing {
     }
 }
 
+/// An AI message whose one tool call did not parse.
+fn invalid_call() -> Message {
+    let mut m = Message::ai("").with_id("ai-1");
+    let call = map! {"type" => "invalid_tool_call", "id" => "call-x", "name" => "add", "args" => "{bad", "error" => Value::Nil};
+    m.invalid_tool_calls = vec![call];
+    m
+}
+
 fn sum_schema() -> serde_json::Value {
     serde_json::json!({
         "title": "Sum",
@@ -459,6 +467,13 @@ fn extra_agent(scenario: &str, saver: Arc<dyn CheckpointSaver>) -> CompiledGraph
             vec![sum_call(map! {}), sum_call(map! {"total" => 3})],
         ))
         .response_format(ResponseFormat::tool(sum_schema())),
+        "invalid" => b(Failing::new(
+            0,
+            vec![
+                invalid_call(),
+                Message::ai("You are welcome.").with_id("ai-2"),
+            ],
+        )),
         "structured_provider" => b(Failing::new(
             0,
             vec![Message::ai(r#"{"total": 3}"#).with_id("ai-1")],
@@ -496,10 +511,18 @@ async fn extra_like_python(scenario: &str, whole_thread: bool) {
     let saver: Arc<dyn CheckpointSaver> =
         Arc::new(SqliteSaver::open(dir.join("rust.sqlite")).unwrap());
     let input = MessagesState::input(Message::human("What is 1 + 2?").with_id("h-1"));
-    let _ = extra_agent(scenario, saver.clone())
+    let agent = extra_agent(scenario, saver.clone());
+    let _ = agent
         .invoke(input, &RunConfig::thread("agent"))
         .await
         .unwrap();
+    if scenario == "invalid" {
+        let thanks = MessagesState::input(Message::human("Thanks!").with_id("h-2"));
+        let _ = agent
+            .invoke(thanks, &RunConfig::thread("agent"))
+            .await
+            .unwrap();
+    }
     let py = SqliteSaver::open(&py_db).unwrap();
     assert_eq!(
         final_state(saver.as_ref()).await,
@@ -540,4 +563,9 @@ async fn structured_output_stores_pythons_checkpoints() {
     extra_like_python("structured_tool", true).await;
     extra_like_python("structured_retry", true).await;
     extra_like_python("structured_provider", true).await;
+}
+
+#[tokio::test]
+async fn an_invalid_tool_call_is_answered_before_the_next_model_call_as_python() {
+    extra_like_python("invalid", true).await;
 }

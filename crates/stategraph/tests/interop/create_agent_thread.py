@@ -91,6 +91,7 @@ EXTRA = {
     "fallback": (SCRIPTS["plain"], lambda: [ModelFallbackMiddleware(Model(messages=iter(SCRIPTS["plain"])))], None, 99),
     "structured_tool": ([AIMessage("", id="ai-1", tool_calls=[SUM_CALL])], lambda: [], ToolStrategy(SUM_SCHEMA), 0),
     "structured_retry": ([AIMessage("", id="ai-1", tool_calls=[{**SUM_CALL, "args": {}}]), AIMessage("", id="ai-2", tool_calls=[SUM_CALL])], lambda: [], ToolStrategy(SUM_SCHEMA), 0),
+    "invalid": ([AIMessage("", id="ai-1", invalid_tool_calls=[{"type": "invalid_tool_call", "id": "call-x", "name": "add", "args": "{bad", "error": None}]), AIMessage("You are welcome.", id="ai-2")], lambda: [], None, 0),
     "structured_provider": ([AIMessage('{"total": 3}', id="ai-1")], lambda: [], ProviderStrategy(SUM_SCHEMA), 0),
 }
 
@@ -114,7 +115,10 @@ def main():
             channels = [[name, type(ch).__name__] for name, ch in agent.channels.items()]
             print(json.dumps({"mermaid": agent.get_graph().draw_mermaid(), "channels": channels}))
         elif step == "run":
-            build(scenario, saver, SCRIPTS.get(scenario)).invoke({"messages": [HumanMessage("What is 1 + 2?", id="h-1")]}, config)
+            agent = build(scenario, saver, SCRIPTS.get(scenario))
+            agent.invoke({"messages": [HumanMessage("What is 1 + 2?", id="h-1")]}, config)
+            if scenario == "invalid":  # the model's next call sees the malformed call answered
+                agent.invoke({"messages": [HumanMessage("Thanks!", id="h-2")]}, config)
         else:
             # The model's answers after the pause: those the first run did not use.
             agent = build(scenario, saver, SCRIPTS[scenario][1:])

@@ -15,7 +15,7 @@ use super::middleware::{
 };
 use super::state::{AgentState, AgentUpdate};
 use super::structured_output::{parse_provider, ResponseFormat, StructuredOutputError};
-use crate::messages::{Message, ToolCall};
+use crate::messages::{Message, Role, ToolCall};
 use crate::prebuilt::chat_history::validate_chat_history;
 use crate::prebuilt::chat_model::{run_message_id, ChatModel};
 use crate::prebuilt::tool::Tool;
@@ -133,10 +133,14 @@ impl ModelNode {
             let (this, handler) = (this.clone(), handler.clone());
             async move {
                 let state = AgentState::from_dyn(state)?;
-                validate_chat_history(state.messages())?;
+                let repaired = patch_invalid_tool_calls(state.messages());
+                let messages = repaired
+                    .clone()
+                    .unwrap_or_else(|| state.messages().to_vec());
+                validate_chat_history(&messages)?;
                 let request = ModelRequest {
                     model: this.model.clone(),
-                    messages: state.messages().to_vec(),
+                    messages,
                     system_message: this.system_message.clone(),
                     tools: this.tools.clone(),
                     response_format: this.response_format.clone(),
@@ -144,7 +148,16 @@ impl ModelNode {
                     ctx,
                 };
                 let response = handler.call(request).await?;
-                let mut update = AgentUpdate::none().messages(response.messages);
+                // With repaired calls the conversation is written anew, as Python does.
+                let written = match repaired {
+                    Some(mut all) => {
+                        all.insert(0, Message::remove_all());
+                        all.extend(response.messages);
+                        all
+                    }
+                    None => response.messages,
+                };
+                let mut update = AgentUpdate::none().messages(written);
                 match response.structured_response {
                     Some(v) => update = update.set("structured_response", v),
                     None if this.response_format.is_some() => {
@@ -157,6 +170,44 @@ impl ModelNode {
             .boxed()
         })
     }
+}
+
+/// The conversation with an error tool message after each AI message's invalid tool call
+/// that nothing answers (Python's `_patch_invalid_tool_calls`); `None` when none needs one.
+fn patch_invalid_tool_calls(messages: &[Message]) -> Option<Vec<Message>> {
+    let mut answered: Vec<String> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect();
+    let mut out = Vec::with_capacity(messages.len());
+    let mut changed = false;
+    for m in messages {
+        out.push(m.clone());
+        if m.role != Role::Ai {
+            continue;
+        }
+        for call in &m.invalid_tool_calls {
+            let Some(id) = call.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            if answered.iter().any(|a| a == id) {
+                continue;
+            }
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .unwrap_or("unknown");
+            let text = format!("Tool call {name} with id {id} could not be executed - arguments were malformed or truncated.");
+            let mut answer = Message::tool(text, id).with_name(name);
+            answer.status = "error".to_owned();
+            out.push(answer);
+            answered.push(id.to_owned());
+            changed = true;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// The tool calls of the last AI message that no tool message answers yet (and that are
