@@ -25,6 +25,9 @@ pub(crate) struct FieldAttrs {
     pub(crate) skip: Option<Span>,
     /// `delta(reducer = ..., snapshot_frequency = N)`: the channel is a `DeltaChannel`.
     pub(crate) delta: Option<Delta>,
+    /// `managed = remaining_steps | is_last_step`: not a channel, a value the run computes
+    /// (the `stategraph::Managed` variant's name).
+    pub(crate) managed: Option<(&'static str, Span)>,
 }
 
 /// The arguments of `delta(...)`.
@@ -93,12 +96,29 @@ impl FieldAttrs {
                         snapshot_frequency,
                     });
                     Ok(())
+                } else if meta.path.is_ident("managed") {
+                    if out.managed.is_some() {
+                        return Err(meta.error("duplicate `managed`"));
+                    }
+                    let ident: syn::Ident = meta.value()?.parse()?;
+                    let variant = match ident.to_string().as_str() {
+                        "remaining_steps" => "RemainingSteps",
+                        "is_last_step" => "IsLastStep",
+                        other => {
+                            return Err(syn::Error::new(
+                                ident.span(),
+                                format!("unknown managed value `{other}`; expected `remaining_steps` or `is_last_step`"),
+                            ))
+                        }
+                    };
+                    out.managed = Some((variant, ident.span()));
+                    Ok(())
                 } else if meta.path.is_ident("skip") {
                     out.skip = Some(meta.path.segments[0].ident.span());
                     Ok(())
                 } else {
                     Err(meta.error(
-                        "unknown state attribute; expected `reducer = ...`, `delta(...)`, `rename = \"...\"` or `skip`",
+                        "unknown state attribute; expected `reducer = ...`, `delta(...)`, `rename = \"...\"`, `managed = ...` or `skip`",
                     ))
                 }
             })?;
@@ -112,6 +132,14 @@ impl FieldAttrs {
                 span,
                 "`delta(...)` has its own reducer; remove the field's `reducer = ...`",
             ));
+        }
+        if let Some((_, span)) = out.managed {
+            if out.reducer.is_some() || out.delta.is_some() || out.skip.is_some() {
+                return Err(syn::Error::new(
+                    span,
+                    "a managed value is not a channel: `managed` cannot be combined with `reducer`, `delta` or `skip`",
+                ));
+            }
         }
         if let Some(span) = out.skip {
             if out.reducer.is_some() || out.rename.is_some() || out.delta.is_some() {

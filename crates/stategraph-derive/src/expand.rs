@@ -15,6 +15,9 @@ struct Field<'a> {
     channel: Option<String>,
     reducer: Option<Reducer>,
     delta: Option<Delta>,
+    /// `managed = ...`: the `stategraph::Managed` variant; the field is read under its
+    /// key but is no channel and no write.
+    managed: Option<&'static str>,
 }
 
 /// Expands `#[derive(State)]` on `input`.
@@ -78,6 +81,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             channel,
             reducer: attrs.reducer,
             delta: attrs.delta,
+            managed: attrs.managed.map(|(variant, _)| variant),
         });
     }
 
@@ -108,16 +112,26 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
             None => quote! { #ident: <#ty as ::std::default::Default>::default() },
         }
     });
-    let writes = fields.iter().filter_map(|f| {
-        let ch = f.channel.as_ref()?;
-        let ident = f.ident;
+    let managed = fields.iter().filter_map(|f| {
+        let key = f.channel.as_ref()?;
+        let variant = Ident::new(f.managed?, proc_macro2::Span::call_site());
         Some(quote! {
-            (
-                ::std::string::String::from(#ch),
-                ::stategraph::derive_support::field_to_value(#ch, &self.#ident)?,
-            )
+            (::std::string::String::from(#key), ::stategraph::Managed::#variant)
         })
     });
+    let writes = fields
+        .iter()
+        .filter(|f| f.managed.is_none())
+        .filter_map(|f| {
+            let ch = f.channel.as_ref()?;
+            let ident = f.ident;
+            Some(quote! {
+                (
+                    ::std::string::String::from(#ch),
+                    ::stategraph::derive_support::field_to_value(#ch, &self.#ident)?,
+                )
+            })
+        });
     quote! {
         impl ::stategraph::State for #name {
             type Update = #update_name;
@@ -144,6 +158,10 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
             ) -> ::stategraph::Result<::std::vec::Vec<(::std::string::String, ::stategraph::Value)>> {
                 ::std::result::Result::Ok(::std::vec![#(#writes),*])
             }
+
+            fn managed() -> ::std::vec::Vec<(::std::string::String, ::stategraph::Managed)> {
+                ::std::vec![#(#managed),*]
+            }
         }
     }
 }
@@ -152,6 +170,9 @@ fn state_impl(name: &Ident, fields: &[Field<'_>]) -> TokenStream {
 /// is not a channel): a `DeltaChannel`, a `LastValue`, or a reducer's
 /// `BinaryOperatorAggregate`.
 fn channel_entry(f: &Field<'_>) -> Option<TokenStream> {
+    if f.managed.is_some() {
+        return None;
+    }
     let ch = f.channel.as_ref()?;
     let ty = f.ty;
     let reducer_tokens = |r: &Reducer| match r {
@@ -205,7 +226,10 @@ fn update_struct(input: &DeriveInput, fields: &[Field<'_>]) -> TokenStream {
     let doc = format!(
         "A partial update of [`{name}`]: only the fields that are set become channel writes, in field order."
     );
-    let channel_fields: Vec<&Field<'_>> = fields.iter().filter(|f| f.channel.is_some()).collect();
+    let channel_fields: Vec<&Field<'_>> = fields
+        .iter()
+        .filter(|f| f.channel.is_some() && f.managed.is_none())
+        .collect();
     let decls = channel_fields.iter().map(|f| {
         let ident = f.ident;
         let ty = f.ty;

@@ -121,3 +121,17 @@ fn bad_delta_attributes_are_rejected() {
         error_of(parse_quote! { struct S { #[state(skip, delta(reducer = add))] a: Vec<i64> } });
     assert!(err.contains("cannot be combined"), "{err}");
 }
+
+#[test]
+fn unknown_managed_values_are_rejected() {
+    let err = error_of(parse_quote! { struct S { #[state(managed = steps_left)] a: i64 } });
+    assert!(err.contains("unknown managed value `steps_left`"), "{err}");
+}
+
+#[test]
+fn managed_values_are_not_channels() {
+    let err = error_of(parse_quote! {
+        struct S { #[state(managed = remaining_steps, reducer = add)] a: i64 }
+    });
+    assert!(err.contains("cannot be combined"), "{err}");
+}

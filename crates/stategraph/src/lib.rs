@@ -42,6 +42,7 @@ pub use graph::{
 };
 pub use messages::{Message, Role, ToolCall};
 pub use overwrite::Overwrite;
+pub use pregel::managed::Managed;
 pub use pregel::sources::Sources;
 pub use pregel::stream::{StreamEvent, StreamMode};
 pub use state::{update, DynState, IntoUpdate, State};

@@ -44,6 +44,13 @@ pub trait State: Send + Sync + Sized + 'static {
     fn from_owned_values(values: IndexMap<String, Value>) -> Result<Self> {
         Self::from_values(&values)
     }
+
+    /// The fields that hold managed values (`#[state(managed = ...)]`): `(key, value)`.
+    /// They are no channels; the run adds them to what a node or a conditional edge
+    /// reads. Provided: none.
+    fn managed() -> Vec<(String, crate::pregel::managed::Managed)> {
+        Vec::new()
+    }
 }
 
 /// Something that becomes channel writes: a generated `<Name>Update`, or a map of values.

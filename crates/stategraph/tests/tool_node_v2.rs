@@ -15,17 +15,23 @@
 
 mod support;
 
+#[path = "tool_node_v2/interop.rs"]
+mod interop;
+#[path = "tool_node_v2/issue_6533.rs"]
+mod issue_6533;
+#[path = "tool_node_v2/stored.rs"]
+mod stored;
+
 use std::sync::Arc;
 
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, MemorySaver};
-use stategraph::graph::BranchTargets;
 use stategraph::prebuilt::{
-    create_react_agent, state_value, tool_call_sends, AgentVersion, ChatModel, FakeChatModel,
-    MessagesState, Tool, ToolCallWithContext, ToolNode, ToolRuntime, TOOL_CALL_WITH_CONTEXT,
+    create_react_agent, AgentVersion, FakeChatModel, MessagesState, Tool, ToolCallWithContext,
+    ToolNode, ToolRuntime, TOOL_CALL_WITH_CONTEXT,
 };
 use stategraph::{
-    map, Command, CompileOptions, CompiledGraph, Message, NodeContext, NodeError, RunConfig, Send,
-    StateGraph, ToolCall, Value, END, START,
+    map, Command, CompiledGraph, Message, NodeError, RunConfig, Send, StateGraph, ToolCall, Value,
+    END, START,
 };
 
 #[derive(serde::Deserialize)]
@@ -136,33 +142,6 @@ async fn version_v1_runs_every_call_in_one_task() {
     );
 }
 
-/// A graph of your own fanning tool calls out with `tool_call_sends`: the shape of
-/// LangGraph issue #6533's graph, one task per call.
-fn own_graph(tools: Vec<Tool>, model: FakeChatModel) -> CompiledGraph<MessagesState> {
-    let node = ToolNode::new(tools);
-    let mut g = StateGraph::<MessagesState>::new();
-    g.add_node("agent", move |s: MessagesState, ctx: NodeContext| {
-        let model = model.clone();
-        async move {
-            let answer = model.invoke(&s.messages, &ctx).await?;
-            Ok::<_, NodeError>(MessagesState::input(answer))
-        }
-    });
-    g.add_node("tools", node.node::<MessagesState>())
-        .add_edge(START, "agent")
-        .add_edge("tools", "agent");
-    g.add_conditional_edges("agent", |s: &MessagesState| {
-        let last = s.messages.last().unwrap();
-        if last.tool_calls.is_empty() {
-            return BranchTargets::from(END);
-        }
-        let state = state_value(s).unwrap();
-        BranchTargets::from(tool_call_sends(last, &state))
-    });
-    g.compile_with(CompileOptions::new().checkpointer(Arc::new(MemorySaver::new())))
-        .unwrap()
-}
-
 #[tokio::test]
 async fn a_tool_node_takes_a_list_of_calls_and_reads_the_current_state() {
     // langchain's create_agent sends `Send("tools", [tool_call])`.
@@ -237,107 +216,287 @@ async fn a_payload_that_is_no_tool_input_fails_with_a_type_error() {
     assert!(text.contains("a tool call must be a dict"), "{text}");
 }
 
-/// LangGraph issue #6533's tools: each interrupts with its own question and checks that
-/// the answer it gets back is the one meant for it, after a delay that makes them
-/// interrupt in either order.
-fn asking_tool(name: &'static str, delay_ms: u64) -> Tool {
-    Tool::with_runtime(
-        name,
-        "Asks a human, expecting its own question back.",
-        move |_: Value, rt: ToolRuntime| async move {
-            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
-            let question = format!("Interrupt {name}");
-            let answer = rt.interrupt(question.as_str())?;
-            if answer.as_str() != Some(question.as_str()) {
-                return Err(NodeError::named(
-                    "AssertionError",
-                    format!("Expected {question}, got {answer:?}"),
-                ));
-            }
-            Ok(answer)
-        },
-    )
+/// Per checkpoint of the thread, newest first: its id, `next`, and each task's id, name
+/// and interrupts (id and value), as the fixture's `history` lists them.
+async fn history_json<S: stategraph::State>(
+    graph: &CompiledGraph<S>,
+    thread: &str,
+) -> serde_json::Value {
+    let history = graph
+        .get_state_history(&RunConfig::thread(thread), &ListOptions::default())
+        .await
+        .unwrap();
+    let rows: Vec<serde_json::Value> = history
+        .iter()
+        .map(|s| {
+            let tasks: Vec<serde_json::Value> = s
+                .tasks
+                .iter()
+                .map(|t| {
+                    let interrupts: Vec<serde_json::Value> = t
+                        .interrupts
+                        .iter()
+                        .map(|i| serde_json::json!({"id": i.id, "value": support::golden::to_json(&i.value)}))
+                        .collect();
+                    serde_json::json!({"id": t.id, "name": t.name, "interrupts": interrupts})
+                })
+                .collect();
+            let id = s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
+            serde_json::json!({"checkpoint_id": id, "next": s.next, "tasks": tasks})
+        })
+        .collect();
+    serde_json::Value::Array(rows)
 }
 
-fn asking_model() -> FakeChatModel {
+/// The fixture's history without task paths (the stored writes carry those).
+fn python_history(trace: &serde_json::Value) -> serde_json::Value {
+    let mut h = trace["history"].clone();
+    for row in h.as_array_mut().unwrap() {
+        for t in row["tasks"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("path");
+        }
+    }
+    h
+}
+
+/// The agent on `saver`, with the engine's own ids and clocks.
+fn golden_free_agent(
+    model: FakeChatModel,
+    tools: Vec<Tool>,
+    saver: Arc<dyn stategraph::checkpoint::CheckpointSaver>,
+) -> CompiledGraph<MessagesState> {
+    create_react_agent(model, tools)
+        .checkpointer(saver)
+        .compile()
+        .unwrap()
+}
+
+/// The agent on `saver`, with the ids and clocks of the fixtures.
+fn golden_agent(
+    model: FakeChatModel,
+    tools: Vec<Tool>,
+    saver: Arc<MemorySaver>,
+) -> CompiledGraph<MessagesState> {
+    create_react_agent(model, tools)
+        .checkpointer(saver)
+        .compile()
+        .unwrap()
+        .with_sources(support::golden::sources())
+}
+
+#[tokio::test]
+async fn the_v2_agent_stores_what_python_stores() {
+    let trace = stored::fixture("two_calls");
+    let saver = support::golden::saver();
+    let agent = golden_agent(two_calls_model(), vec![add_tool()], saver.clone());
+    let out = agent
+        .invoke(
+            MessagesState::input(Message::human("1 + 2 and 3 + 4?").with_id("h-1")),
+            &RunConfig::thread("v2"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&out.messages),
+        ["1 + 2 and 3 + 4?", "Let me add them.", "3", "7", "3 and 7."]
+    );
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(history_json(&agent, "v2").await, python_history(&trace));
+}
+
+#[derive(serde::Deserialize)]
+struct Approve {
+    action: String,
+}
+
+/// The fixture's `approve` tool: asks a human, answers with what they said.
+fn approve_tool() -> Tool {
+    Tool::with_runtime(
+        "approve",
+        "Do an action once a human approves it.",
+        |a: Approve, rt: ToolRuntime| async move {
+            let answer = rt.interrupt(format!("approve {}?", a.action))?;
+            Ok(format!(
+                "{}: {}",
+                a.action,
+                answer.as_str().unwrap_or_default()
+            ))
+        },
+    )
+    .arg("action", "string")
+}
+
+fn approve_model() -> FakeChatModel {
     FakeChatModel::new([
         Message::ai("").with_id("ai-1").with_tool_calls(vec![
-            ToolCall::new("a", map! {}, "call-a"),
-            ToolCall::new("b", map! {}, "call-b"),
+            ToolCall::new("approve", map! {"action" => "deploy"}, "call-1"),
+            ToolCall::new("approve", map! {"action" => "notify"}, "call-2"),
         ]),
         Message::ai("Done.").with_id("ai-2"),
     ])
 }
 
-#[tokio::test]
-async fn two_tools_interrupting_in_one_step_are_resumed_by_id_together() {
-    for (da, db) in [(30, 0), (0, 30)] {
-        let graph = own_graph(
-            vec![asking_tool("a", da), asking_tool("b", db)],
-            asking_model(),
-        );
-        let config = RunConfig::thread("6533");
-        let paused = graph
-            .invoke(MessagesState::input(Message::human("go")), &config)
-            .await
-            .unwrap();
-        assert_eq!(paused.interrupts.len(), 2, "both tasks interrupted");
-        let ids: Vec<String> = paused.interrupts.iter().map(|i| i.id.clone()).collect();
-        assert_ne!(ids[0], ids[1], "each task's interrupt has its own id");
-        let answers: Vec<(String, Value)> = paused
-            .interrupts
-            .iter()
-            .map(|i| (i.id.clone(), i.value.clone()))
-            .collect();
-        let done = graph
-            .invoke(Command::resume_by_id(answers), &config)
-            .await
-            .unwrap()
-            .done()
-            .unwrap();
-        assert_eq!(
-            texts(&done.messages)[2..],
-            ["Interrupt a", "Interrupt b", "Done."]
-        );
+/// A call's output as the fixture's `outputs` render it.
+fn output_json(
+    messages: &[Message],
+    interrupts: &[stategraph::types::Interrupt],
+) -> serde_json::Value {
+    let messages: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|m| {
+            let id = m.id.clone().filter(|id| uuid::Uuid::parse_str(id).is_err());
+            serde_json::json!({"content": m.text(), "id": id, "tool_call_id": m.tool_call_id})
+        })
+        .collect();
+    let interrupts: Vec<serde_json::Value> = interrupts
+        .iter()
+        .map(|i| serde_json::json!({"id": i.id, "value": support::golden::to_json(&i.value)}))
+        .collect();
+    serde_json::json!({"messages": messages, "interrupts": interrupts})
+}
+
+/// The fixture's output with the minted ids and the fields `output_json` leaves out
+/// dropped.
+fn python_output(o: &serde_json::Value) -> serde_json::Value {
+    let messages: Vec<serde_json::Value> = o["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let id = m["id"].as_str().filter(|id| uuid::Uuid::parse_str(id).is_err());
+            serde_json::json!({"content": m["content"], "id": id, "tool_call_id": m["tool_call_id"]})
+        })
+        .collect();
+    serde_json::json!({"messages": messages, "interrupts": o["interrupts"]})
+}
+
+async fn interrupting_run(together: bool) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let trace = stored::fixture(if together {
+        "interrupts_together"
+    } else {
+        "interrupts_one_by_one"
+    });
+    let saver = support::golden::saver();
+    let agent = golden_agent(approve_model(), vec![approve_tool()], saver.clone());
+    let config = RunConfig::thread("hitl");
+    let first = agent
+        .invoke(
+            MessagesState::input(Message::human("deploy and notify").with_id("h-1")),
+            &config,
+        )
+        .await
+        .unwrap();
+    let ids: Vec<String> = first.interrupts.iter().map(|i| i.id.clone()).collect();
+    let mut outs = vec![output_json(&first.state.messages, &first.interrupts)];
+    let resumes = if together {
+        vec![Command::resume_by_id([
+            (ids[0].clone(), "yes"),
+            (ids[1].clone(), "no"),
+        ])]
+    } else {
+        vec![
+            Command::resume_by_id([(ids[1].clone(), "no")]),
+            Command::resume_by_id([(ids[0].clone(), "yes")]),
+        ]
+    };
+    for resume in resumes {
+        let out = agent.invoke(resume, &config).await.unwrap();
+        outs.push(output_json(&out.state.messages, &out.interrupts));
     }
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(history_json(&agent, "hitl").await, python_history(&trace));
+    let expected = trace["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(python_output)
+        .collect();
+    (serde_json::Value::Array(outs), expected)
 }
 
 #[tokio::test]
-async fn two_tools_interrupting_in_one_step_are_resumed_one_at_a_time() {
-    let graph = own_graph(
-        vec![asking_tool("a", 0), asking_tool("b", 10)],
-        asking_model(),
-    );
-    let config = RunConfig::thread("one-by-one");
-    let paused = graph
-        .invoke(MessagesState::input(Message::human("go")), &config)
-        .await
-        .unwrap();
-    let by_value = |v: &str| {
-        paused
-            .interrupts
-            .iter()
-            .find(|i| i.value == Value::from(v))
+async fn two_interrupts_resumed_together_store_what_python_stores() {
+    let (got, expected) = interrupting_run(true).await;
+    assert_eq!(got, serde_json::Value::Array(expected));
+}
+
+#[tokio::test]
+async fn two_interrupts_resumed_one_at_a_time_store_what_python_stores() {
+    let (got, expected) = interrupting_run(false).await;
+    assert_eq!(got, serde_json::Value::Array(expected));
+}
+
+/// `answers` model answers, each calling `add`: the fixture's `need_more_steps` script.
+fn counting_model(limit: usize, answers: usize) -> FakeChatModel {
+    FakeChatModel::new((1..=answers).map(|i| {
+        Message::ai("")
+            .with_id(format!("ai-{limit}-{i}"))
+            .with_tool_calls(vec![ToolCall::new(
+                "add",
+                map! {"a" => i as i64, "b" => 1},
+                format!("call-{limit}-{i}"),
+            )])
+    }))
+}
+
+#[tokio::test]
+async fn near_the_recursion_limit_the_answer_asks_for_more_steps_as_python_stores_it() {
+    let trace = stored::fixture("need_more_steps");
+    let saver = support::golden::saver();
+    let mut outs = Vec::new();
+    let mut history = Vec::new();
+    let sources = support::golden::sources();
+    for (limit, answers) in [(4, 2), (6, 3)] {
+        let agent = create_react_agent(counting_model(limit, answers), vec![add_tool()])
+            .checkpointer(saver.clone())
+            .compile()
             .unwrap()
-            .id
-            .clone()
-    };
-    let (a, b) = (by_value("Interrupt a"), by_value("Interrupt b"));
-    // Answer b only: a still waits, with the same id.
-    let half = graph
-        .invoke(Command::resume_by_id([(b, "Interrupt b")]), &config)
-        .await
-        .unwrap();
-    assert_eq!(half.interrupts.len(), 1);
-    assert_eq!(half.interrupts[0].id, a);
-    let done = graph
-        .invoke(Command::resume_by_id([(a, "Interrupt a")]), &config)
-        .await
+            .with_sources(sources.clone());
+        let thread = format!("limit{limit}");
+        let config = RunConfig::thread(thread.as_str()).recursion_limit(limit);
+        let out = agent
+            .invoke(
+                MessagesState::input(Message::human("count").with_id(format!("h-{limit}"))),
+                &config,
+            )
+            .await
+            .unwrap();
+        let last = out.messages.last().unwrap();
+        assert_eq!(last.text(), stategraph::prebuilt::NEED_MORE_STEPS);
+        assert!(last.tool_calls.is_empty());
+        outs.push(output_json(&out.messages, &out.interrupts));
+        history.extend(
+            history_json(&agent, &thread)
+                .await
+                .as_array()
+                .unwrap()
+                .clone(),
+        );
+    }
+    stored::assert_stored_as_python(&trace, &saver);
+    assert_eq!(serde_json::Value::Array(history), python_history(&trace));
+    let expected: Vec<serde_json::Value> = trace["outputs"]
+        .as_array()
         .unwrap()
-        .done()
+        .iter()
+        .map(python_output)
+        .collect();
+    assert_eq!(outs, expected);
+}
+
+#[tokio::test]
+async fn with_an_odd_limit_the_step_after_the_answer_is_past_it_as_in_python() {
+    // Python: recursion_limit=5 ends with GraphRecursionError (the agent answers "Sorry"
+    // at the last step; the next one is past the limit).
+    let agent = create_react_agent(counting_model(5, 3), vec![add_tool()])
+        .compile()
         .unwrap();
-    assert_eq!(
-        texts(&done.messages)[2..],
-        ["Interrupt a", "Interrupt b", "Done."]
-    );
+    let err = agent
+        .invoke(
+            MessagesState::input(Message::human("count")),
+            &RunConfig::default().recursion_limit(5),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, stategraph::Error::RecursionLimit(5)), "{err}");
 }

@@ -248,13 +248,13 @@ impl<S: State> StateGraph<S> {
         }
         let node = Arc::new(node);
         let reader = spec.clone();
-        let handler: BoxedHandler =
-            Arc::new(
-                move |input, ctx| match reader.read::<N::Input>(ctx.node(), input) {
-                    Ok(input) => node.call(input, ctx),
-                    Err(e) => Box::pin(async move { Err(e) }),
-                },
-            );
+        let handler: BoxedHandler = Arc::new(move |input, ctx| {
+            let input = crate::pregel::managed::fill_input(input, &reader.managed, &ctx);
+            match reader.read::<N::Input>(ctx.node(), input) {
+                Ok(input) => node.call(input, ctx),
+                Err(e) => Box::pin(async move { Err(e) }),
+            }
+        });
         self.insert_spec(name, NodeKind::Function(handler), Some(spec), options)
     }
 

@@ -189,7 +189,7 @@ fn compile<S: State>(g: &StateGraph<S>, mut options: CompileOptions) -> Result<C
             static_writes(name),
             branches_of(name),
         );
-        let node = user_node(name, spec, triggers, writers, &state_keys);
+        let node = user_node(name, spec, triggers, writers, (&state_keys, &S::managed()));
         nodes.insert(name.clone(), node);
     }
     let mut graph = PregelGraph {
@@ -261,12 +261,12 @@ fn user_node(
     spec: &NodeSpec,
     triggers: Vec<String>,
     (writers, writes): (WriterFn, Option<WritesSpec>),
-    state_keys: &[String],
+    (state_keys, managed): (&[String], &[(String, crate::pregel::managed::Managed)]),
 ) -> PregelNode {
     let (run, subgraph) = match &spec.kind {
         NodeKind::Function(handler) => (user_runner(handler.clone(), writers.clone()), None),
         NodeKind::Subgraph(sub, opts, _) => (
-            subgraph_runner(sub.clone(), opts.clone(), writers.clone()),
+            subgraph_runner(sub.clone(), opts.clone(), writers.clone(), managed.to_vec()),
             Some(sub.clone()),
         ),
     };
@@ -379,8 +379,12 @@ fn subgraph_runner(
     sub: Arc<PregelGraph>,
     sub_options: CompileOptions,
     writers: WriterFn,
+    managed: Vec<(String, crate::pregel::managed::Managed)>,
 ) -> NodeRunner {
     Arc::new(move |input: Value, ctx: NodeContext| {
+        // The subgraph reads this graph's state, managed values included (LangGraph
+        // stores them in the subgraph's input checkpoint).
+        let input = crate::pregel::managed::fill_input(input, &managed, &ctx);
         let sub = sub.clone();
         let sub_options = sub_options.clone();
         let writers = writers.clone();
@@ -504,7 +508,8 @@ fn run_branches<S: State>(
     if branches.is_empty() {
         return Ok(());
     }
-    let fresh = fresh_values(ctx, state_keys, writes)?;
+    let mut fresh = fresh_values(ctx, state_keys, writes)?;
+    crate::pregel::managed::fill(&mut fresh, &S::managed(), ctx);
     let state =
         S::from_owned_values(fresh).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
     for b in branches {

@@ -11,6 +11,7 @@ use stategraph_checkpoint::Value;
 use super::node::NodeError;
 use crate::channels::Channel;
 use crate::error::Result;
+use crate::pregel::managed::Managed;
 use crate::state::State;
 
 /// A type a node may take as its input: the graph's state, or any other
@@ -50,6 +51,11 @@ pub trait NodeInput: Send + Sized + 'static {
 
     /// Builds the input from channel values (a channel absent from `values` is empty).
     fn from_input_values(values: IndexMap<String, Value>) -> Result<Self>;
+
+    /// The managed values the input holds ([`State::managed`]). Provided: none.
+    fn managed_values() -> Vec<(String, Managed)> {
+        Vec::new()
+    }
 }
 
 impl<T: State> NodeInput for T {
@@ -60,6 +66,10 @@ impl<T: State> NodeInput for T {
 
     fn from_input_values(values: IndexMap<String, Value>) -> Result<Self> {
         T::from_owned_values(values)
+    }
+
+    fn managed_values() -> Vec<(String, Managed)> {
+        T::managed()
     }
 }
 
@@ -75,6 +85,8 @@ pub(crate) struct InputSpec {
     pub keys: Option<Vec<String>>,
     /// The input type's name, for errors.
     pub type_name: &'static str,
+    /// The managed values the input holds, added to a pull task's input.
+    pub managed: Vec<(String, Managed)>,
 }
 
 impl InputSpec {
@@ -84,9 +96,13 @@ impl InputSpec {
     pub(crate) fn of<S: State, I: NodeInput>(state_keys: Vec<String>) -> (InputSpec, ChannelList) {
         let type_name = short_type_name(std::any::type_name::<I>());
         let declared = I::input_channels();
-        let names: Option<Vec<String>> = declared
-            .as_ref()
-            .map(|c| c.iter().map(|(k, _)| k.clone()).collect());
+        let managed = I::managed_values();
+        let names: Option<Vec<String>> = declared.as_ref().map(|c| {
+            let channels = c.iter().map(|(k, _)| k.clone());
+            channels
+                .chain(managed.iter().map(|(k, _)| k.clone()))
+                .collect()
+        });
         if TypeId::of::<I>() == TypeId::of::<S>() {
             // The graph's state: read every state channel (those given to `with_channels`
             // included, which stay as given), accept a payload of state keys.
@@ -97,6 +113,7 @@ impl InputSpec {
                     n
                 }),
                 type_name,
+                managed,
             };
             return (spec, Vec::new());
         }
@@ -104,6 +121,7 @@ impl InputSpec {
             reads: names.clone(),
             keys: names,
             type_name,
+            managed,
         };
         (spec, declared.unwrap_or_default())
     }

@@ -2,8 +2,12 @@
 //! ([`MessagesState`]), the [`ChatModel`] a node calls (with a scripted
 //! [`FakeChatModel`] for tests and examples), [`Tool`]s run by a [`ToolNode`], the
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
-//! LangGraph's ReAct loop (`agent` ⇄ `tools`; deprecated, as in Python, for
-//! [`agent::create_agent`], langchain 1.x's agent with middleware).
+//! LangGraph's ReAct loop (`agent` ⇄ `tools`), each tool call its own `tools` task (as
+//! Python's default `version="v2"`: [`tool_call_sends`] makes the fan-out); it is
+//! deprecated, as in Python, for [`agent::create_agent`], langchain 1.x's agent with
+//! middleware. A tool made
+//! with [`Tool::with_runtime`] reads the state, the store and its call id through a
+//! [`ToolRuntime`].
 //!
 //! Real models: `stategraph::models` (feature `models`, on by default) has OpenAI-compatible
 //! and Anthropic clients; for another provider, implement [`ChatModel`]. A model that
@@ -59,7 +63,7 @@ pub use messages_state::{
     DeltaMessagesState, DeltaMessagesStateUpdate, HasMessages, Messages, MessagesState,
     MessagesStateUpdate,
 };
-pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder};
+pub use react_agent::{create_react_agent, AgentVersion, ReactAgentBuilder, NEED_MORE_STEPS};
 pub use tool::{Tool, ToolError};
 pub use tool_input::{
     state_value, tool_call_sends, tool_call_sends_to, ToolCallWithContext, ToolNodeInput,

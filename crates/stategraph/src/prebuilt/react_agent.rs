@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use stategraph_checkpoint::CheckpointSaver;
+use stategraph_checkpoint::{CheckpointSaver, Value};
 
 use super::chat_history::validate_chat_history;
 use super::chat_model::{run_message_id, ChatModel};
@@ -35,8 +35,10 @@ use crate::pregel::node_error::NodeError;
 /// [`ReactAgentBuilder::version`]`(`[`AgentVersion::V1`]`)` runs every call of an answer
 /// in one task instead.
 ///
-/// Difference from Python, documented: the `remaining_steps` check ("Sorry, need more
-/// steps...") is not made: a run that loops ends with the recursion-limit error.
+/// As Python's, the model's answer is replaced by "Sorry, need more steps to process
+/// this request." when the run's remaining steps ([`NodeContext::remaining_steps`])
+/// are too few: fewer than 2 for an answer calling tools, fewer than 1 for any (so a
+/// run near its recursion limit ends with that answer instead of the error).
 ///
 /// **Deprecated** (as in Python since LangGraph 1.0, where `create_react_agent` "has been
 /// moved to `langchain.agents`"): new agents use
@@ -182,6 +184,9 @@ impl ReactAgentBuilder {
                     answer.id = Some(format!("{}-0", run_message_id()));
                 }
                 answer.name = name;
+                if more_steps_needed(&answer, ctx.remaining_steps()) {
+                    answer = Message::ai(NEED_MORE_STEPS).with_id(answer.id.unwrap_or_default());
+                }
                 Ok::<_, NodeError>(S::messages_update(vec![answer]))
             }
         };
@@ -222,11 +227,25 @@ impl ReactAgentBuilder {
     }
 }
 
+/// The answer that replaces the model's when the run has too few steps left.
+pub const NEED_MORE_STEPS: &str = "Sorry, need more steps to process this request.";
+
+/// Python's `_are_more_steps_needed` (no tool here returns directly): the answer calls
+/// tools with fewer than 2 steps left, or is final with fewer than 1.
+fn more_steps_needed(answer: &Message, remaining_steps: i64) -> bool {
+    if answer.tool_calls.is_empty() {
+        remaining_steps < 1
+    } else {
+        remaining_steps < 2
+    }
+}
+
 /// The v2 agent's edge after `agent`: one `Send` per tool call of the last message, each
-/// with the state (Python's `should_continue`), or the end.
+/// with the state (Python's `should_continue`), or the end. The state sent is Python's
+/// `AgentState`'s: the state's keys and the `remaining_steps` managed value.
 fn send_tool_calls<S: HasMessages>(
     state: &S,
-    _ctx: &NodeContext,
+    ctx: &NodeContext,
 ) -> std::result::Result<BranchTargets, NodeError> {
     let Some(last) = state.messages().last() else {
         return Ok(BranchTargets::from(END));
@@ -234,6 +253,11 @@ fn send_tool_calls<S: HasMessages>(
     if last.role != Role::Ai || last.tool_calls.is_empty() {
         return Ok(BranchTargets::from(END));
     }
-    let values = state_value(state).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+    let mut values = state_value(state).map_err(|e| NodeError::named("InvalidUpdateError", e))?;
+    if let Value::Map(m) = &mut values {
+        if !m.contains_key("remaining_steps") {
+            m.insert("remaining_steps", ctx.remaining_steps());
+        }
+    }
     Ok(BranchTargets::from(tool_call_sends(last, &values)))
 }

@@ -338,7 +338,9 @@ impl Tool {
         &self.description
     }
 
-    /// The JSON schema of the arguments (an object schema).
+    /// The JSON schema of the arguments (an object schema; arguments declared with
+    /// [`Tool::arg`] are required). A tool's runtime ([`Tool::with_runtime`]) is not in
+    /// it, as Python leaves injected arguments out.
     pub fn schema(&self) -> serde_json::Value {
         if let Some(s) = &self.schema {
             return s.clone();
@@ -348,13 +350,17 @@ impl Tool {
             props.insert(name.clone(), serde_json::json!({ "type": ty }));
         }
         let required: Vec<&String> = self.params.iter().map(|(n, _)| n).collect();
-        serde_json::json!({
+        let mut schema = serde_json::json!({
             "type": "object",
             "title": self.name,
             "description": self.description,
             "properties": props,
-            "required": required,
-        })
+        });
+        // Pydantic leaves `required` out of a schema with no required field.
+        if !required.is_empty() {
+            schema["required"] = serde_json::json!(required);
+        }
+        schema
     }
 
     /// Runs the tool on `args` (a map); an invocation error's text is the one LangGraph

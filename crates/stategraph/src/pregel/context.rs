@@ -24,6 +24,12 @@ pub(crate) struct TaskScope {
     pub task_id: String,
     pub name: String,
     pub step: i64,
+    /// The run's step budget: the first step it may not run (see `managed.rs`).
+    pub stop: i64,
+    /// A push task (a `Send`'s): its input is the payload, without managed values.
+    pub push: bool,
+    /// This attempt of the task, from 1 (a retry policy's retries count up).
+    pub attempt: usize,
     pub ns: String,
     pub thread_id: Option<String>,
     pub channels: Arc<Channels>,
@@ -247,6 +253,10 @@ impl NodeContext {
                 task_id,
                 name,
                 step,
+                // Python's update_state gives its writers a budget of one step.
+                stop: step + 1,
+                push: false,
+                attempt: 1,
                 ns: String::new(),
                 thread_id: None,
                 channels,

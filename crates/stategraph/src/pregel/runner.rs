@@ -54,6 +54,10 @@ pub(crate) struct TaskScopeParts {
     pub name: String,
     /// The step.
     pub step: i64,
+    /// The run's step budget (the first step it may not run).
+    pub stop: i64,
+    /// Whether the task is a push task (a `Send`'s).
+    pub push: bool,
     /// The task's checkpoint namespace.
     pub ns: String,
     /// The run's thread.
@@ -71,7 +75,8 @@ pub(crate) struct TaskScopeParts {
 }
 
 impl TaskScopeParts {
-    fn context(&self, retrying: bool) -> NodeContext {
+    fn context(&self, attempt: usize) -> NodeContext {
+        let retrying = attempt > 1;
         let run = if retrying && !self.run.resuming {
             let mut scope = (*self.run).clone();
             scope.resuming = true;
@@ -84,6 +89,9 @@ impl TaskScopeParts {
                 task_id: self.task_id.clone(),
                 name: self.name.clone(),
                 step: self.step,
+                stop: self.stop,
+                push: self.push,
+                attempt,
                 ns: self.ns.clone(),
                 thread_id: self.thread_id.clone(),
                 channels: self.channels.clone(),
@@ -116,7 +124,7 @@ impl Attempts {
         loop {
             attempt += 1;
             crate::spans::task_attempt(&span, attempt);
-            let ctx = self.scope.context(attempt > 1);
+            let ctx = self.scope.context(attempt);
             let fut = (self.runner)(self.input.clone(), ctx.clone());
             let guarded = AssertUnwindSafe(fut).catch_unwind();
             let result = match self.timeout {

@@ -197,11 +197,36 @@ def interrupts(mode: str) -> dict:
             "history": history(agent, cfg)}
 
 
+def need_more_steps() -> dict:
+    """The `remaining_steps` check near the recursion limit: every answer calls a tool;
+    on thread `limit4` the second answer (1 step left), on `limit6` the third, is
+    replaced by "Sorry, need more steps to process this request.", which ends the run.
+    (With an odd limit the run ends with GraphRecursionError instead: the step after the
+    replaced answer is past the limit.)
+    """
+    reseed()
+    saver = InMemorySaver()
+    outs = []
+    for limit, answers in [(4, 2), (6, 3)]:
+        script = [AIMessage("", id=f"ai-{limit}-{i}",
+                            tool_calls=calls(("add", {"a": i, "b": 1}, f"call-{limit}-{i}")))
+                  for i in range(1, answers + 1)]
+        model = Model(messages=iter(script))
+        agent = create_react_agent(model, [add], checkpointer=saver)
+        cfg = {"configurable": {"thread_id": f"limit{limit}"}, "recursion_limit": limit}
+        out = agent.invoke({"messages": [HumanMessage("count", id=f"h-{limit}")]}, cfg)
+        outs.append(output(out))
+    return {"outputs": outs, "inmemory": inmemory(saver),
+            "history": history(agent, {"configurable": {"thread_id": "limit4"}})
+            + history(agent, {"configurable": {"thread_id": "limit6"}})}
+
+
 def main() -> None:
     meta = {"langgraph": __import__("importlib.metadata").metadata.version("langgraph"),
             "langgraph-prebuilt": __import__("importlib.metadata").metadata.version("langgraph-prebuilt")}
     scenarios = {"two_calls": two_calls, "interrupts_together": lambda: interrupts("together"),
-                 "interrupts_one_by_one": lambda: interrupts("one_by_one")}
+                 "interrupts_one_by_one": lambda: interrupts("one_by_one"),
+                 "need_more_steps": need_more_steps}
     for name, run in scenarios.items():
         trace = {"scenario": name, **meta, **run()}
         out = HERE / f"{name}.json"

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use stategraph_checkpoint::{Map, Value};
 
 use super::Loop;
-use crate::pregel::algo::read_channels;
+use crate::pregel::algo::{apply_writes, read_channels, TaskWrites};
 use crate::pregel::events;
 use crate::pregel::stream::{StreamMode, StreamSink};
 use crate::pregel::stream_messages;
@@ -138,7 +138,10 @@ impl Loop {
     pub(super) fn emit_interrupt_values(&self, interrupts: &[Interrupt]) {
         if let Some(sink) = &self.p.sink {
             if sink.wants(StreamMode::Values) {
-                let mut values = self.read_output();
+                let mut values = match &self.interrupted_output {
+                    Some(values) => values.clone(),
+                    None => self.read_output(),
+                };
                 values.insert(
                     "__interrupt__".into(),
                     Value::List(interrupts.iter().map(Interrupt::to_value).collect()),
@@ -146,6 +149,47 @@ impl Loop {
                 sink.emit(StreamMode::Values, events::values_payload(values));
             }
         }
+    }
+
+    /// On an interrupt, LangGraph's last `values`: when tasks of the step finished (their
+    /// writes pending), the output with those writes applied, or `None` when there are
+    /// none, they touch no output channel, or the graph is a subgraph (Python does it at
+    /// the root only). Applied to copies, as the step's checkpoint
+    /// is saved without them; like Python, it takes a channel version from the saver.
+    pub(super) fn output_with_pending_writes(
+        &self,
+    ) -> crate::error::Result<Option<IndexMap<String, Value>>> {
+        let nested = self.p.resuming.is_some();
+        if nested
+            || self.writer.pending_writes().is_empty()
+            || self.tasks.iter().all(|t| t.writes.is_empty())
+        {
+            return Ok(None);
+        }
+        let mut checkpoint = self.checkpoint.clone();
+        let mut channels: crate::channels::Channels = self
+            .channels
+            .iter()
+            .map(|(k, c)| (k.clone(), c.clone_box()))
+            .collect();
+        let writes: Vec<TaskWrites<'_>> = self.tasks.iter().map(TaskWrites::from).collect();
+        let saver = self.p.saver.clone();
+        let next = move |current: Option<&stategraph_checkpoint::ChannelVersion>| match &saver {
+            Some(s) => s.get_next_version(current),
+            None => stategraph_checkpoint::version_gen::next_int_version(current),
+        };
+        let graph = &self.p.graph;
+        let updated = apply_writes(
+            &mut checkpoint,
+            &mut channels,
+            &writes,
+            &next,
+            &graph.trigger_to_nodes,
+        )?;
+        if !graph.output_channels.iter().any(|c| updated.contains(c)) {
+            return Ok(None);
+        }
+        Ok(Some(read_channels(&channels, &graph.output_channels)))
     }
 
     /// The output channels' current values.

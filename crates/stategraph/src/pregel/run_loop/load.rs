@@ -91,6 +91,7 @@ impl Loop {
             resuming: false,
             delta: DeltaRun::default(),
             stored: StoredByRun::default(),
+            interrupted_output: None,
         };
         lp.delta.enabled = delta::has_delta_channels(&lp.p.graph);
         let first = lp.first(input, addressed, superseded, saved_updated).await;

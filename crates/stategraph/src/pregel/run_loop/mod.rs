@@ -124,6 +124,9 @@ pub(crate) struct Loop {
     delta: DeltaRun,
     /// The root checkpoints this run handed to the saver (for a `Conflict`'s fate).
     stored: StoredByRun,
+    /// The output of a run that stopped on an interrupt, with the writes of the step's
+    /// finished tasks applied (see `emit::Loop::output_with_pending_writes`).
+    interrupted_output: Option<IndexMap<String, Value>>,
 }
 
 /// What a run tracks for its DeltaChannels.
@@ -192,6 +195,7 @@ impl Loop {
             }
             let outcome = self.run_step().await?;
             if !outcome.interrupts.is_empty() {
+                self.interrupted_output = self.output_with_pending_writes()?;
                 self.emit_interrupt_values(&outcome.interrupts);
                 return Ok(outcome.interrupts);
             }
@@ -218,7 +222,10 @@ impl Loop {
 
     /// How the run ended: its output values, interrupts, last config, next nodes, head.
     fn finish(&mut self, interrupts: Vec<Interrupt>) -> RunOutcome {
-        let values = self.read_output();
+        let values = match self.interrupted_output.take() {
+            Some(values) => values,
+            None => self.read_output(),
+        };
         let checkpoint_config = self.p.saver.as_ref().map(|_| self.writer.config().clone());
         let next = self
             .tasks

@@ -226,6 +226,8 @@ impl Loop {
                 task_id: task.id.clone(),
                 name: task.name.clone(),
                 step: self.step,
+                stop: self.stop,
+                push: task.triggers.first().map(String::as_str) == Some(crate::pregel::task::PUSH),
                 ns: task.ns.clone(),
                 thread_id: self.p.config.thread_id.clone(),
                 channels: shared.channels.clone(),
