@@ -4,6 +4,7 @@
 //! `child` test). With the pinned Python, its twin `examples/python/agent_middleware.py`
 //! prints the same lines, and each language resumes the other's paused thread.
 
+#![cfg(all(feature = "sqlite", feature = "schemars"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../examples/agent_middleware.rs"]

@@ -3,6 +3,7 @@
 //! (tests/interop/create_agent_thread.py), HITL threads resumed across the two, and the
 //! built-in middleware.
 
+#![cfg(feature = "sqlite")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
