@@ -3,7 +3,9 @@
 //! [`FakeChatModel`] for tests and examples), [`Tool`]s run by a [`ToolNode`], the
 //! [`tools_condition`] router, and [`create_react_agent`], which wires them into
 //! LangGraph's ReAct loop (`agent` ⇄ `tools`), each tool call its own `tools` task (as
-//! Python's default `version="v2"`: [`tool_call_sends`] makes the fan-out). A tool made
+//! Python's default `version="v2"`: [`tool_call_sends`] makes the fan-out); it is
+//! deprecated, as in Python, for [`agent::create_agent`], langchain 1.x's agent with
+//! middleware. A tool made
 //! with [`Tool::with_runtime`] reads the state, the store and its call id through a
 //! [`ToolRuntime`].
 //!
@@ -39,6 +41,7 @@
 //! # }
 //! ```
 
+pub mod agent;
 mod chat_history;
 mod chat_model;
 mod fake_model;

@@ -39,6 +39,11 @@ use crate::pregel::node_error::NodeError;
 /// this request." when the run's remaining steps ([`NodeContext::remaining_steps`])
 /// are too few: fewer than 2 for an answer calling tools, fewer than 1 for any (so a
 /// run near its recursion limit ends with that answer instead of the error).
+///
+/// **Deprecated** (as in Python since LangGraph 1.0, where `create_react_agent` "has been
+/// moved to `langchain.agents`"): new agents use
+/// [`agent::create_agent`](super::agent::create_agent), langchain 1.x's agent with
+/// middleware. This one stays for graphs and threads that use it.
 pub fn create_react_agent(model: impl ChatModel, tools: Vec<Tool>) -> ReactAgentBuilder {
     ReactAgentBuilder {
         model: Arc::new(model),

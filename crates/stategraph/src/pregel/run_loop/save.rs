@@ -50,10 +50,31 @@ impl Loop {
         let path = task
             .map(|i| self.tasks[i].path.to_path_string())
             .unwrap_or_default();
-        let writes = self
-            .writer
-            .save_task_writes(&self.checkpoint.id, task_id, path, writes)
-            .await?;
+        // Writes to an `UntrackedValue` channel are not stored (Python's loop drops them
+        // from what it saves), though the step applies and streams them.
+        let untracked = |c: &str| {
+            self.p
+                .graph
+                .channels
+                .get(c)
+                .is_some_and(|ch| ch.kind() == "UntrackedValue")
+        };
+        let all = writes
+            .iter()
+            .any(|(c, _)| untracked(c))
+            .then(|| writes.clone());
+        let to_save: Vec<(String, Value)> = match &all {
+            Some(_) => writes.into_iter().filter(|(c, _)| !untracked(c)).collect(),
+            None => writes,
+        };
+        let saved = if to_save.is_empty() {
+            to_save
+        } else {
+            self.writer
+                .save_task_writes(&self.checkpoint.id, task_id, path, to_save)
+                .await?
+        };
+        let writes = all.unwrap_or(saved);
         if let (Some(i), Some(_)) = (task, &self.p.sink) {
             self.output_writes(&self.tasks[i], &writes, false);
         }

@@ -1,0 +1,65 @@
+//! langchain 1.x's agent: [`create_agent`] with [`Middleware`] (Python's
+//! `langchain.agents.create_agent` and `langchain.agents.middleware`).
+//!
+//! The graph is Python's for the same configuration: a `model` node, a `tools` node
+//! when there are tools, one node per middleware state hook (`"<Name>.before_model"`,
+//! ...), and its channels `messages`, `jump_to`, `structured_response` with those the
+//! middleware add, so a thread is shared with a Python agent in both directions.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use stategraph::checkpoint::MemorySaver;
+//! use stategraph::prebuilt::agent::{create_agent, HumanInTheLoopMiddleware};
+//! use stategraph::prebuilt::{FakeChatModel, MessagesState, Tool};
+//! use stategraph::{map, Command, Message, RunConfig, ToolCall};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let model = FakeChatModel::new([
+//!     Message::ai("").with_tool_calls(vec![ToolCall::new("add", map! {"a" => 1, "b" => 2}, "c1")]),
+//!     Message::ai("3"),
+//! ]);
+//! let add = Tool::new("add", "Add two integers.", |a: serde_json::Value| async move {
+//!     Ok(a["a"].as_i64().unwrap_or(0) + a["b"].as_i64().unwrap_or(0))
+//! });
+//! let agent = create_agent(model, vec![add])
+//!     .middleware(HumanInTheLoopMiddleware::new().interrupt_on("add"))
+//!     .checkpointer(Arc::new(MemorySaver::new()))
+//!     .compile()
+//!     .unwrap();
+//! let config = RunConfig::thread("t");
+//! let out = agent.invoke(MessagesState::input("1 + 2?"), &config).await.unwrap();
+//! assert_eq!(out.interrupts.len(), 1);
+//! let approve = map! {"decisions" => stategraph::list![map! {"type" => "approve"}]};
+//! let out = agent.invoke(Command::<()>::default().with_resume(approve), &config).await.unwrap();
+//! assert_eq!(out.state.get("messages").unwrap().as_list().unwrap().len(), 4);
+//! # });
+//! ```
+
+mod builder;
+mod edges;
+mod error;
+mod hitl_types;
+mod human_in_the_loop;
+mod middleware;
+mod model_call_limit;
+mod model_retry;
+mod nodes;
+mod state;
+mod structured_output;
+mod summarization;
+mod tool_call_limit;
+mod wiring;
+
+pub use builder::{create_agent, AgentBuilder};
+pub use error::MiddlewareConfigError;
+pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
+pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
+pub use middleware::{
+    Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,
+};
+pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
+pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use state::{AgentState, AgentUpdate, JumpTo};
+pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
+pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
+pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};

@@ -1,0 +1,237 @@
+//! `SummarizationMiddleware`: past a budget of tokens or messages, the older messages
+//! are replaced by a summary the model writes, the recent ones kept.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use stategraph_checkpoint::{Map, Value};
+
+use super::error::MiddlewareConfigError;
+use super::middleware::{Hook, Middleware};
+use super::state::{AgentState, AgentUpdate};
+use crate::messages::{Message, Role};
+use crate::prebuilt::chat_model::ChatModel;
+use crate::pregel::context::NodeContext;
+use crate::pregel::node_error::NodeError;
+
+/// A budget: a number of tokens (counted as LangChain's `count_tokens_approximately`
+/// counts them) or of messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextSize {
+    /// Python's `("tokens", n)`.
+    Tokens(usize),
+    /// Python's `("messages", n)`.
+    Messages(usize),
+}
+
+/// Summarizes the conversation before a model call once any `trigger` is reached,
+/// keeping the last `keep` (20 messages by default) and never splitting an AI message
+/// from its tool messages, as Python's `SummarizationMiddleware`: the stored
+/// conversation becomes `RemoveMessage(REMOVE_ALL)`, a human message `Here is a summary
+/// of the conversation to date:\n\n<summary>`, then the kept messages.
+///
+/// Differences: no `("fraction", x)` budget (it needs a model profile), and the
+/// messages to summarize are not trimmed to `trim_tokens_to_summarize` first.
+#[derive(Clone)]
+pub struct SummarizationMiddleware {
+    model: Arc<dyn ChatModel>,
+    trigger: Vec<ContextSize>,
+    keep: ContextSize,
+    summary_prompt: String,
+}
+
+impl std::fmt::Debug for SummarizationMiddleware {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummarizationMiddleware")
+            .field("trigger", &self.trigger)
+            .field("keep", &self.keep)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Python's default summary prompt, shortened to its instruction and the messages.
+const SUMMARY_PROMPT: &str = "Extract the most important context from the conversation history below, to replace it. Respond ONLY with the extracted context.\n\n<messages>\nMessages to summarize:\n{messages}\n</messages>";
+
+impl SummarizationMiddleware {
+    /// Summarizes with `model` when any of `trigger` is reached, keeping `keep`.
+    pub fn new(
+        model: impl ChatModel,
+        trigger: Vec<ContextSize>,
+        keep: ContextSize,
+    ) -> Result<Self, MiddlewareConfigError> {
+        for (size, name) in trigger
+            .iter()
+            .map(|t| (t, "trigger"))
+            .chain([(&keep, "keep")])
+        {
+            let (ContextSize::Tokens(0) | ContextSize::Messages(0)) = size else {
+                continue;
+            };
+            let msg = format!("{name} thresholds must be greater than 0, got 0.");
+            return Err(MiddlewareConfigError::new("SummarizationMiddleware", msg));
+        }
+        Ok(SummarizationMiddleware {
+            model: Arc::new(model),
+            trigger,
+            keep,
+            summary_prompt: SUMMARY_PROMPT.to_owned(),
+        })
+    }
+
+    /// The prompt, with `{messages}` where the conversation goes.
+    #[must_use]
+    pub fn summary_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.summary_prompt = prompt.into();
+        self
+    }
+
+    fn should_summarize(&self, messages: &[Message]) -> bool {
+        let tokens = count_tokens_approximately(messages);
+        self.trigger.iter().any(|t| match *t {
+            ContextSize::Tokens(n) => tokens >= n,
+            ContextSize::Messages(n) => messages.len() >= n,
+        })
+    }
+
+    fn cutoff(&self, messages: &[Message]) -> usize {
+        match self.keep {
+            ContextSize::Messages(n) => safe_cutoff(messages, n),
+            ContextSize::Tokens(target) => {
+                if count_tokens_approximately(messages) <= target {
+                    return 0;
+                }
+                let (mut left, mut right) = (0, messages.len());
+                let mut candidate = messages.len();
+                while left < right {
+                    let mid = (left + right) / 2;
+                    if count_tokens_approximately(&messages[mid..]) <= target {
+                        candidate = mid;
+                        right = mid;
+                    } else {
+                        left = mid + 1;
+                    }
+                }
+                if candidate == messages.len() {
+                    candidate = left;
+                }
+                if candidate >= messages.len() {
+                    if messages.len() == 1 {
+                        return 0;
+                    }
+                    candidate = messages.len() - 1;
+                }
+                safe_cutoff_point(messages, candidate)
+            }
+        }
+    }
+}
+
+/// LangChain's `count_tokens_approximately` for text content: per message, the
+/// characters of its content, its tool calls' `repr`, its tool call id, its role and
+/// name, over 4, rounded up, plus 3.
+pub fn count_tokens_approximately(messages: &[Message]) -> usize {
+    let mut tokens = 0.0f64;
+    for m in messages {
+        // Text blocks count their text (LangChain counts other blocks by their `repr`).
+        let mut chars = m.text().chars().count();
+        if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.as_str().is_some() {
+            let calls = Value::list(
+                m.tool_calls
+                    .iter()
+                    .map(|c| c.to_value())
+                    .collect::<Vec<_>>(),
+            );
+            chars += calls.repr().to_string().chars().count();
+        }
+        if m.role == Role::Tool {
+            chars += m.tool_call_id.as_deref().map_or(0, |id| id.chars().count());
+        }
+        chars += match m.role {
+            Role::Human => "user".len(),
+            Role::Ai => "assistant".len(),
+            Role::Tool => "tool".len(),
+            _ => "system".len(),
+        };
+        chars += m.name.as_deref().map_or(0, |n| n.chars().count());
+        tokens += (chars as f64 / 4.0).ceil() + 3.0;
+    }
+    tokens.ceil() as usize
+}
+
+/// Where to cut to keep `keep` messages.
+fn safe_cutoff(messages: &[Message], keep: usize) -> usize {
+    if messages.len() <= keep {
+        return 0;
+    }
+    safe_cutoff_point(messages, messages.len() - keep)
+}
+
+/// `cutoff`, moved back to the AI message whose tool messages it would split from it.
+fn safe_cutoff_point(messages: &[Message], cutoff: usize) -> usize {
+    if cutoff >= messages.len() || messages[cutoff].role != Role::Tool {
+        return cutoff;
+    }
+    let mut idx = cutoff;
+    let mut ids = Vec::new();
+    while idx < messages.len() && messages[idx].role == Role::Tool {
+        ids.extend(messages[idx].tool_call_id.clone());
+        idx += 1;
+    }
+    for i in (0..cutoff).rev() {
+        let m = &messages[i];
+        if m.role == Role::Ai
+            && m.tool_calls
+                .iter()
+                .any(|c| c.id.as_ref().is_some_and(|id| ids.contains(id)))
+        {
+            return i;
+        }
+    }
+    idx
+}
+
+#[async_trait]
+impl Middleware for SummarizationMiddleware {
+    fn name(&self) -> String {
+        "SummarizationMiddleware".to_owned()
+    }
+
+    fn hooks(&self) -> Vec<Hook> {
+        vec![Hook::BeforeModel]
+    }
+
+    async fn before_model(
+        &self,
+        state: &AgentState,
+        ctx: &NodeContext,
+    ) -> Result<AgentUpdate, NodeError> {
+        let messages = state.messages();
+        if !self.should_summarize(messages) {
+            return Ok(AgentUpdate::none());
+        }
+        let cutoff = self.cutoff(messages);
+        if cutoff == 0 {
+            return Ok(AgentUpdate::none());
+        }
+        let (old, kept) = messages.split_at(cutoff);
+        let lines: Vec<String> = old
+            .iter()
+            .map(|m| format!("<{0}>{1}</{0}>", m.role.type_name(), m.text()))
+            .collect();
+        let prompt = self.summary_prompt.replace("{messages}", &lines.join("\n"));
+        let answer = self
+            .model
+            .invoke(&[Message::human(prompt.trim_end())], ctx)
+            .await?;
+        let mut summary = Message::human(format!(
+            "Here is a summary of the conversation to date:\n\n{}",
+            answer.text().trim()
+        ));
+        let mut kwargs = Map::new();
+        kwargs.insert("lc_source", "summarization");
+        summary.additional_kwargs = kwargs;
+        let mut out = vec![Message::remove_all(), summary];
+        out.extend_from_slice(kept);
+        Ok(AgentUpdate::none().messages(out))
+    }
+}
