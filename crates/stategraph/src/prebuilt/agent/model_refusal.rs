@@ -67,7 +67,7 @@ fn refusal_error(block: &Value) -> NodeError {
 fn python_truthy(v: &Value) -> bool {
     match v {
         Value::Nil | Value::Bool(false) | Value::Int(0) => false,
-        _ => v.as_str().map_or(true, |s| !s.is_empty()),
+        _ => v.as_str().is_none_or(|s| !s.is_empty()),
     }
 }
 
