@@ -38,28 +38,39 @@
 mod builder;
 mod edges;
 mod error;
+mod functions;
 mod hitl_types;
 mod human_in_the_loop;
 mod middleware;
 mod model_call_limit;
+mod model_refusal;
 mod model_retry;
 mod nodes;
 mod state;
 mod structured_output;
 mod summarization;
 mod tool_call_limit;
+mod tool_error;
+mod tool_retry;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
 pub use error::MiddlewareConfigError;
+pub use functions::{
+    after_agent, after_model, before_agent, before_model, dynamic_prompt, wrap_model_call,
+    wrap_tool_call, FnMiddleware,
+};
 pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
 pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
 pub use middleware::{
     Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
+pub use model_refusal::ModelRefusalMiddleware;
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};
+pub use tool_error::ToolErrorMiddleware;
+pub use tool_retry::{ToolRetryFailure, ToolRetryMiddleware};
