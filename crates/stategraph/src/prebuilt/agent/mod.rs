@@ -36,6 +36,7 @@
 //! ```
 
 mod builder;
+mod context_editing;
 mod edges;
 mod error;
 mod hitl_types;
@@ -44,6 +45,8 @@ mod middleware;
 mod model_call_limit;
 mod model_retry;
 mod nodes;
+mod pii;
+mod redaction;
 mod state;
 mod structured_output;
 mod summarization;
@@ -51,6 +54,7 @@ mod tool_call_limit;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
+pub use context_editing::{ClearToolUsesEdit, ContextEditingMiddleware, TokenCounter};
 pub use error::MiddlewareConfigError;
 pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
 pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
@@ -59,6 +63,11 @@ pub use middleware::{
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use pii::PiiMiddleware;
+pub use redaction::{
+    apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
+    Detector, PiiDetectionError, PiiMatch, RedactionStrategy, BUILTIN_PII_TYPES,
+};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
