@@ -189,7 +189,7 @@ fn middleware(scenario: &str) -> Vec<Arc<dyn Middleware>> {
         "ctx_inputs" => ctx(ClearToolUsesEdit {
             trigger: 60,
             keep: 0,
-            clear_at_least: 20,
+            clear_at_least: 70,
             clear_tool_inputs: true,
             placeholder: "[gone]".into(),
             ..ClearToolUsesEdit::default()

@@ -111,7 +111,7 @@ SCENARIOS = {
     ]),
     "pii_block": (PII_SCRIPT, lambda: [PIIMiddleware("email", strategy="block", apply_to_input=False, apply_to_tool_results=True)]),
     "ctx": (CTX_SCRIPT, lambda: [ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=60, keep=1, exclude_tools=["lookup"])])]),
-    "ctx_inputs": (CTX_SCRIPT, lambda: [ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=60, keep=0, clear_at_least=20, clear_tool_inputs=True, placeholder="[gone]")])]),
+    "ctx_inputs": (CTX_SCRIPT, lambda: [ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=60, keep=0, clear_at_least=70, clear_tool_inputs=True, placeholder="[gone]")])]),
     "ctx_default": (CTX_SCRIPT, lambda: [ContextEditingMiddleware()]),
 }
 INPUTS = {"pii_custom": "Ticket T-123 for corp, T-45 and T-678."}

@@ -120,7 +120,7 @@ fn truthy(v: &Value) -> bool {
     match v {
         Value::Nil => false,
         Value::Bool(b) => *b,
-        other => other.as_i64().map_or(true, |n| n != 0),
+        other => other.as_i64().is_none_or(|n| n != 0),
     }
 }
 

@@ -201,7 +201,7 @@ fn passes_luhn(number: &str) -> bool {
             (false, _) => d,
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// `text` with each match replaced as `strategy` says, the last first (Python's
