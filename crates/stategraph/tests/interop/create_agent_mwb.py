@@ -28,6 +28,11 @@ TEXTS = [
     "See https://example.com/a?b=1#c, http:///x, www.example.org, example.com/docs/x, example.com and https://a.b/c.",
     "Key sk-abcdEFGH12 and sk-short; café über@straße.de ünï 4532015112830366x.",
     "Café — mail é@x.io, ok@example.com; IP 8.8.8.8 ✓ 4111 1111 1111 1111 ✓ sk-12345678.",
+    # Where Python's `\\w`, `\\s` and `\\d` differ from the regex crate's defaults:
+    # a `No` number, a combining mark, a connector, `\\x1f`, Arabic-Indic digits, a circled letter.
+    "²jo@corp.com, e\u0301jo@corp.com, a\u203fjo@corp.com ⓐjo@corp.com",
+    "4532\x1f0151\x1f1283\x1f0366 and ٤٥٣٢٠١٥١١٢٨٣٠٣٦٦ and 4532015112830366² and https://x.io/a\x1fb",
+    "00:1A:2B:3C:4D:5E² ²00:1A:2B:3C:4D:5F 1.2.3.4\u0301 5.6.7.8 www.a\u0301b.com/x",
     "Nothing here.",
 ]
 CUSTOM = r"sk-[a-zA-Z0-9]{8}"

@@ -3,10 +3,16 @@
 //!
 //! The built-in detectors use Python's patterns, compiled with the `regex` crate: they
 //! use no feature `regex` lacks (no look-around, no back-references), and both engines
-//! pick the same leftmost-first matches. Offsets ([`PiiMatch::start`], `end`) count
-//! characters (code points), as Python's do, so a custom detector's matches and the
-//! strategies' slicing are Python's.
+//! pick the same leftmost-first matches. Where the two read a class differently, the
+//! detectors run on a view of the text in which each such character is swapped for one
+//! both read alike: Python's `\w` (behind `\b`) is letters, numbers and `_`, `regex`'s
+//! also takes marks and connector punctuation but not `No` numbers such as `²`; Python's
+//! `\s` also takes `\x1c`..`\x1f`. Card digits outside ASCII (any `\d`) count with their
+//! value, as Python's `int`. A custom regex ([`Detector::regex`]) is `regex`'s own.
+//! Offsets ([`PiiMatch::start`], `end`) count characters (code points), as Python's do,
+//! so a custom detector's matches and the strategies' slicing are Python's.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
@@ -111,6 +117,69 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a built-in pattern")
 }
 
+static PY_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"^[\p{L}\p{N}_]$"));
+static RS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"^\w$"));
+static DIGIT: LazyLock<Regex> = LazyLock::new(|| re(r"^\d$"));
+
+fn char_is(re: &Regex, c: char) -> bool {
+    re.is_match(c.encode_utf8(&mut [0; 4]))
+}
+
+/// `text` as Python's `re` reads it, for `regex`: each character the two place
+/// differently in `\w` or `\s` swapped for one they place alike (one character for one).
+fn python_view(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() && !text.bytes().any(|b| (0x1c..=0x1f).contains(&b)) {
+        return Cow::Borrowed(text);
+    }
+    let swap = |c: char| match c {
+        '\x1c'..='\x1f' => '\x0b',
+        c if c.is_ascii() => c,
+        c => match (char_is(&PY_WORD, c), char_is(&RS_WORD, c)) {
+            (true, false) => '\u{aa}', // a letter (`ª`) in no pattern's class
+            (false, true) => '\u{ac}', // a symbol (`¬`) in no pattern's class
+            _ => c,
+        },
+    };
+    Cow::Owned(text.chars().map(swap).collect())
+}
+
+/// A decimal digit's value (`\d` is Unicode's `Nd`, in runs of ten from 0).
+fn digit_value(c: char) -> Option<u32> {
+    if let Some(d) = c.to_digit(10) {
+        return Some(d);
+    }
+    if !char_is(&DIGIT, c) {
+        return None;
+    }
+    let mut below = 0;
+    while char::from_u32(c as u32 - below - 1).is_some_and(|p| char_is(&DIGIT, p)) {
+        below += 1;
+    }
+    Some(below % 10)
+}
+
+/// The built-in pattern `re`'s matches in `text` as Python finds them (see the module's
+/// docs), that `keep` accepts, with character offsets.
+fn find_python(
+    re: &Regex,
+    text: &str,
+    pii_type: &str,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<PiiMatch> {
+    let view = python_view(text);
+    if let Cow::Borrowed(_) = view {
+        return find_all(re, text, pii_type, keep);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    find_all(re, &view, pii_type, |_| true)
+        .into_iter()
+        .filter_map(|mut m| {
+            m.value = chars[m.start..m.end].iter().collect();
+            keep(&m.value).then_some(m)
+        })
+        .collect()
+}
+
 /// `re`'s matches in `text` that `keep` accepts, with character offsets.
 fn find_all(re: &Regex, text: &str, pii_type: &str, keep: impl Fn(&str) -> bool) -> Vec<PiiMatch> {
     re.find_iter(text)
@@ -139,18 +208,18 @@ static URL_BARE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Email addresses.
 pub fn detect_email(text: &str) -> Vec<PiiMatch> {
-    find_all(&EMAIL, text, "email", |_| true)
+    find_python(&EMAIL, text, "email", |_| true)
 }
 
 /// Card numbers (16 digits, optionally grouped by spaces or dashes) passing Luhn's check.
 pub fn detect_credit_card(text: &str) -> Vec<PiiMatch> {
-    find_all(&CARD, text, "credit_card", passes_luhn)
+    find_python(&CARD, text, "credit_card", passes_luhn)
 }
 
 /// IPv4 addresses Python's `ipaddress.ip_address` accepts (each part at most 255, no
 /// leading zero).
 pub fn detect_ip(text: &str) -> Vec<PiiMatch> {
-    find_all(&IPV4, text, "ip", |ip| {
+    find_python(&IPV4, text, "ip", |ip| {
         ip.split('.').all(|part| {
             (part == "0" || !part.starts_with('0')) && part.parse::<u32>().is_ok_and(|n| n <= 255)
         })
@@ -159,7 +228,7 @@ pub fn detect_ip(text: &str) -> Vec<PiiMatch> {
 
 /// MAC addresses (six hex pairs split by `:` or `-`).
 pub fn detect_mac_address(text: &str) -> Vec<PiiMatch> {
-    find_all(&MAC, text, "mac_address", |_| true)
+    find_python(&MAC, text, "mac_address", |_| true)
 }
 
 /// URLs: `http(s)://` ones with a host, then bare ones (`www.` or with a path) that do
@@ -167,12 +236,12 @@ pub fn detect_mac_address(text: &str) -> Vec<PiiMatch> {
 pub fn detect_url(text: &str) -> Vec<PiiMatch> {
     // `urlparse` finds a host when the text after `://` does not start the path,
     // query or fragment.
-    let mut found = find_all(&URL_SCHEME, text, "url", |url| {
+    let mut found = find_python(&URL_SCHEME, text, "url", |url| {
         let rest = url.split_once("://").map_or("", |(_, r)| r);
         !rest.starts_with(['/', '?', '#'])
     });
     // A bare match's host (the text before its first `/`) always holds a dot.
-    let bare = find_all(&URL_BARE, text, "url", |url| {
+    let bare = find_python(&URL_BARE, text, "url", |url| {
         url.contains('/') || url.starts_with("www.")
     });
     for m in bare {
@@ -187,7 +256,7 @@ pub fn detect_url(text: &str) -> Vec<PiiMatch> {
 }
 
 fn passes_luhn(number: &str) -> bool {
-    let digits: Vec<u32> = number.chars().filter_map(|c| c.to_digit(10)).collect();
+    let digits: Vec<u32> = number.chars().filter_map(digit_value).collect();
     if !(13..=19).contains(&digits.len()) {
         return false;
     }
@@ -265,7 +334,10 @@ fn mask(m: &PiiMatch) -> String {
             _ => "****".to_owned(),
         },
         "credit_card" => {
-            let digits: String = value.chars().filter(|c| c.is_ascii_digit()).collect();
+            let digits: String = value
+                .chars()
+                .filter(|&c| digit_value(c).is_some())
+                .collect();
             let last = last_chars(&digits, 4);
             let sep = if value.contains('-') {
                 "-"
