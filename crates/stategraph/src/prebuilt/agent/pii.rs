@@ -23,6 +23,17 @@ use crate::pregel::node_error::NodeError;
 /// Its name is `PIIMiddleware[<type>]`, so several can be listed. Not done: Python's
 /// stream transformer (the redaction of streamed deltas and tool events when
 /// `apply_to_output` or `apply_to_tool_results` is on); the stored thread is the same.
+///
+/// ```
+/// use stategraph::prebuilt::agent::{apply_strategy, detect_email, PiiMiddleware, RedactionStrategy};
+///
+/// let text = "Mail jo@corp.com.";
+/// let hashed = apply_strategy(text, &detect_email(text), RedactionStrategy::Hash).unwrap();
+/// assert_eq!(hashed, "Mail <email_hash:2cfa1c66>."); // Python's, for the same text
+/// let pii = PiiMiddleware::new("email").unwrap().strategy(RedactionStrategy::Mask);
+/// # let _ = pii;
+/// assert!(PiiMiddleware::new("phone").is_err());
+/// ```
 #[derive(Clone, Debug)]
 pub struct PiiMiddleware {
     pii_type: String,
