@@ -36,6 +36,7 @@
 //! ```
 
 mod builder;
+mod context_editing;
 mod edges;
 mod error;
 mod functions;
@@ -46,6 +47,8 @@ mod model_call_limit;
 mod model_refusal;
 mod model_retry;
 mod nodes;
+mod pii;
+mod redaction;
 mod state;
 mod structured_output;
 mod summarization;
@@ -55,6 +58,7 @@ mod tool_retry;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
+pub use context_editing::{ClearToolUsesEdit, ContextEditingMiddleware, TokenCounter};
 pub use error::MiddlewareConfigError;
 pub use functions::{
     after_agent, after_model, before_agent, before_model, dynamic_prompt, wrap_model_call,
@@ -68,6 +72,11 @@ pub use middleware::{
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_refusal::ModelRefusalMiddleware;
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use pii::PiiMiddleware;
+pub use redaction::{
+    apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
+    Detector, PiiDetectionError, PiiMatch, RedactionStrategy, BUILTIN_PII_TYPES,
+};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
