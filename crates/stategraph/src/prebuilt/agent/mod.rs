@@ -38,6 +38,7 @@
 mod builder;
 mod edges;
 mod error;
+mod hitl_per_call;
 mod hitl_types;
 mod human_in_the_loop;
 mod middleware;
@@ -47,19 +48,22 @@ mod nodes;
 mod state;
 mod structured_output;
 mod summarization;
+mod summary_text;
 mod tool_call_limit;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
 pub use error::MiddlewareConfigError;
+pub use hitl_per_call::InterruptMode;
 pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
-pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
+pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig, When};
 pub use middleware::{
     Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
-pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure, RetryOn};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
+pub use summary_text::DEFAULT_SUMMARY_PROMPT;
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};
