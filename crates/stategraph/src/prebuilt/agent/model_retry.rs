@@ -78,8 +78,8 @@ impl std::fmt::Debug for RetryOn {
 /// Retries a failed model call (an interrupt is never retried), as Python's
 /// `ModelRetryMiddleware`: `max_retries` more tries (2), waiting `initial_delay` (1 s)
 /// times `backoff_factor` (2) to the power of the retry, at most `max_delay` (60 s),
-/// ±25% when `jitter`; only the failures `retry_on` names (all by default), the others
-/// handled at once as the last try's failure.
+/// ±25% when `jitter`; only the failures `retry_on` names (all by default): another
+/// fails the call at once, whatever `on_failure` says.
 #[derive(Clone, Debug)]
 pub struct ModelRetryMiddleware {
     /// Tries after the first.
@@ -168,7 +168,10 @@ impl Middleware for ModelRetryMiddleware {
             let Some(repr) = err.repr().map(str::to_owned) else {
                 return Err(err); // an interrupt or a parent command goes up
             };
-            if attempt < self.max_retries && self.retry_on.retries(&err, &repr) {
+            if !self.retry_on.retries(&err, &repr) {
+                return Err(err); // not retryable: up at once, `on_failure` not consulted
+            }
+            if attempt < self.max_retries {
                 tokio::time::sleep(self.delay(attempt)).await;
                 attempt += 1;
                 continue;
