@@ -6,8 +6,6 @@
 use serde_json::{json, Value as Json};
 use stategraph_checkpoint::Value;
 
-use super::human_in_the_loop::DecisionType;
-
 /// How [`HumanInTheLoopMiddleware`](super::HumanInTheLoopMiddleware) pauses (Python's
 /// `interrupt_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,50 +23,52 @@ pub enum InterruptMode {
 
 /// One decision's schema (pydantic's for Python's TypedDicts); `edit` refers to
 /// `#/$defs/EditedAction`.
-fn member(kind: DecisionType) -> Json {
+fn member(kind: &str) -> Json {
     let ty = |c: &str| json!({"const": c, "title": "Type", "type": "string"});
     let message = json!({"title": "Message", "type": "string"});
     match kind {
-        DecisionType::Approve => json!({
+        "approve" => json!({
             "description": "Response when a human approves the action.",
             "properties": {"type": ty("approve")},
             "required": ["type"], "title": "ApproveDecision", "type": "object"
         }),
-        DecisionType::Reject => json!({
+        "reject" => json!({
             "description": "Response when a human rejects the action.",
             "properties": {"type": ty("reject"), "message": message},
             "required": ["type"], "title": "RejectDecision", "type": "object"
         }),
-        DecisionType::Respond => json!({
+        "respond" => json!({
             "description": "Response when a human answers on behalf of the tool, skipping execution.\n\nUsed for \"ask user\" style tools whose real implementation is the human's\nresponse. The tool is not executed; instead, a synthetic `ToolMessage` with\n`status=\"success\"` and the provided `message` is returned to the model.",
             "properties": {"type": ty("respond"), "message": message},
             "required": ["type", "message"], "title": "RespondDecision", "type": "object"
         }),
-        DecisionType::Edit => json!({
+        "edit" => json!({
             "properties": {
                 "type": ty("edit"),
                 "edited_action": {"$ref": "#/$defs/EditedAction"}
             },
             "required": ["type", "edited_action"], "title": "EditDecision", "type": "object"
         }),
+        _ => Json::Null,
     }
 }
 
 /// The `title` of a decision's schema.
-fn title(kind: DecisionType) -> &'static str {
+fn title(kind: &str) -> &'static str {
     match kind {
-        DecisionType::Approve => "ApproveDecision",
-        DecisionType::Edit => "EditDecision",
-        DecisionType::Reject => "RejectDecision",
-        DecisionType::Respond => "RespondDecision",
+        "approve" => "ApproveDecision",
+        "edit" => "EditDecision",
+        "reject" => "RejectDecision",
+        "respond" => "RespondDecision",
+        _ => "",
     }
 }
 
 /// The `response_schema` of a `per_call` interrupt for tool `name` allowing `allowed`
 /// (duplicates dropped, order kept): Python's for a tool whose argument schema it
 /// cannot see (an edit's `args` any object).
-pub(crate) fn decision_schema(allowed: &[DecisionType], name: &str) -> Value {
-    let mut kinds: Vec<DecisionType> = Vec::new();
+pub(crate) fn decision_schema(allowed: &[&str], name: &str) -> Value {
+    let mut kinds: Vec<&str> = Vec::new();
     for &k in allowed {
         if !kinds.contains(&k) {
             kinds.push(k);
@@ -83,7 +83,7 @@ pub(crate) fn decision_schema(allowed: &[DecisionType], name: &str) -> Value {
     });
     let schema = if let [only] = kinds[..] {
         let body = member(only);
-        if only == DecisionType::Edit {
+        if only == "edit" {
             let mut m = serde_json::Map::new();
             m.insert("$defs".into(), json!({"EditedAction": edited_action}));
             if let Json::Object(rest) = body {
@@ -99,13 +99,13 @@ pub(crate) fn decision_schema(allowed: &[DecisionType], name: &str) -> Value {
             .iter()
             .map(|&k| (title(k).to_owned(), member(k)))
             .collect();
-        if kinds.contains(&DecisionType::Edit) {
+        if kinds.contains(&"edit") {
             defs.push(("EditedAction".to_owned(), edited_action));
         }
         defs.sort_by(|a, b| a.0.cmp(&b.0));
         let mut mapping: Vec<(&str, String)> = kinds
             .iter()
-            .map(|&k| (k.as_str(), format!("#/$defs/{}", title(k))))
+            .map(|&k| (k, format!("#/$defs/{}", title(k))))
             .collect();
         mapping.sort();
         let one_of: Vec<Json> = kinds

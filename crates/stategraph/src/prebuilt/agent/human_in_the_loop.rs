@@ -370,7 +370,7 @@ impl Middleware for HumanInTheLoopMiddleware {
         let edit = if self.mode == InterruptMode::PerCall {
             match self.review_one(&request)? {
                 Reviewed::Run(edit) => edit,
-                Reviewed::Answered(message) => return Ok(message),
+                Reviewed::Answered(message) => return Ok(*message),
             }
         } else {
             request
@@ -391,7 +391,7 @@ enum Reviewed {
     /// Run the call, as the reviewer edited it if they did (`{name, args}`).
     Run(Option<Value>),
     /// Do not run it; this is its answer.
-    Answered(Message),
+    Answered(Box<Message>),
 }
 
 impl HumanInTheLoopMiddleware {
@@ -417,7 +417,12 @@ impl HumanInTheLoopMiddleware {
             "description",
             action.get("description").cloned().unwrap_or_default(),
         );
-        let schema = decision_schema(&config.allowed_decisions, &call.name);
+        let allowed: Vec<&str> = config
+            .allowed_decisions
+            .iter()
+            .map(|d| d.as_str())
+            .collect();
+        let schema = decision_schema(&allowed, &call.name);
         let decision = request.ctx.interrupt_with(Value::Map(value), schema)?;
         let kind = decision.get("type").and_then(Value::as_str).unwrap_or("");
         if !config.allowed_decisions.iter().any(|d| d.as_str() == kind) {
@@ -450,7 +455,9 @@ impl HumanInTheLoopMiddleware {
                         repr(&decision)
                     )));
                 }
-                Ok(Reviewed::Answered(answer_message(call, kind, message)))
+                Ok(Reviewed::Answered(Box::new(answer_message(
+                    call, kind, message,
+                ))))
             }
         }
     }

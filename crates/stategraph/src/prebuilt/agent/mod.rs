@@ -64,6 +64,6 @@ pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure, RetryOn};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
-pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
-pub use summary_text::DEFAULT_SUMMARY_PROMPT;
+pub use summarization::{ContextSize, SummarizationMiddleware};
+pub use summary_text::{count_tokens_approximately, DEFAULT_SUMMARY_PROMPT};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};

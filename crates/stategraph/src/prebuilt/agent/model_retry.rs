@@ -58,7 +58,7 @@ impl RetryOn {
             RetryOn::All => true,
             RetryOn::Kinds(kinds) => {
                 let (kind, _) = kind_and_message(repr);
-                kinds.iter().any(|k| *k == kind)
+                kinds.contains(&kind)
             }
             RetryOn::Predicate(f) => f(err),
         }

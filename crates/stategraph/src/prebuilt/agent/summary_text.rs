@@ -5,7 +5,6 @@
 
 use stategraph_checkpoint::Value;
 
-use super::summarization::count_tokens_approximately;
 use crate::messages::{Message, Role};
 use crate::prebuilt::python_text::json_dumps;
 
@@ -215,4 +214,36 @@ pub(crate) fn trim_for_summary(messages: &[Message], max_tokens: usize) -> Vec<M
     let mut kept = first_max_tokens(newest_first, remaining);
     kept.reverse();
     system.into_iter().chain(kept).collect()
+}
+
+/// LangChain's `count_tokens_approximately` for text content: per message, the
+/// characters of its content, its tool calls' `repr`, its tool call id, its role and
+/// name, over 4, rounded up, plus 3.
+pub fn count_tokens_approximately(messages: &[Message]) -> usize {
+    let mut tokens = 0.0f64;
+    for m in messages {
+        // Text blocks count their text (LangChain counts other blocks by their `repr`).
+        let mut chars = m.text().chars().count();
+        if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.as_str().is_some() {
+            let calls = Value::list(
+                m.tool_calls
+                    .iter()
+                    .map(|c| c.to_value())
+                    .collect::<Vec<_>>(),
+            );
+            chars += calls.repr().to_string().chars().count();
+        }
+        if m.role == Role::Tool {
+            chars += m.tool_call_id.as_deref().map_or(0, |id| id.chars().count());
+        }
+        chars += match m.role {
+            Role::Human => "user".len(),
+            Role::Ai => "assistant".len(),
+            Role::Tool => "tool".len(),
+            _ => "system".len(),
+        };
+        chars += m.name.as_deref().map_or(0, |n| n.chars().count());
+        tokens += (chars as f64 / 4.0).ceil() + 3.0;
+    }
+    tokens.ceil() as usize
 }
