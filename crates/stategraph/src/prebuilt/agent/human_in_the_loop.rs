@@ -117,13 +117,16 @@ impl InterruptOnConfig {
 }
 
 /// Pauses the agent so a person reviews the tool calls of `interrupt_on`'s tools before
-/// they run (Python's `HumanInTheLoopMiddleware`, `interrupt_mode="batched"`): one
-/// interrupt per model answer, whose value is a `HITLRequest` (`action_requests`
-/// `[{name, args, description}]`, `review_configs` `[{action_name,
+/// they run (Python's `HumanInTheLoopMiddleware`). In [`InterruptMode::Batched`] (the
+/// default), one interrupt per model answer, whose value is a `HITLRequest`
+/// (`action_requests` `[{name, args, description}]`, `review_configs` `[{action_name,
 /// allowed_decisions}]`), resumed with `{"decisions": [...]}`, one per request in order
 /// (`{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
-/// `{"type": "reject", "message": ..}`, `{"type": "respond", "message": ..}`).
-/// The agent needs a checkpointer.
+/// `{"type": "reject", "message": ..}`, `{"type": "respond", "message": ..}`). In
+/// [`InterruptMode::PerCall`], one interrupt per gated call as it starts (a
+/// `ToolApprovalRequest` with Python's `response_schema`), each answered with one
+/// decision by the interrupt's id. [`InterruptOnConfig::when`] skips the calls its
+/// predicate says no to. The agent needs a checkpointer.
 #[derive(Clone, Debug)]
 pub struct HumanInTheLoopMiddleware {
     interrupt_on: IndexMap<String, InterruptOnConfig>,
