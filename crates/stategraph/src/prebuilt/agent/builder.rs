@@ -41,6 +41,7 @@ pub fn create_agent(model: impl ChatModel, tools: Vec<Tool>) -> AgentBuilder {
         name: None,
         errors: ToolErrorHandling::default(),
         options: CompileOptions::new(),
+        context: None,
     }
 }
 
@@ -55,7 +56,11 @@ pub struct AgentBuilder {
     name: Option<String>,
     errors: ToolErrorHandling,
     options: CompileOptions,
+    context: Option<ContextDecl>,
 }
+
+/// Declares the context's type (and schema) on the agent's graph.
+type ContextDecl = Box<dyn FnOnce(StateGraph<DynState>) -> StateGraph<DynState> + Send + Sync>;
 
 impl std::fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,6 +138,33 @@ impl AgentBuilder {
         self
     }
 
+    /// The node cache the graph gets (Python's `create_agent(cache=..)`, handed to
+    /// `compile`): used by nodes and tasks with a cache policy.
+    pub fn cache(mut self, cache: Arc<dyn crate::pregel::cache::NodeCache>) -> Self {
+        self.options = self.options.cache(cache);
+        self
+    }
+
+    /// Declares the type of the runs' context (Python's `context_schema=`): hooks, tools
+    /// and `wrap_*` handlers read it with `ctx.context::<C>()`, given by
+    /// [`RunConfig::context`]; a run given a context of another type fails before it
+    /// starts ([`Error::ContextType`]). Without `schemars`, see
+    /// [`Self::context_type`].
+    #[cfg(feature = "schemars")]
+    pub fn context_schema<C: schemars::JsonSchema + Send + Sync + 'static>(mut self) -> Self {
+        self.context = Some(Box::new(|g: StateGraph<DynState>| g.context_schema::<C>()));
+        self
+    }
+
+    /// [`Self::context_schema`] without the JSON Schema (the type check only).
+    pub fn context_type<C: Send + Sync + 'static>(mut self) -> Self {
+        self.context = Some(Box::new(|mut g: StateGraph<DynState>| {
+            g.context_type::<C>();
+            g
+        }));
+        self
+    }
+
     /// Builds and compiles the agent's graph. A middleware name given twice is an
     /// `Error::InvalidGraph` (Python: "Please remove duplicate middleware instances.").
     pub fn compile(self) -> Result<CompiledGraph<DynState>> {
@@ -194,6 +226,9 @@ impl AgentBuilder {
             model_may_loop: self.response_format.is_some() || wraps_model,
         };
         plan.wire(&mut g);
+        if let Some(declare) = self.context {
+            g = declare(g);
+        }
         let mut compiled = g.compile_with(self.options)?;
         let topology = Arc::make_mut(&mut compiled.topology);
         if let Some(node) = topology.nodes.iter_mut().find(|n| n.name == "tools") {

@@ -3,11 +3,14 @@
 //! resume shapes (`HITLRequest`, `{"decisions": [...]}`), so a client written for
 //! Python's agent answers this one.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use stategraph_checkpoint::{Map, Value};
 
 use super::error::MiddlewareConfigError;
+use super::hitl_per_call::{decision_schema, InterruptMode};
 use super::middleware::{Hook, Middleware, ToolCallRequest, ToolHandler};
 use super::state::{AgentState, AgentUpdate};
 use crate::channels::{Channel, LastValue};
@@ -55,6 +58,25 @@ impl DecisionType {
     ];
 }
 
+/// A predicate deciding, call by call, whether a tool call is reviewed (Python's
+/// `InterruptOnConfig(when=...)`): `false` runs it unreviewed. It sees the call, the
+/// agent's state and the node's context (`request.ctx.context::<C>()`); it runs again
+/// when the run resumes, so it must answer the same for the same call.
+#[derive(Clone)]
+pub struct When(pub Arc<dyn Fn(&ToolCallRequest) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for When {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("When(..)")
+    }
+}
+
+impl PartialEq for When {
+    fn eq(&self, other: &When) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// How one tool is reviewed (Python's `InterruptOnConfig`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct InterruptOnConfig {
@@ -62,6 +84,8 @@ pub struct InterruptOnConfig {
     pub allowed_decisions: Vec<DecisionType>,
     /// The text shown to the reviewer (default: the prefix, the tool and its arguments).
     pub description: Option<String>,
+    /// Which calls are reviewed (`None`: every one).
+    pub when: Option<When>,
 }
 
 impl InterruptOnConfig {
@@ -70,7 +94,18 @@ impl InterruptOnConfig {
         InterruptOnConfig {
             allowed_decisions: decisions.into_iter().collect(),
             description: None,
+            when: None,
         }
+    }
+
+    /// Reviews only the calls `predicate` says yes to (builder style).
+    #[must_use]
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&ToolCallRequest) -> bool + Send + Sync + 'static,
+    ) -> InterruptOnConfig {
+        self.when = Some(When(Arc::new(predicate)));
+        self
     }
 
     /// Sets the description (builder style).
@@ -82,18 +117,22 @@ impl InterruptOnConfig {
 }
 
 /// Pauses the agent so a person reviews the tool calls of `interrupt_on`'s tools before
-/// they run (Python's `HumanInTheLoopMiddleware`, `interrupt_mode="batched"`): one
-/// interrupt per model answer, whose value is a `HITLRequest` (`action_requests`
-/// `[{name, args, description}]`, `review_configs` `[{action_name,
+/// they run (Python's `HumanInTheLoopMiddleware`). In [`InterruptMode::Batched`] (the
+/// default), one interrupt per model answer, whose value is a `HITLRequest`
+/// (`action_requests` `[{name, args, description}]`, `review_configs` `[{action_name,
 /// allowed_decisions}]`), resumed with `{"decisions": [...]}`, one per request in order
 /// (`{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
-/// `{"type": "reject", "message": ..}`, `{"type": "respond", "message": ..}`).
-/// The agent needs a checkpointer.
+/// `{"type": "reject", "message": ..}`, `{"type": "respond", "message": ..}`). In
+/// [`InterruptMode::PerCall`], one interrupt per gated call as it starts (a
+/// `ToolApprovalRequest` with Python's `response_schema`), each answered with one
+/// decision by the interrupt's id. [`InterruptOnConfig::when`] skips the calls its
+/// predicate says no to. The agent needs a checkpointer.
 #[derive(Clone, Debug)]
 pub struct HumanInTheLoopMiddleware {
     interrupt_on: IndexMap<String, InterruptOnConfig>,
     description_prefix: String,
     edit_notice: Option<String>,
+    mode: InterruptMode,
 }
 
 impl Default for HumanInTheLoopMiddleware {
@@ -109,6 +148,7 @@ impl HumanInTheLoopMiddleware {
             interrupt_on: IndexMap::new(),
             description_prefix: "Tool execution requires approval".to_owned(),
             edit_notice: Some(EDIT_NOTICE.to_owned()),
+            mode: InterruptMode::Batched,
         }
     }
 
@@ -140,6 +180,14 @@ impl HumanInTheLoopMiddleware {
     #[must_use]
     pub fn description_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.description_prefix = prefix.into();
+        self
+    }
+
+    /// How the run pauses: [`InterruptMode::Batched`] (the default) or
+    /// [`InterruptMode::PerCall`] (Python's `interrupt_mode="per_call"`).
+    #[must_use]
+    pub fn interrupt_mode(mut self, mode: InterruptMode) -> Self {
+        self.mode = mode;
         self
     }
 
@@ -224,6 +272,9 @@ impl Middleware for HumanInTheLoopMiddleware {
         state: &AgentState,
         ctx: &NodeContext,
     ) -> Result<AgentUpdate, NodeError> {
+        if self.mode == InterruptMode::PerCall {
+            return Ok(AgentUpdate::none()); // the calls are reviewed as they start
+        }
         let Some((ai, _)) = state.last_ai_and_tool_messages() else {
             return Ok(AgentUpdate::none());
         };
@@ -234,6 +285,16 @@ impl Middleware for HumanInTheLoopMiddleware {
         let (mut actions, mut reviews, mut gated) = (Vec::new(), Vec::new(), Vec::new());
         for (i, call) in ai.tool_calls.iter().enumerate() {
             if let Some(config) = self.interrupt_on.get(&call.name) {
+                if let Some(when) = &config.when {
+                    let request = ToolCallRequest {
+                        call: call.clone(),
+                        state: state.clone(),
+                        ctx: ctx.clone(),
+                    };
+                    if !(when.0)(&request) {
+                        continue;
+                    }
+                }
                 let (action, review) = self.request(call, config);
                 actions.push(action);
                 reviews.push(review);
@@ -306,17 +367,111 @@ impl Middleware for HumanInTheLoopMiddleware {
 
     async fn wrap_tool_call(
         &self,
-        mut request: ToolCallRequest,
+        request: ToolCallRequest,
         handler: ToolHandler,
     ) -> Result<Message, NodeError> {
-        let edit = request
-            .call
-            .id
-            .as_deref()
-            .and_then(|id| request.state.get(EDITED)?.get(id).cloned());
+        let edit = if self.mode == InterruptMode::PerCall {
+            match self.review_one(&request)? {
+                Reviewed::Run(edit) => edit,
+                Reviewed::Answered(message) => return Ok(*message),
+            }
+        } else {
+            request
+                .call
+                .id
+                .as_deref()
+                .and_then(|id| request.state.get(EDITED)?.get(id).cloned())
+        };
         let Some(edit) = edit else {
             return handler.call(request).await;
         };
+        self.run_edited(request, handler, edit).await
+    }
+}
+
+/// What a `per_call` review decided.
+enum Reviewed {
+    /// Run the call, as the reviewer edited it if they did (`{name, args}`).
+    Run(Option<Value>),
+    /// Do not run it; this is its answer.
+    Answered(Box<Message>),
+}
+
+impl HumanInTheLoopMiddleware {
+    /// Asks the reviewer about one call (`per_call` mode), if it is gated.
+    fn review_one(&self, request: &ToolCallRequest) -> Result<Reviewed, NodeError> {
+        let call = &request.call;
+        let Some(config) = self.interrupt_on.get(&call.name) else {
+            return Ok(Reviewed::Run(None));
+        };
+        if config.when.as_ref().is_some_and(|w| !(w.0)(request)) {
+            return Ok(Reviewed::Run(None));
+        }
+        let Some(id) = &call.id else {
+            return Err(value_error(format!("Tool call `{}` has no ID, so its result can't be matched to it. Make sure the chat model returns tool call IDs.", call.name)));
+        };
+        let (action, _) = self.request(call, config);
+        let mut value = Map::new();
+        value.insert("type", "tool_approval");
+        value.insert("tool_call_id", id.as_str());
+        value.insert("name", call.name.as_str());
+        value.insert("args", call.args.clone());
+        value.insert(
+            "description",
+            action.get("description").cloned().unwrap_or_default(),
+        );
+        let allowed: Vec<&str> = config
+            .allowed_decisions
+            .iter()
+            .map(|d| d.as_str())
+            .collect();
+        let schema = decision_schema(&allowed, &call.name);
+        let decision = request.ctx.interrupt_with(Value::Map(value), schema)?;
+        let kind = decision.get("type").and_then(Value::as_str).unwrap_or("");
+        if !config.allowed_decisions.iter().any(|d| d.as_str() == kind) {
+            return Err(value_error(format!(
+                "Unexpected human decision: {}. Decision type '{kind}' is not allowed for tool '{}'.",
+                repr(&decision),
+                call.name
+            )));
+        }
+        match kind {
+            "approve" => Ok(Reviewed::Run(None)),
+            "edit" => {
+                let action = decision.get("edited_action").cloned().unwrap_or_default();
+                let name = action.get("name").and_then(Value::as_str);
+                if name != Some(call.name.as_str())
+                    || action.get("args").and_then(Value::as_map).is_none()
+                {
+                    return Err(value_error(format!(
+                        "An edit of tool `{}` must give `edited_action` with name '{}' and an `args` object: {}",
+                        call.name, call.name, repr(&decision)
+                    )));
+                }
+                Ok(Reviewed::Run(Some(action)))
+            }
+            _ => {
+                let message = decision.get("message").and_then(Value::as_str);
+                if kind == "respond" && message.is_none() {
+                    return Err(value_error(format!(
+                        "A `respond` decision needs a `message`: {}",
+                        repr(&decision)
+                    )));
+                }
+                Ok(Reviewed::Answered(Box::new(answer_message(
+                    call, kind, message,
+                ))))
+            }
+        }
+    }
+
+    /// Runs the reviewer's call in place of the model's, noting it in the result.
+    async fn run_edited(
+        &self,
+        mut request: ToolCallRequest,
+        handler: ToolHandler,
+        edit: Value,
+    ) -> Result<Message, NodeError> {
         let name = edit
             .get("name")
             .and_then(Value::as_str)

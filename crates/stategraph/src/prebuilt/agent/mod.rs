@@ -40,6 +40,7 @@ mod context_editing;
 mod edges;
 mod error;
 mod functions;
+mod hitl_per_call;
 mod hitl_types;
 mod human_in_the_loop;
 mod middleware;
@@ -52,6 +53,7 @@ mod redaction;
 mod state;
 mod structured_output;
 mod summarization;
+mod summary_text;
 mod tool_call_limit;
 mod tool_error;
 mod tool_retry;
@@ -64,14 +66,15 @@ pub use functions::{
     after_agent, after_model, before_agent, before_model, dynamic_prompt, wrap_model_call,
     wrap_tool_call, FnMiddleware,
 };
+pub use hitl_per_call::InterruptMode;
 pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
-pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
+pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig, When};
 pub use middleware::{
     Hook, Middleware, ModelHandler, ModelRequest, ModelResponse, ToolCallRequest, ToolHandler,
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_refusal::ModelRefusalMiddleware;
-pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure, RetryOn};
 pub use pii::PiiMiddleware;
 pub use redaction::{
     apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
@@ -79,7 +82,8 @@ pub use redaction::{
 };
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
-pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
+pub use summarization::{ContextSize, SummarizationMiddleware};
+pub use summary_text::{count_tokens_approximately, DEFAULT_SUMMARY_PROMPT};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};
 pub use tool_error::ToolErrorMiddleware;
 pub use tool_retry::{ToolRetryFailure, ToolRetryMiddleware};

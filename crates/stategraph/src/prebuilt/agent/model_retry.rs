@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use super::error::MiddlewareConfigError;
 use super::middleware::{Hook, Middleware, ModelHandler, ModelRequest, ModelResponse};
 use crate::messages::Message;
 use crate::prebuilt::chat_model::ChatModel;
@@ -22,10 +23,63 @@ pub enum RetryFailure {
     Error,
 }
 
+/// Which failures [`ModelRetryMiddleware`] retries (Python's `retry_on`: a tuple of
+/// exception types or a callable over the exception).
+#[derive(Clone, Default)]
+pub enum RetryOn {
+    /// Every failure (Python's default, `(Exception,)`).
+    #[default]
+    All,
+    /// Failures of these Python kinds (`"ValueError"`, `"TimeoutError"`, ...: the type
+    /// name of the stored `Kind('message')`, matched exactly, without subclasses).
+    Kinds(Vec<String>),
+    /// Failures the closure says yes to (Python's callable `retry_on`).
+    Predicate(Arc<dyn Fn(&NodeError) -> bool + Send + Sync>),
+}
+
+impl RetryOn {
+    /// Failures of any of `kinds`.
+    pub fn kinds<I, S>(kinds: I) -> RetryOn
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        RetryOn::Kinds(kinds.into_iter().map(Into::into).collect())
+    }
+
+    /// Failures `f` says yes to.
+    pub fn predicate(f: impl Fn(&NodeError) -> bool + Send + Sync + 'static) -> RetryOn {
+        RetryOn::Predicate(Arc::new(f))
+    }
+
+    /// Whether `err` (a failure whose stored form is `repr`) is retried.
+    fn retries(&self, err: &NodeError, repr: &str) -> bool {
+        match self {
+            RetryOn::All => true,
+            RetryOn::Kinds(kinds) => {
+                let (kind, _) = kind_and_message(repr);
+                kinds.contains(&kind)
+            }
+            RetryOn::Predicate(f) => f(err),
+        }
+    }
+}
+
+impl std::fmt::Debug for RetryOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RetryOn::All => f.write_str("All"),
+            RetryOn::Kinds(kinds) => f.debug_tuple("Kinds").field(kinds).finish(),
+            RetryOn::Predicate(_) => f.write_str("Predicate(..)"),
+        }
+    }
+}
+
 /// Retries a failed model call (an interrupt is never retried), as Python's
 /// `ModelRetryMiddleware`: `max_retries` more tries (2), waiting `initial_delay` (1 s)
 /// times `backoff_factor` (2) to the power of the retry, at most `max_delay` (60 s),
-/// ±25% when `jitter`.
+/// ±25% when `jitter`; only the failures `retry_on` names (all by default): another
+/// fails the call at once, whatever `on_failure` says.
 #[derive(Clone, Debug)]
 pub struct ModelRetryMiddleware {
     /// Tries after the first.
@@ -40,6 +94,8 @@ pub struct ModelRetryMiddleware {
     pub max_delay: Duration,
     /// Each wait moved by up to 25% at random.
     pub jitter: bool,
+    /// The failures retried.
+    pub retry_on: RetryOn,
 }
 
 impl Default for ModelRetryMiddleware {
@@ -51,6 +107,7 @@ impl Default for ModelRetryMiddleware {
             initial_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             jitter: true,
+            retry_on: RetryOn::All,
         }
     }
 }
@@ -111,6 +168,9 @@ impl Middleware for ModelRetryMiddleware {
             let Some(repr) = err.repr().map(str::to_owned) else {
                 return Err(err); // an interrupt or a parent command goes up
             };
+            if !self.retry_on.retries(&err, &repr) {
+                return Err(err); // not retryable: up at once, `on_failure` not consulted
+            }
             if attempt < self.max_retries {
                 tokio::time::sleep(self.delay(attempt)).await;
                 attempt += 1;
@@ -148,6 +208,39 @@ impl ModelFallbackMiddleware {
     pub fn new(first: impl ChatModel, more: Vec<Arc<dyn ChatModel>>) -> Self {
         let mut models: Vec<Arc<dyn ChatModel>> = vec![Arc::new(first)];
         models.extend(more);
+        ModelFallbackMiddleware { models }
+    }
+
+    /// Falls back to the models `names` give, in turn, each made by
+    /// [`init_chat_model`](crate::models::init_chat_model) (`"openai:gpt-4o-mini"`), as
+    /// Python's `ModelFallbackMiddleware("openai:gpt-4o-mini", ...)`; none given, or a
+    /// name it cannot make, is refused.
+    #[cfg(feature = "models")]
+    pub fn from_names<I, S>(names: I) -> Result<Self, MiddlewareConfigError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut models = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let model = crate::models::init_chat_model(name).map_err(|e| {
+                MiddlewareConfigError::new(
+                    "ModelFallbackMiddleware",
+                    format!("model {name:?}: {e}"),
+                )
+            })?;
+            models.push(model);
+        }
+        if models.is_empty() {
+            let msg = "at least one fallback model is needed";
+            return Err(MiddlewareConfigError::new("ModelFallbackMiddleware", msg));
+        }
+        Ok(ModelFallbackMiddleware { models })
+    }
+
+    /// Falls back to `models`, in turn (models already shared).
+    pub fn from_models(models: Vec<Arc<dyn ChatModel>>) -> Self {
         ModelFallbackMiddleware { models }
     }
 }

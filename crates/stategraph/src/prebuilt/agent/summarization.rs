@@ -4,24 +4,31 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use stategraph_checkpoint::{Map, Value};
+use stategraph_checkpoint::Map;
 
 use super::error::MiddlewareConfigError;
 use super::middleware::{Hook, Middleware};
 use super::state::{AgentState, AgentUpdate};
+use super::summary_text::{
+    buffer_string_xml, count_tokens_approximately, trim_for_summary, DEFAULT_SUMMARY_PROMPT,
+};
 use crate::messages::{Message, Role};
 use crate::prebuilt::chat_model::ChatModel;
 use crate::pregel::context::NodeContext;
 use crate::pregel::node_error::NodeError;
 
 /// A budget: a number of tokens (counted as LangChain's `count_tokens_approximately`
-/// counts them) or of messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// counts them), a fraction of the model's input tokens, or a number of messages.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ContextSize {
     /// Python's `("tokens", n)`.
     Tokens(usize),
     /// Python's `("messages", n)`.
     Messages(usize),
+    /// Python's `("fraction", x)`, `0 < x <= 1`: that part of the model's
+    /// `max_input_tokens` (Python reads it from the model's profile; here
+    /// [`SummarizationMiddleware::with_max_input_tokens`] gives it).
+    Fraction(f64),
 }
 
 /// Summarizes the conversation before a model call once any `trigger` is reached,
@@ -30,14 +37,17 @@ pub enum ContextSize {
 /// conversation becomes `RemoveMessage(REMOVE_ALL)`, a human message `Here is a summary
 /// of the conversation to date:\n\n<summary>`, then the kept messages.
 ///
-/// Differences: no `("fraction", x)` budget (it needs a model profile), and the
-/// messages to summarize are not trimmed to `trim_tokens_to_summarize` first.
+/// The model gets Python's request: [`DEFAULT_SUMMARY_PROMPT`] around the messages to
+/// summarize, trimmed first to the last `trim_tokens_to_summarize` tokens (4000) and
+/// written in Python's XML form.
 #[derive(Clone)]
 pub struct SummarizationMiddleware {
     model: Arc<dyn ChatModel>,
     trigger: Vec<ContextSize>,
     keep: ContextSize,
     summary_prompt: String,
+    max_input_tokens: Option<usize>,
+    trim_tokens: Option<usize>,
 }
 
 impl std::fmt::Debug for SummarizationMiddleware {
@@ -49,33 +59,79 @@ impl std::fmt::Debug for SummarizationMiddleware {
     }
 }
 
-/// Python's default summary prompt, shortened to its instruction and the messages.
-const SUMMARY_PROMPT: &str = "Extract the most important context from the conversation history below, to replace it. Respond ONLY with the extracted context.\n\n<messages>\nMessages to summarize:\n{messages}\n</messages>";
-
 impl SummarizationMiddleware {
-    /// Summarizes with `model` when any of `trigger` is reached, keeping `keep`.
+    /// Summarizes with `model` when any of `trigger` is reached, keeping `keep`; a
+    /// `Fraction` budget is refused (the model's input limit is unknown: see
+    /// [`Self::with_max_input_tokens`]), as Python refuses it for a model without a
+    /// profile.
     pub fn new(
         model: impl ChatModel,
         trigger: Vec<ContextSize>,
         keep: ContextSize,
     ) -> Result<Self, MiddlewareConfigError> {
+        Self::build(Arc::new(model), None, trigger, keep)
+    }
+
+    /// [`Self::new`] for a model taking at most `max_input_tokens` (Python's
+    /// `model.profile["max_input_tokens"]`), which `Fraction` budgets are parts of.
+    pub fn with_max_input_tokens(
+        model: impl ChatModel,
+        max_input_tokens: usize,
+        trigger: Vec<ContextSize>,
+        keep: ContextSize,
+    ) -> Result<Self, MiddlewareConfigError> {
+        Self::build(Arc::new(model), Some(max_input_tokens), trigger, keep)
+    }
+
+    fn build(
+        model: Arc<dyn ChatModel>,
+        max_input_tokens: Option<usize>,
+        trigger: Vec<ContextSize>,
+        keep: ContextSize,
+    ) -> Result<Self, MiddlewareConfigError> {
+        let fail = |msg: String| Err(MiddlewareConfigError::new("SummarizationMiddleware", msg));
         for (size, name) in trigger
             .iter()
             .map(|t| (t, "trigger"))
             .chain([(&keep, "keep")])
         {
-            let (ContextSize::Tokens(0) | ContextSize::Messages(0)) = size else {
-                continue;
-            };
-            let msg = format!("{name} thresholds must be greater than 0, got 0.");
-            return Err(MiddlewareConfigError::new("SummarizationMiddleware", msg));
+            match *size {
+                ContextSize::Tokens(0) | ContextSize::Messages(0) => {
+                    return fail(format!("{name} thresholds must be greater than 0, got 0."));
+                }
+                ContextSize::Fraction(x) if !(x > 0.0 && x <= 1.0) => {
+                    return fail(format!(
+                        "Fractional {name} values must be between 0 and 1, got {x}."
+                    ));
+                }
+                ContextSize::Fraction(_) if max_input_tokens.is_none() => {
+                    return fail("Model profile information is required to use fractional token limits, and is unavailable for the specified model. Please use absolute token counts instead, or pass the model's `max_input_tokens` (`SummarizationMiddleware::with_max_input_tokens`).".to_owned());
+                }
+                _ => {}
+            }
         }
         Ok(SummarizationMiddleware {
-            model: Arc::new(model),
+            model,
             trigger,
             keep,
-            summary_prompt: SUMMARY_PROMPT.to_owned(),
+            summary_prompt: DEFAULT_SUMMARY_PROMPT.to_owned(),
+            max_input_tokens,
+            trim_tokens: Some(4000),
         })
+    }
+
+    /// The token budget the messages to summarize are trimmed to, keeping the last
+    /// (Python's `trim_tokens_to_summarize`, 4000; `None`: no trimming).
+    #[must_use]
+    pub fn trim_tokens_to_summarize(mut self, tokens: Option<usize>) -> Self {
+        self.trim_tokens = tokens;
+        self
+    }
+
+    /// `fraction` of the model's input tokens (at least 1).
+    fn part(&self, fraction: f64) -> usize {
+        let limit = self.max_input_tokens.unwrap_or(0);
+        ((limit as f64 * fraction) as usize).max(1)
     }
 
     /// The prompt, with `{messages}` where the conversation goes.
@@ -89,73 +145,42 @@ impl SummarizationMiddleware {
         let tokens = count_tokens_approximately(messages);
         self.trigger.iter().any(|t| match *t {
             ContextSize::Tokens(n) => tokens >= n,
+            ContextSize::Fraction(x) => tokens >= self.part(x),
             ContextSize::Messages(n) => messages.len() >= n,
         })
     }
 
     fn cutoff(&self, messages: &[Message]) -> usize {
-        match self.keep {
-            ContextSize::Messages(n) => safe_cutoff(messages, n),
-            ContextSize::Tokens(target) => {
-                if count_tokens_approximately(messages) <= target {
-                    return 0;
-                }
-                let (mut left, mut right) = (0, messages.len());
-                let mut candidate = messages.len();
-                while left < right {
-                    let mid = (left + right) / 2;
-                    if count_tokens_approximately(&messages[mid..]) <= target {
-                        candidate = mid;
-                        right = mid;
-                    } else {
-                        left = mid + 1;
-                    }
-                }
-                if candidate == messages.len() {
-                    candidate = left;
-                }
-                if candidate >= messages.len() {
-                    if messages.len() == 1 {
-                        return 0;
-                    }
-                    candidate = messages.len() - 1;
-                }
-                safe_cutoff_point(messages, candidate)
+        let target = match self.keep {
+            ContextSize::Messages(n) => return safe_cutoff(messages, n),
+            ContextSize::Tokens(n) => n,
+            ContextSize::Fraction(x) => (self.max_input_tokens.unwrap_or(0) as f64 * x) as usize,
+        };
+        if count_tokens_approximately(messages) <= target {
+            return 0;
+        }
+        let (mut left, mut right) = (0, messages.len());
+        let mut candidate = messages.len();
+        while left < right {
+            let mid = (left + right) / 2;
+            if count_tokens_approximately(&messages[mid..]) <= target {
+                candidate = mid;
+                right = mid;
+            } else {
+                left = mid + 1;
             }
         }
-    }
-}
-
-/// LangChain's `count_tokens_approximately` for text content: per message, the
-/// characters of its content, its tool calls' `repr`, its tool call id, its role and
-/// name, over 4, rounded up, plus 3.
-pub fn count_tokens_approximately(messages: &[Message]) -> usize {
-    let mut tokens = 0.0f64;
-    for m in messages {
-        // Text blocks count their text (LangChain counts other blocks by their `repr`).
-        let mut chars = m.text().chars().count();
-        if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.as_str().is_some() {
-            let calls = Value::list(
-                m.tool_calls
-                    .iter()
-                    .map(|c| c.to_value())
-                    .collect::<Vec<_>>(),
-            );
-            chars += calls.repr().to_string().chars().count();
+        if candidate == messages.len() {
+            candidate = left;
         }
-        if m.role == Role::Tool {
-            chars += m.tool_call_id.as_deref().map_or(0, |id| id.chars().count());
+        if candidate >= messages.len() {
+            if messages.len() == 1 {
+                return 0;
+            }
+            candidate = messages.len() - 1;
         }
-        chars += match m.role {
-            Role::Human => "user".len(),
-            Role::Ai => "assistant".len(),
-            Role::Tool => "tool".len(),
-            _ => "system".len(),
-        };
-        chars += m.name.as_deref().map_or(0, |n| n.chars().count());
-        tokens += (chars as f64 / 4.0).ceil() + 3.0;
+        safe_cutoff_point(messages, candidate)
     }
-    tokens.ceil() as usize
 }
 
 /// Where to cut to keep `keep` messages.
@@ -214,18 +239,23 @@ impl Middleware for SummarizationMiddleware {
             return Ok(AgentUpdate::none());
         }
         let (old, kept) = messages.split_at(cutoff);
-        let lines: Vec<String> = old
-            .iter()
-            .map(|m| format!("<{0}>{1}</{0}>", m.role.type_name(), m.text()))
-            .collect();
-        let prompt = self.summary_prompt.replace("{messages}", &lines.join("\n"));
-        let answer = self
-            .model
-            .invoke(&[Message::human(prompt.trim_end())], ctx)
-            .await?;
+        let trimmed = match self.trim_tokens {
+            Some(max) => trim_for_summary(old, max),
+            None => old.to_vec(),
+        };
+        let text = if trimmed.is_empty() {
+            "Previous conversation was too long to summarize.".to_owned()
+        } else {
+            let body = buffer_string_xml(&trimmed);
+            let prompt = self.summary_prompt.replace("{messages}", &body);
+            let answer = self
+                .model
+                .invoke(&[Message::human(prompt.trim_end())], ctx)
+                .await?;
+            answer.text().trim().to_owned()
+        };
         let mut summary = Message::human(format!(
-            "Here is a summary of the conversation to date:\n\n{}",
-            answer.text().trim()
+            "Here is a summary of the conversation to date:\n\n{text}"
         ));
         let mut kwargs = Map::new();
         kwargs.insert("lc_source", "summarization");
