@@ -207,6 +207,12 @@ pub trait Middleware: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Tools this middleware gives the agent (Python's `AgentMiddleware.tools`): bound
+    /// to the model and run by the `tools` node, before the agent's own tools.
+    fn tools(&self) -> Vec<Tool> {
+        Vec::new()
+    }
+
     /// Runs once when the agent starts.
     async fn before_agent(
         &self,

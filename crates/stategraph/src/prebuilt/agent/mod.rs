@@ -47,6 +47,8 @@ mod nodes;
 mod state;
 mod structured_output;
 mod summarization;
+mod todo;
+mod todo_prompts;
 mod tool_call_limit;
 mod wiring;
 
@@ -62,4 +64,6 @@ pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailur
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
+pub use todo::{write_todos_tool, TodoListMiddleware};
+pub use todo_prompts::{WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};

@@ -18,7 +18,7 @@ use super::structured_output::{parse_provider, ResponseFormat, StructuredOutputE
 use crate::messages::{Message, Role, ToolCall};
 use crate::prebuilt::chat_history::validate_chat_history;
 use crate::prebuilt::chat_model::{run_message_id, ChatModel};
-use crate::prebuilt::tool::Tool;
+use crate::prebuilt::tool::{Tool, UPDATE_KEY};
 use crate::prebuilt::tool_input::ToolNodeInput;
 use crate::prebuilt::tool_node::ToolNode;
 use crate::pregel::context::NodeContext;
@@ -297,11 +297,23 @@ pub(crate) fn tools_node(
                     ctx: ctx.clone(),
                 })
             });
-            let answers = futures::future::join_all(runs)
+            let mut answers = futures::future::join_all(runs)
                 .await
                 .into_iter()
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(AgentUpdate::none().messages(answers).into_writes())
+            // A tool's command: its other writes first, then the messages (Python's
+            // `Command(update={"todos": .., "messages": [..]})`).
+            let mut update = AgentUpdate::none();
+            for answer in &mut answers {
+                if let Some(Value::Map(writes)) = answer.extra.remove(UPDATE_KEY) {
+                    for (k, v) in writes.into_pairs() {
+                        if let Some(k) = k.as_str() {
+                            update = update.set(k, v);
+                        }
+                    }
+                }
+            }
+            Ok(update.messages(answers).into_writes())
         }
         .boxed()
     })
