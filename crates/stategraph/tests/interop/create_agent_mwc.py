@@ -14,7 +14,7 @@ import sys
 import warnings
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import TodoListMiddleware
+from langchain.agents.middleware import LLMToolEmulator, LLMToolSelectorMiddleware, TodoListMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool, tool
@@ -39,7 +39,7 @@ def message(m):
 def tool_view(t):
     if isinstance(t, BaseTool):
         return {"name": t.name, "description": t.description, "schema": t.tool_call_schema.model_json_schema()}
-    return t
+    return {"name": t["title"], "description": t["description"], "schema": t}  # a structured-output schema
 
 
 class Model(GenericFakeChatModel):
@@ -62,6 +62,22 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@tool
+def mul(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+@tool
+def shout(text: str) -> str:
+    """Shout a text."""
+    return text.upper()
+
+
+def select(*names):
+    return AIMessage("", tool_calls=[{"name": "ToolSelectionResponse", "args": {"tools": list(names)}, "id": "sel"}])
+
+
 def todo_call(i, todos):
     return {"name": "write_todos", "args": {"todos": todos}, "id": f"todo-{i}"}
 
@@ -70,7 +86,10 @@ PLAN = [{"content": "Add 1 and 2", "status": "in_progress", "note": "dropped"}, 
 DONE = [{"content": "Add 1 and 2", "status": "completed"}, {"status": "in_progress", "content": "Answer"}]
 ADD = {"name": "add", "args": {"a": 1, "b": 2}, "id": "call-1"}
 
-# scenario: (agent answers, middleware factory, system prompt)
+MUL = {"name": "mul", "args": {"a": 6, "b": 7}, "id": "call-2"}
+ANSWER = AIMessage("Done.", id="ai-9")
+
+# scenario: (agent answers, middleware factory given the models, system prompt, models' answers)
 SCENARIOS = {
     "todo": (
         [
@@ -98,18 +117,81 @@ SCENARIOS = {
         lambda: [TodoListMiddleware()],
         "You add numbers.",
     ),
+    "select": (
+        [AIMessage("", id="ai-1", tool_calls=[MUL]), ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"], max_tools=1, always_include=["shout"])],
+        "You compute.",
+        {"selector": [select("mul", "add"), AIMessage("no idea"), select("add", "mul")]},
+    ),
+    "select_agent_model": (
+        [select("add", "add", "shout"), AIMessage("", id="ai-1", tool_calls=[ADD]), select(), ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(system_prompt="Pick tools.")],
+        None,
+        {},
+    ),
+    "select_fallback": (
+        [ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"], max_tools=1, max_retries=0, on_parsing_failure="all")],
+        None,
+        {"selector": [AIMessage("?")]},
+    ),
+    "select_fallback_list": (
+        [ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"], max_retries=2, on_parsing_failure=["shout", "add"])],
+        None,
+        {"selector": [AIMessage("?"), AIMessage("", tool_calls=[{"name": "other", "args": {}, "id": "x"}]), AIMessage("")]},
+    ),
+    "select_malformed": (
+        [ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"])],
+        None,
+        {"selector": [AIMessage("?"), AIMessage("", tool_calls=[{"name": "ToolSelectionResponse", "args": {"tools": "add"}, "id": "x"}])]},
+    ),
+    "select_invalid": (
+        [ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"])],
+        None,
+        {"selector": [select("add", "nope", 3)]},
+    ),
+    "select_missing": (
+        [ANSWER],
+        lambda m: [LLMToolSelectorMiddleware(model=m["selector"], always_include=["nope", "add"])],
+        None,
+        {"selector": []},
+    ),
+    "emulate": (
+        [AIMessage("", id="ai-1", tool_calls=[ADD, MUL]), ANSWER],
+        lambda m: [LLMToolEmulator(tools=["mul"], model=m["emulator"])],
+        None,
+        {"emulator": [AIMessage("The product is 42.")]},
+    ),
+    "emulate_all": (
+        [AIMessage("", id="ai-1", tool_calls=[{"name": "weather", "args": {"city": "Paris", "days": [1, 2]}, "id": "call-3"}]), ANSWER],
+        lambda m: [LLMToolEmulator(model=m["emulator"])],
+        None,
+        {"emulator": [AIMessage([{"type": "text", "text": "Sunny."}])]},
+    ),
 }
 
 
 def main():
     path, scenario = sys.argv[1], sys.argv[2]
-    answers, middleware, prompt = SCENARIOS[scenario]
+    answers, middleware, prompt, *models = SCENARIOS[scenario]
+    if models:
+        models = {label: Model(messages=iter(script), label=label) for label, script in models[0].items()}
+        middleware_list, tools = middleware(models), [add, mul, shout]
+    else:
+        middleware_list, tools = middleware(), [add]
     config = {"configurable": {"thread_id": "agent"}}
+    error = None
     with SqliteSaver.from_conn_string(path) as saver:
-        agent = create_agent(Model(messages=iter(answers)), [add], system_prompt=prompt, middleware=middleware(), checkpointer=saver)
-        agent.invoke({"messages": [HumanMessage("What is 1 + 2?", id="h-1")]}, config)
+        agent = create_agent(Model(messages=iter(answers)), tools, system_prompt=prompt, middleware=middleware_list, checkpointer=saver)
+        try:
+            agent.invoke({"messages": [HumanMessage("What is 1 + 2?", id="h-1")]}, config)
+        except Exception as e:  # the error scenarios
+            error = repr(e)
         channels = [[name, type(ch).__name__] for name, ch in agent.channels.items()]
-        print(json.dumps({"calls": CALLS, "channels": channels, "mermaid": agent.get_graph().draw_mermaid()}))
+        print(json.dumps({"calls": CALLS, "channels": channels, "mermaid": agent.get_graph().draw_mermaid(), "error": error}))
 
 
 main()

@@ -127,6 +127,9 @@ impl std::fmt::Debug for ModelHandler {
 pub struct ToolCallRequest {
     /// The call (change its name or arguments to run another).
     pub call: ToolCall,
+    /// The tool the call names (Python's `request.tool`; `None` when the agent has no
+    /// tool of that name).
+    pub tool: Option<Tool>,
     /// The agent's state when the `tools` node started.
     pub state: AgentState,
     /// The running node's context.

@@ -50,6 +50,8 @@ mod summarization;
 mod todo;
 mod todo_prompts;
 mod tool_call_limit;
+mod tool_emulator;
+mod tool_selection;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
@@ -67,3 +69,7 @@ pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMi
 pub use todo::{write_todos_tool, TodoListMiddleware};
 pub use todo_prompts::{WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};
+pub use tool_emulator::LlmToolEmulator;
+pub use tool_selection::{
+    LlmToolSelectorMiddleware, OnParsingFailure, ParsingFallback, TOOL_SELECTION_SYSTEM_PROMPT,
+};

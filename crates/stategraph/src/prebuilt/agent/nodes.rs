@@ -252,6 +252,7 @@ pub(crate) fn tools_node(
     middleware: &[Arc<dyn Middleware>],
     structured: Option<String>,
 ) -> ToolsNode {
+    let tools: Vec<Tool> = tool_node.tools().to_vec();
     let inner = ToolHandler(Arc::new(move |request: ToolCallRequest| {
         let tool_node = tool_node.clone();
         async move {
@@ -266,7 +267,7 @@ pub(crate) fn tools_node(
     }));
     let handler = chain_tool_calls(middleware, inner);
     Arc::new(move |input: ToolNodeInput, ctx: NodeContext| {
-        let (handler, structured) = (handler.clone(), structured.clone());
+        let (handler, structured, tools) = (handler.clone(), structured.clone(), tools.clone());
         async move {
             let (state, calls) = match input {
                 ToolNodeInput::Calls(calls) => {
@@ -291,8 +292,10 @@ pub(crate) fn tools_node(
                 }
             };
             let runs = calls.into_iter().map(|call| {
+                let tool = tools.iter().find(|t| t.name() == call.name).cloned();
                 handler.call(ToolCallRequest {
                     call,
+                    tool,
                     state: state.clone(),
                     ctx: ctx.clone(),
                 })
