@@ -57,3 +57,65 @@ async fn the_tool_emulator_answers_with_its_model_as_python() {
     like_python("emulate").await;
     like_python("emulate_all").await;
 }
+
+#[tokio::test]
+async fn the_model_router_stores_pythons_answer_and_calls_the_chosen_model() {
+    like_python("route").await;
+}
+
+#[tokio::test]
+async fn the_model_router_refuses_no_choices_and_a_route_given_twice() {
+    use stategraph::prebuilt::agent::{ModelChoice, ModelRouterMiddleware};
+    use stategraph::prebuilt::FakeChatModel;
+    let log = harness::Log::default();
+    let none: Vec<(String, ModelChoice)> = vec![];
+    let err =
+        ModelRouterMiddleware::new(none, "x", scenarios::Classifier(log.clone())).unwrap_err();
+    assert_eq!(err.middleware, "ModelRouterMiddleware");
+    assert!(err.message.contains("at least 1 item"), "{err}");
+    let twice = [
+        (
+            "a",
+            ModelChoice::new(FakeChatModel::new([stategraph::Message::ai("")]), "x"),
+        ),
+        (
+            "a",
+            ModelChoice::new(FakeChatModel::new([stategraph::Message::ai("")]), "y"),
+        ),
+    ];
+    let err = ModelRouterMiddleware::new(twice, "x", scenarios::Classifier(log)).unwrap_err();
+    assert!(err.message.contains("\"a\" is given twice"), "{err}");
+}
+
+#[tokio::test]
+async fn the_model_router_needs_a_human_message() {
+    use stategraph::prebuilt::agent::{create_agent, ModelChoice, ModelRouterMiddleware};
+    use stategraph::prebuilt::{FakeChatModel, MessagesState};
+    let log = harness::Log::default();
+    let choices = [(
+        "a",
+        ModelChoice::new(FakeChatModel::new([stategraph::Message::ai("")]), "x"),
+    )];
+    let router =
+        ModelRouterMiddleware::new(choices, "x", scenarios::Classifier(log.clone())).unwrap();
+    let agent = create_agent(FakeChatModel::new([stategraph::Message::ai("hi")]), vec![])
+        .middleware(router)
+        .compile()
+        .unwrap();
+    let input = MessagesState::input(stategraph::Message::ai("no human here"));
+    let err = agent
+        .invoke(input, &stategraph::RunConfig::default())
+        .await
+        .unwrap_err();
+    match err {
+        stategraph::Error::Node { node, message } => {
+            assert_eq!(node, "ModelRouterMiddleware.before_agent");
+            assert!(
+                message.starts_with("ValueError(") && message.contains("requires a HumanMessage"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(log.lock().is_empty(), "the classifier was not asked");
+}

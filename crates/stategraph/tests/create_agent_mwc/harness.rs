@@ -36,7 +36,7 @@ impl Recorder {
     }
 }
 
-fn message_view(m: &Message) -> serde_json::Value {
+pub(crate) fn message_view(m: &Message) -> serde_json::Value {
     let mut out = serde_json::json!({"type": m.role.type_name(), "content": m.content.to_json()});
     match m.role.type_name() {
         "tool" => {

@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::prebuilt::agent::{
-    create_agent, LlmToolEmulator, LlmToolSelectorMiddleware, Middleware, OnParsingFailure,
-    TodoListMiddleware,
+    create_agent, Choice, ChoiceAnswer, DecisionModel, LlmToolEmulator, LlmToolSelectorMiddleware,
+    Middleware, ModelChoice, ModelRouterMiddleware, OnParsingFailure, TodoListMiddleware,
 };
 use stategraph::prebuilt::Tool;
 use stategraph::{list, map, CompiledGraph, DynState, Message, ToolCall, Value};
+use stategraph::{NodeContext, NodeError};
 
-use super::harness::{Log, Recorder};
+use super::harness::{message_view, Log, Recorder};
 
 fn add_tool() -> Tool {
     Tool::new(
@@ -195,9 +197,66 @@ fn answers(name: &str) -> Answers {
     }
 }
 
+/// The script's `Classifier`: picks `smart`, recording what it is asked.
+pub(crate) struct Classifier(pub(crate) Log);
+
+#[async_trait]
+impl DecisionModel for Classifier {
+    async fn choose(
+        &self,
+        state: &Message,
+        question: &Choice,
+        _: &NodeContext,
+    ) -> Result<ChoiceAnswer, NodeError> {
+        let asked = serde_json::json!({"model_route": question.to_value().to_json()});
+        let call = serde_json::json!({"state": message_view(state), "questions": asked});
+        self.0.lock().push(call);
+        Ok(ChoiceAnswer {
+            choice: "smart".into(),
+            probabilities: vec![("fast".into(), 0.25), ("smart".into(), 0.75)],
+            confidence: 0.75,
+        })
+    }
+}
+
+/// The `route` scenario: `fast` and `smart`, the classifier picking `smart`.
+fn route_scenario() -> Scenario {
+    let (fast, fast_log) = Recorder::new(vec![]);
+    let (smart, smart_log) = Recorder::new(vec![
+        Message::ai("")
+            .with_id("ai-1")
+            .with_tool_calls(vec![add_call()]),
+        Message::ai("Done.").with_id("ai-9"),
+    ]);
+    let classifier_log = Log::default();
+    let criteria = map! {"when" => list!["hard", "long"], "cost" => 2};
+    let choices = [
+        ("fast", ModelChoice::new(fast, "Simple tasks.")),
+        ("smart", ModelChoice::new(smart, criteria)),
+    ];
+    let instructions = "Pick the cheapest model that fits.";
+    let router =
+        ModelRouterMiddleware::new(choices, instructions, Classifier(classifier_log.clone()))
+            .unwrap();
+    Scenario {
+        answers: vec![],
+        middleware: vec![Arc::new(router)],
+        prompt: Some("You compute."),
+        tools: three_tools(),
+        logs: vec![
+            ("fast", fast_log),
+            ("smart", smart_log),
+            ("classifier", classifier_log),
+        ],
+    }
+}
+
 fn scenario(name: &str) -> Scenario {
     if name.starts_with("todo") {
         return todo_scenario(name);
+    }
+    if name == "route" {
+        return route_scenario();
     }
     let (answers, model_answers, prompt) = answers(name);
     let (model, log) = Recorder::new(model_answers);

@@ -14,7 +14,14 @@ import sys
 import warnings
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import LLMToolEmulator, LLMToolSelectorMiddleware, TodoListMiddleware
+from langchain.agents.middleware import (
+    LLMToolEmulator,
+    LLMToolSelectorMiddleware,
+    ModelChoice,
+    ModelRouterMiddleware,
+    TodoListMiddleware,
+)
+from langchain_core.decisions import BaseDecisionModel, ChoiceAnswer, ClassifierResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool, tool
@@ -85,6 +92,31 @@ def todo_call(i, todos):
 PLAN = [{"content": "Add 1 and 2", "status": "in_progress", "note": "dropped"}, {"content": "Answer", "status": "pending"}]
 DONE = [{"content": "Add 1 and 2", "status": "completed"}, {"status": "in_progress", "content": "Answer"}]
 ADD = {"name": "add", "args": {"a": 1, "b": 2}, "id": "call-1"}
+
+class Classifier(BaseDecisionModel):
+    """Answers `model_route` with `choice`; records what it was asked."""
+
+    model: str = "fake"
+    choice: str = "smart"
+
+    @property
+    def _provider(self):
+        return "fake"
+
+    def _classify(self, state, questions):
+        asked = {k: q.model_dump() for k, q in questions.items()}
+        CALLS.setdefault("classifier", []).append({"state": message(state), "questions": asked})
+        answer = ChoiceAnswer(type="choice", choice=self.choice, probabilities={"fast": 0.25, "smart": 0.75}, confidence=0.75)
+        return ClassifierResponse(model=self.model, answers={"model_route": answer})
+
+
+def router(m):
+    choices = {
+        "fast": ModelChoice(model=m["fast"], criteria="Simple tasks."),
+        "smart": ModelChoice(model=m["smart"], criteria={"when": ["hard", "long"], "cost": 2}),
+    }
+    return [ModelRouterMiddleware(choices=choices, instructions="Pick the cheapest model that fits.", classifier=Classifier())]
+
 
 MUL = {"name": "mul", "args": {"a": 6, "b": 7}, "id": "call-2"}
 ANSWER = AIMessage("Done.", id="ai-9")
@@ -170,6 +202,12 @@ SCENARIOS = {
         lambda m: [LLMToolEmulator(model=m["emulator"])],
         None,
         {"emulator": [AIMessage([{"type": "text", "text": "Sunny."}])]},
+    ),
+    "route": (
+        [],
+        router,
+        "You compute.",
+        {"fast": [], "smart": [AIMessage("", id="ai-1", tool_calls=[ADD]), ANSWER]},
     ),
 }
 

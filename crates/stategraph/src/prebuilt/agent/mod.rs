@@ -43,6 +43,7 @@ mod human_in_the_loop;
 mod middleware;
 mod model_call_limit;
 mod model_retry;
+mod model_router;
 mod nodes;
 mod state;
 mod structured_output;
@@ -63,6 +64,7 @@ pub use middleware::{
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use model_router::{Choice, ChoiceAnswer, DecisionModel, ModelChoice, ModelRouterMiddleware};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
