@@ -85,7 +85,21 @@ pub(crate) enum ToolReply {
         /// The call failed (the message's `status` is `"error"`).
         error: bool,
     },
+    /// A tool message's content with writes to other state channels (a Python tool
+    /// returning `Command(update={..., "messages": [ToolMessage(..)]})`; the agent's
+    /// `tools` node writes them).
+    Update {
+        /// The tool message's content.
+        content: Value,
+        /// The other channels' writes, in order.
+        update: Vec<(String, Value)>,
+    },
 }
+
+/// The key of [`Message::extra`](crate::messages::Message) that carries a
+/// [`ToolReply::Update`]'s writes from the tool node to the agent's `tools` node (taken
+/// out before the message is stored).
+pub(crate) const UPDATE_KEY: &str = "__stategraph_tool_update";
 
 pub(crate) type ToolFn = Arc<
     dyn Fn(Value, ToolRuntime) -> BoxFuture<'static, Result<ToolReply, ToolFailure>> + Send + Sync,
@@ -300,6 +314,17 @@ impl Tool {
         Tool::from_parts(name, description, func).with_schema(schema)
     }
 
+    /// A tool running `func` on the raw arguments with the schema given (the agent's
+    /// built-in tools, e.g. `write_todos`).
+    pub(crate) fn from_fn(
+        name: String,
+        description: String,
+        schema: serde_json::Value,
+        func: ToolFn,
+    ) -> Tool {
+        Tool::from_parts(name, description, func).with_schema(schema)
+    }
+
     fn from_parts(name: String, description: String, func: ToolFn) -> Tool {
         Tool {
             name,
@@ -396,6 +421,7 @@ impl Tool {
                 ..
             }) => Ok(content),
             Ok(ToolReply::Message { content, .. }) => Err(ToolError::new(error_text(&content))),
+            Ok(ToolReply::Update { content, .. }) => Ok(content),
             Err(ToolFailure::Invocation(text)) => {
                 Err(ToolError::named("ToolInvocationError", text))
             }

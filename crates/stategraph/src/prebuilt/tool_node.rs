@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::messages_state::HasMessages;
 use super::python_text::json_dumps;
-use super::tool::{detached_context, Tool, ToolFailure, ToolReply};
+use super::tool::{detached_context, Tool, ToolFailure, ToolReply, UPDATE_KEY};
 use super::tool_input::ToolNodeInput;
 use super::tool_runtime::ToolRuntime;
 use crate::messages::{Message, Role, ToolCall};
@@ -275,6 +275,15 @@ fn reply_message(reply: ToolReply, name: &str, id: String) -> Message {
             if error {
                 m.status = "error".to_owned();
             }
+            m
+        }
+        ToolReply::Update { content, update } => {
+            let mut m = Message::tool(content, id).with_name(name);
+            let mut writes = stategraph_checkpoint::Map::with_capacity(update.len());
+            for (k, v) in update {
+                writes.insert(k.as_str(), v);
+            }
+            m.extra.insert(UPDATE_KEY, Value::Map(writes));
             m
         }
     }

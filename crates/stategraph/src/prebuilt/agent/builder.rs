@@ -186,12 +186,15 @@ impl AgentBuilder {
             Some(f @ ResponseFormat::Tool(_)) => Some(f.name()),
             _ => None,
         };
-        let tool_names: Vec<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
-        let has_tools = !self.tools.is_empty() || wraps_tools;
+        // Python: the middleware's tools, then the agent's.
+        let mut tools: Vec<Tool> = self.middleware.iter().flat_map(|m| m.tools()).collect();
+        tools.extend(self.tools);
+        let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+        let has_tools = !tools.is_empty() || wraps_tools;
 
         let model = ModelNode {
             model: self.model,
-            tools: self.tools.clone(),
+            tools: tools.clone(),
             system_message: self.system_prompt,
             response_format: self.response_format.clone(),
             name: self.name.clone(),
@@ -199,7 +202,7 @@ impl AgentBuilder {
         };
         add(&mut g, "model", model.into_node());
         if has_tools {
-            let tool_node = ToolNode::new(self.tools).handle_tool_errors(self.errors);
+            let tool_node = ToolNode::new(tools).handle_tool_errors(self.errors);
             let node = tools_node(tool_node, &self.middleware, structured.clone());
             g.add_node(
                 "tools",

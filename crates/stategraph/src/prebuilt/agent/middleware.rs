@@ -127,6 +127,9 @@ impl std::fmt::Debug for ModelHandler {
 pub struct ToolCallRequest {
     /// The call (change its name or arguments to run another).
     pub call: ToolCall,
+    /// The tool the call names (Python's `request.tool`; `None` when the agent has no
+    /// tool of that name).
+    pub tool: Option<Tool>,
     /// The agent's state when the `tools` node started.
     pub state: AgentState,
     /// The running node's context.
@@ -204,6 +207,12 @@ pub trait Middleware: Send + Sync + 'static {
 
     /// Channels this middleware adds to the agent's state (Python's `state_schema`).
     fn channels(&self) -> Vec<(String, Box<dyn Channel>)> {
+        Vec::new()
+    }
+
+    /// Tools this middleware gives the agent (Python's `AgentMiddleware.tools`): bound
+    /// to the model and run by the `tools` node, before the agent's own tools.
+    fn tools(&self) -> Vec<Tool> {
         Vec::new()
     }
 

@@ -47,6 +47,7 @@ mod middleware;
 mod model_call_limit;
 mod model_refusal;
 mod model_retry;
+mod model_router;
 mod nodes;
 mod pii;
 mod redaction;
@@ -54,9 +55,13 @@ mod state;
 mod structured_output;
 mod summarization;
 mod summary_text;
+mod todo;
+mod todo_prompts;
 mod tool_call_limit;
+mod tool_emulator;
 mod tool_error;
 mod tool_retry;
+mod tool_selection;
 mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
@@ -75,6 +80,7 @@ pub use middleware::{
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_refusal::ModelRefusalMiddleware;
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure, RetryOn};
+pub use model_router::{Choice, ChoiceAnswer, DecisionModel, ModelChoice, ModelRouterMiddleware};
 pub use pii::PiiMiddleware;
 pub use redaction::{
     apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
@@ -84,6 +90,12 @@ pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{ContextSize, SummarizationMiddleware};
 pub use summary_text::{count_tokens_approximately, DEFAULT_SUMMARY_PROMPT};
+pub use todo::{write_todos_tool, TodoListMiddleware};
+pub use todo_prompts::{WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION};
 pub use tool_call_limit::{ToolCallLimitMiddleware, ToolLimitExit};
+pub use tool_emulator::LlmToolEmulator;
 pub use tool_error::ToolErrorMiddleware;
 pub use tool_retry::{ToolRetryFailure, ToolRetryMiddleware};
+pub use tool_selection::{
+    LlmToolSelectorMiddleware, OnParsingFailure, ParsingFallback, TOOL_SELECTION_SYSTEM_PROMPT,
+};

@@ -18,7 +18,7 @@ use super::structured_output::{parse_provider, ResponseFormat, StructuredOutputE
 use crate::messages::{Message, Role, ToolCall};
 use crate::prebuilt::chat_history::validate_chat_history;
 use crate::prebuilt::chat_model::{run_message_id, ChatModel};
-use crate::prebuilt::tool::Tool;
+use crate::prebuilt::tool::{Tool, UPDATE_KEY};
 use crate::prebuilt::tool_input::ToolNodeInput;
 use crate::prebuilt::tool_node::ToolNode;
 use crate::pregel::context::NodeContext;
@@ -252,6 +252,7 @@ pub(crate) fn tools_node(
     middleware: &[Arc<dyn Middleware>],
     structured: Option<String>,
 ) -> ToolsNode {
+    let tools: Vec<Tool> = tool_node.tools().to_vec();
     let inner = ToolHandler(Arc::new(move |request: ToolCallRequest| {
         let tool_node = tool_node.clone();
         async move {
@@ -266,7 +267,7 @@ pub(crate) fn tools_node(
     }));
     let handler = chain_tool_calls(middleware, inner);
     Arc::new(move |input: ToolNodeInput, ctx: NodeContext| {
-        let (handler, structured) = (handler.clone(), structured.clone());
+        let (handler, structured, tools) = (handler.clone(), structured.clone(), tools.clone());
         async move {
             let (state, calls) = match input {
                 ToolNodeInput::Calls(calls) => {
@@ -291,17 +292,31 @@ pub(crate) fn tools_node(
                 }
             };
             let runs = calls.into_iter().map(|call| {
+                let tool = tools.iter().find(|t| t.name() == call.name).cloned();
                 handler.call(ToolCallRequest {
                     call,
+                    tool,
                     state: state.clone(),
                     ctx: ctx.clone(),
                 })
             });
-            let answers = futures::future::join_all(runs)
+            let mut answers = futures::future::join_all(runs)
                 .await
                 .into_iter()
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(AgentUpdate::none().messages(answers).into_writes())
+            // A tool's command: its other writes first, then the messages (Python's
+            // `Command(update={"todos": .., "messages": [..]})`).
+            let mut update = AgentUpdate::none();
+            for answer in &mut answers {
+                if let Some(Value::Map(writes)) = answer.extra.remove(UPDATE_KEY) {
+                    for (k, v) in writes.into_pairs() {
+                        if let Some(k) = k.as_str() {
+                            update = update.set(k, v);
+                        }
+                    }
+                }
+            }
+            Ok(update.messages(answers).into_writes())
         }
         .boxed()
     })
