@@ -135,7 +135,11 @@ impl AgentBuilder {
 
     /// Builds and compiles the agent's graph. A middleware name given twice is an
     /// `Error::InvalidGraph` (Python: "Please remove duplicate middleware instances.").
-    pub fn compile(self) -> Result<CompiledGraph<DynState>> {
+    pub fn compile(mut self) -> Result<CompiledGraph<DynState>> {
+        // Python: `middleware_tools + regular_tools`.
+        let mut tools: Vec<Tool> = self.middleware.iter().flat_map(|m| m.tools()).collect();
+        tools.append(&mut self.tools);
+        self.tools = tools;
         let names: Vec<String> = self.middleware.iter().map(|m| m.name()).collect();
         if (1..names.len()).any(|i| names[..i].contains(&names[i])) {
             return Err(Error::InvalidGraph(

@@ -38,6 +38,7 @@
 mod builder;
 mod edges;
 mod error;
+mod file_search;
 mod hitl_types;
 mod human_in_the_loop;
 mod middleware;
@@ -52,6 +53,7 @@ mod wiring;
 
 pub use builder::{create_agent, AgentBuilder};
 pub use error::MiddlewareConfigError;
+pub use file_search::{FileSearchError, FilesystemFileSearchMiddleware};
 pub use hitl_types::{hitl_response, ActionRequest, Decision, HitlRequest, ReviewConfig};
 pub use human_in_the_loop::{DecisionType, HumanInTheLoopMiddleware, InterruptOnConfig};
 pub use middleware::{

@@ -1,0 +1,174 @@
+//! create_agent's filesystem middleware against the pinned Python's (langchain 1.5.0):
+//! `FilesystemFileSearchMiddleware`'s tools on a directory laid out as
+//! tests/create_agent_mwd/gen_file_search.py lays it out (fixture file_search.json):
+//! their names, descriptions and schemas, their answers to the same calls, and the tool
+//! messages an agent run with a scripted model stores.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::{json, Value as J};
+use stategraph::prebuilt::agent::{
+    create_agent, AgentState, FileSearchError, FilesystemFileSearchMiddleware,
+};
+use stategraph::prebuilt::{FakeChatModel, MessagesState};
+use stategraph::{Message, RunConfig, ToolCall};
+
+fn fixture(name: &str) -> J {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/create_agent_mwd")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A fresh directory under the system's temp dir.
+fn scratch(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("mwd-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The script's tree under `top/root`, its outside files and its symlinks.
+fn lay_out(fx: &J, top: &Path) -> PathBuf {
+    let root = top.join("root");
+    for entry in fx["tree"].as_array().unwrap() {
+        let (path, content) = (entry[0].as_str().unwrap(), entry[1].as_str().unwrap());
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        let bytes: Vec<u8> = if path.ends_with(".bin") {
+            content.chars().map(|c| c as u8).collect()
+        } else {
+            content.as_bytes().to_vec()
+        };
+        std::fs::write(&full, bytes).unwrap();
+        let mtime = UNIX_EPOCH + Duration::from_secs(entry[2].as_u64().unwrap());
+        let file = std::fs::File::options().write(true).open(&full).unwrap();
+        file.set_modified(mtime).unwrap();
+    }
+    std::fs::write(top.join("OUTSIDE"), "TODO outside\n").unwrap();
+    std::fs::create_dir_all(top.join("OUTSIDE_DIR")).unwrap();
+    std::fs::write(top.join("OUTSIDE_DIR/x.py"), "TODO outside dir\n").unwrap();
+    for link in fx["links"].as_array().unwrap() {
+        let (name, target) = (link[0].as_str().unwrap(), link[1].as_str().unwrap());
+        let dest = if target.starts_with("OUTSIDE") {
+            top.join(target)
+        } else {
+            root.join(target)
+        };
+        std::os::unix::fs::symlink(dest, root.join(name)).unwrap();
+    }
+    root
+}
+
+fn search_middleware(fx: &J, tag: &str) -> FilesystemFileSearchMiddleware {
+    let root = lay_out(fx, &scratch(tag));
+    FilesystemFileSearchMiddleware::new(root)
+        .max_file_size_mb(fx["max_file_size_mb"].as_u64().unwrap())
+}
+
+#[test]
+fn file_search_tools_have_pythons_names_descriptions_and_schemas() {
+    let fx = fixture("file_search.json");
+    let mw = FilesystemFileSearchMiddleware::new(std::env::temp_dir());
+    let tools = [mw.glob_search_tool(), mw.grep_search_tool()];
+    for (tool, py) in tools.iter().zip(fx["tools"].as_array().unwrap()) {
+        assert_eq!(tool.name(), py["name"]);
+        assert_eq!(tool.description(), py["description"]);
+        let mut params = py["parameters"].clone();
+        params["title"] = json!(tool.name());
+        params["description"] = py["description"].clone();
+        assert_eq!(tool.schema(), params, "{}", tool.name());
+    }
+}
+
+#[tokio::test]
+async fn file_search_answers_as_python_on_the_same_tree() {
+    let fx = fixture("file_search.json");
+    let mw = search_middleware(&fx, "answers");
+    let tools = [mw.glob_search_tool(), mw.grep_search_tool()];
+    for call in fx["calls"].as_array().unwrap() {
+        let (name, args, want) = (call[0].as_str().unwrap(), &call[1], &call[2]);
+        let tool = tools.iter().find(|t| t.name() == name).unwrap();
+        let got = tool
+            .invoke(serde_json::from_value::<stategraph::Value>(args.clone()).unwrap())
+            .await;
+        match (want.get("ok"), got) {
+            (Some(ok), Ok(v)) => {
+                assert_eq!(v.as_str().unwrap(), ok.as_str().unwrap(), "{name} {args}")
+            }
+            (None, Err(e)) => assert!(
+                e.repr().contains(want["error"].as_str().unwrap()),
+                "{name} {args}: {e:?}"
+            ),
+            (w, g) => panic!("{name} {args}: Python {w:?}, Rust {g:?}"),
+        }
+    }
+}
+
+#[test]
+fn paths_escaping_the_root_are_refused_with_pythons_messages() {
+    let fx = fixture("file_search.json");
+    let mw = search_middleware(&fx, "refuse");
+    assert_eq!(mw.resolve("/../etc"), Err(FileSearchError::Traversal));
+    assert_eq!(
+        mw.resolve("~/x").unwrap_err().to_string(),
+        "Path traversal not allowed"
+    );
+    let err = mw.resolve("outdir").unwrap_err();
+    assert_eq!(err, FileSearchError::OutsideRoot("/outdir".into()));
+    assert_eq!(err.to_string(), "Path outside root directory: /outdir");
+    assert_eq!(mw.resolve("/src/web").unwrap(), mw.root().join("src/web"));
+    assert_eq!(
+        mw.resolve("missing/dir").unwrap(),
+        mw.root().join("missing/dir")
+    );
+}
+
+#[tokio::test]
+async fn an_agent_stores_pythons_tool_messages() {
+    let fx = fixture("file_search.json");
+    let mw = search_middleware(&fx, "agent");
+    let calls = vec![
+        ToolCall::new(
+            "glob_search",
+            stategraph::map! {"pattern" => "**/*.py"},
+            "c1",
+        ),
+        ToolCall::new(
+            "grep_search",
+            stategraph::map! {"pattern" => "TODO", "output_mode" => "count"},
+            "c2",
+        ),
+    ];
+    let model = FakeChatModel::new([
+        Message::ai("").with_id("ai-1").with_tool_calls(calls),
+        Message::ai("Found them.").with_id("ai-2"),
+    ]);
+    let agent = create_agent(model, vec![])
+        .middleware(mw)
+        .compile()
+        .unwrap();
+    let input = MessagesState::input(vec![Message::human("Find the TODOs.").with_id("h1")]);
+    let out = agent.invoke(input, &RunConfig::default()).await.unwrap();
+    let state = AgentState::from_values(out.state.0.clone()).unwrap();
+    let got = state.messages();
+    let want = fx["agent"].as_array().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (m, w) in got.iter().zip(want) {
+        assert_eq!(m.text(), w["content"].as_str().unwrap());
+        assert_eq!(m.role.type_name(), w["type"].as_str().unwrap());
+        if w["type"] == "tool" {
+            assert_eq!(m.name.as_deref(), w["name"].as_str());
+            assert_eq!(m.tool_call_id.as_deref(), w["tool_call_id"].as_str());
+            assert_eq!(m.status, w["status"].as_str().unwrap());
+        } else {
+            assert_eq!(m.id.as_deref(), w["id"].as_str());
+        }
+    }
+}
