@@ -2,7 +2,8 @@
 //! `FilesystemFileSearchMiddleware`'s tools on a directory laid out as
 //! tests/create_agent_mwd/gen_file_search.py lays it out (fixture file_search.json):
 //! their names, descriptions and schemas, their answers to the same calls, and the tool
-//! messages an agent run with a scripted model stores.
+//! messages an agent run with a scripted model stores; `ShellToolMiddleware`'s tool and
+//! the tool messages of a session (tests/create_agent_mwd/gen_shell.py, shell.json).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +12,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::{json, Value as J};
 use stategraph::prebuilt::agent::{
-    create_agent, AgentState, FileSearchError, FilesystemFileSearchMiddleware,
+    create_agent, AgentState, FileSearchError, FilesystemFileSearchMiddleware, HostExecutionPolicy,
+    RedactionRule, RedactionStrategy, ShellConfigError, ShellToolMiddleware, ShellToolOptions,
 };
 use stategraph::prebuilt::{FakeChatModel, MessagesState};
 use stategraph::{Message, RunConfig, ToolCall};
@@ -171,4 +173,155 @@ async fn an_agent_stores_pythons_tool_messages() {
             assert_eq!(m.id.as_deref(), w["id"].as_str());
         }
     }
+}
+
+// ---- ShellToolMiddleware (fixture shell.json, by gen_shell.py) ----
+
+fn shell_middleware(fx: &J, workspace: PathBuf) -> ShellToolMiddleware {
+    let c = &fx["config"];
+    let strs = |v: &J| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let rules = c["rules"].as_array().unwrap().iter().map(|r| {
+        let strategy = match r[1].as_str().unwrap() {
+            "block" => RedactionStrategy::Block,
+            _ => RedactionStrategy::Redact,
+        };
+        RedactionRule::new(r[0].as_str().unwrap(), strategy, r[2].as_str().unwrap()).unwrap()
+    });
+    let env = c["env"].as_object().unwrap().iter();
+    ShellToolMiddleware::with_options(ShellToolOptions {
+        workspace_root: Some(workspace),
+        startup_commands: strs(&c["startup_commands"]),
+        shutdown_commands: strs(&c["shutdown_commands"]),
+        execution_policy: HostExecutionPolicy {
+            command_timeout: c["command_timeout"].as_f64().unwrap(),
+            max_output_lines: c["max_output_lines"].as_u64().unwrap() as usize,
+            max_output_bytes: Some(c["max_output_bytes"].as_u64().unwrap() as usize),
+            ..HostExecutionPolicy::default()
+        },
+        redaction_rules: rules.collect(),
+        env: env
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect(),
+        ..ShellToolOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_shell_tool_has_pythons_name_description_and_schema() {
+    let fx = fixture("shell.json");
+    let tool = ShellToolMiddleware::new().shell_tool();
+    let py = &fx["tools"][0];
+    assert_eq!(tool.name(), py["name"]);
+    assert_eq!(tool.description(), py["description"]);
+    let mut params = py["parameters"].clone();
+    params["title"] = json!(tool.name());
+    params["description"] = py["description"].clone();
+    assert_eq!(tool.schema(), params);
+}
+
+#[tokio::test]
+async fn a_shell_session_stores_pythons_tool_messages() {
+    let fx = fixture("shell.json");
+    let mw = shell_middleware(&fx, scratch("shell"));
+    let calls = fx["calls"].as_array().unwrap();
+    let mut script: Vec<Message> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, args)| {
+            let args: stategraph::Value = serde_json::from_value(args.clone()).unwrap();
+            let call = ToolCall::new("shell", args, format!("c{i}"));
+            Message::ai("")
+                .with_id(format!("ai-{i}"))
+                .with_tool_calls(vec![call])
+        })
+        .collect();
+    script.push(Message::ai("Done.").with_id("ai-end"));
+    let agent = create_agent(FakeChatModel::new(script), vec![])
+        .middleware(mw)
+        .compile()
+        .unwrap();
+    let out = agent
+        .invoke(
+            MessagesState::input("Use the shell."),
+            &RunConfig::default(),
+        )
+        .await
+        .unwrap();
+    let state = AgentState::from_values(out.state.0.clone()).unwrap();
+    let tools: Vec<&Message> = state
+        .messages()
+        .iter()
+        .filter(|m| m.role.type_name() == "tool")
+        .collect();
+    let want = fx["tool_messages"].as_array().unwrap();
+    assert_eq!(tools.len(), want.len());
+    for (m, w) in tools.iter().zip(want) {
+        let at = w["tool_call_id"].as_str().unwrap();
+        assert_eq!(m.text(), w["content"].as_str().unwrap(), "{at}");
+        assert_eq!(m.tool_call_id.as_deref(), Some(at));
+        assert_eq!(m.name.as_deref(), w["name"].as_str(), "{at}");
+        assert_eq!(m.status, w["status"].as_str().unwrap(), "{at}");
+        assert_eq!(
+            serde_json::to_value(&m.artifact).unwrap(),
+            w["artifact"],
+            "{at}"
+        );
+    }
+}
+
+#[test]
+fn bad_shell_configurations_are_typed_errors() {
+    let empty = ShellToolOptions {
+        shell_command: Some(vec![]),
+        ..ShellToolOptions::default()
+    };
+    let err = ShellToolMiddleware::with_options(empty).unwrap_err();
+    assert_eq!(err, ShellConfigError::EmptyShellCommand);
+    assert_eq!(
+        err.to_string(),
+        "Shell command must contain at least one argument."
+    );
+    let err = RedactionRule::new("key", RedactionStrategy::Redact, "(").unwrap_err();
+    assert!(matches!(err, ShellConfigError::BadDetector { ref pii_type, .. } if pii_type == "key"));
+    let policy = HostExecutionPolicy {
+        command_timeout: 0.0,
+        ..HostExecutionPolicy::default()
+    };
+    let zero = ShellToolOptions {
+        execution_policy: policy,
+        ..ShellToolOptions::default()
+    };
+    assert_eq!(
+        ShellToolMiddleware::with_options(zero).unwrap_err(),
+        ShellConfigError::BadTimeout("command_timeout")
+    );
+}
+
+#[tokio::test]
+async fn a_shell_that_cannot_start_fails_the_run_with_a_typed_error() {
+    let opts = ShellToolOptions {
+        shell_command: Some(vec!["/nonexistent/shell".into()]),
+        workspace_root: Some(scratch("noshell")),
+        ..ShellToolOptions::default()
+    };
+    let mw = ShellToolMiddleware::with_options(opts).unwrap();
+    let agent = create_agent(FakeChatModel::new([Message::ai("hi")]), vec![])
+        .middleware(mw)
+        .compile()
+        .unwrap();
+    let err = agent
+        .invoke(MessagesState::input("hi"), &RunConfig::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, stategraph::Error::Node { node, message } if node == "ShellToolMiddleware.before_agent" && message.contains("/nonexistent/shell")),
+        "{err:?}"
+    );
 }

@@ -45,6 +45,7 @@ mod middleware;
 mod model_call_limit;
 mod model_retry;
 mod nodes;
+mod shell;
 mod state;
 mod structured_output;
 mod summarization;
@@ -61,6 +62,10 @@ pub use middleware::{
 };
 pub use model_call_limit::{LimitExit, ModelCallLimitMiddleware};
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure};
+pub use shell::{
+    HostExecutionPolicy, RedactionRule, RedactionStrategy, ShellConfigError, ShellToolMiddleware,
+    ShellToolOptions,
+};
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
 pub use summarization::{count_tokens_approximately, ContextSize, SummarizationMiddleware};
