@@ -156,6 +156,10 @@ async fn an_agent_stores_pythons_tool_messages() {
         .middleware(mw)
         .compile()
         .unwrap();
+    assert_eq!(
+        agent.get_graph().draw_mermaid(),
+        fx["mermaid"].as_str().unwrap()
+    );
     let input = MessagesState::input(vec![Message::human("Find the TODOs.").with_id("h1")]);
     let out = agent.invoke(input, &RunConfig::default()).await.unwrap();
     let state = AgentState::from_values(out.state.0.clone()).unwrap();
@@ -247,6 +251,10 @@ async fn a_shell_session_stores_pythons_tool_messages() {
         .middleware(mw)
         .compile()
         .unwrap();
+    assert_eq!(
+        agent.get_graph().draw_mermaid(),
+        fx["mermaid"].as_str().unwrap()
+    );
     let out = agent
         .invoke(
             MessagesState::input("Use the shell."),

@@ -123,6 +123,7 @@ def main():
     ]
     model = Model(messages=iter([AIMessage("", id="ai-1", tool_calls=agent_calls), AIMessage("Found them.", id="ai-2")]))
     agent = create_agent(model, [], middleware=[mw])
+    out["mermaid"] = agent.get_graph().draw_mermaid()
     result = agent.invoke({"messages": [HumanMessage("Find the TODOs.", id="h1")]})
     out["agent"] = [
         {k: v for k, v in m.model_dump().items() if k in ("type", "content", "name", "tool_call_id", "status", "id")}

@@ -83,7 +83,7 @@ def main():
         for m in result["messages"]
         if m.type == "tool"
     ]
-    out["nodes"] = sorted(agent.get_graph().nodes)
+    out["mermaid"] = agent.get_graph().draw_mermaid()
     json.dump(out, sys.stdout, indent=1)
 
 
