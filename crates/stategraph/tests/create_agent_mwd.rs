@@ -333,3 +333,21 @@ async fn a_shell_that_cannot_start_fails_the_run_with_a_typed_error() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn shell_calls_without_one_of_command_or_restart_are_refused_with_pythons_words() {
+    let tool = ShellToolMiddleware::new().shell_tool();
+    let err = tool.invoke(stategraph::map! {}).await.unwrap_err();
+    assert!(
+        err.repr()
+            .contains("Shell tool requires either 'command' or 'restart'."),
+        "{err:?}"
+    );
+    let both = stategraph::map! {"command" => "ls", "restart" => true};
+    let err = tool.invoke(both).await.unwrap_err();
+    assert!(
+        err.repr()
+            .contains("Specify only one of 'command' or 'restart'."),
+        "{err:?}"
+    );
+}
