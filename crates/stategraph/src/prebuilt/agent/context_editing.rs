@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use stategraph_checkpoint::{Map, Value};
 
 use super::middleware::{Hook, Middleware, ModelHandler, ModelRequest, ModelResponse};
-use super::summarization::count_tokens_approximately;
+use super::summary_text::count_tokens_approximately;
 use crate::messages::{Message, Role};
 use crate::pregel::node_error::NodeError;
 

@@ -288,6 +288,8 @@ impl Middleware for HumanInTheLoopMiddleware {
                 if let Some(when) = &config.when {
                     let request = ToolCallRequest {
                         call: call.clone(),
+                        // The model's answer is reviewed before any tool is looked up.
+                        tool: None,
                         state: state.clone(),
                         ctx: ctx.clone(),
                     };

@@ -205,14 +205,14 @@ pub trait Middleware: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Channels this middleware adds to the agent's state (Python's `state_schema`).
-    fn channels(&self) -> Vec<(String, Box<dyn Channel>)> {
+    /// Tools this middleware adds to the agent (Python's `tools` attribute): bound to the
+    /// model and run by the `tools` node, before the agent's own tools.
+    fn tools(&self) -> Vec<Tool> {
         Vec::new()
     }
 
-    /// Tools this middleware gives the agent (Python's `AgentMiddleware.tools`): bound
-    /// to the model and run by the `tools` node, before the agent's own tools.
-    fn tools(&self) -> Vec<Tool> {
+    /// Channels this middleware adds to the agent's state (Python's `state_schema`).
+    fn channels(&self) -> Vec<(String, Box<dyn Channel>)> {
         Vec::new()
     }
 

@@ -39,6 +39,7 @@ mod builder;
 mod context_editing;
 mod edges;
 mod error;
+mod file_search;
 mod functions;
 mod hitl_per_call;
 mod hitl_types;
@@ -51,6 +52,7 @@ mod model_router;
 mod nodes;
 mod pii;
 mod redaction;
+mod shell;
 mod state;
 mod structured_output;
 mod summarization;
@@ -67,6 +69,7 @@ mod wiring;
 pub use builder::{create_agent, AgentBuilder};
 pub use context_editing::{ClearToolUsesEdit, ContextEditingMiddleware, TokenCounter};
 pub use error::MiddlewareConfigError;
+pub use file_search::{FileSearchError, FilesystemFileSearchMiddleware};
 pub use functions::{
     after_agent, after_model, before_agent, before_model, dynamic_prompt, wrap_model_call,
     wrap_tool_call, FnMiddleware,
@@ -85,6 +88,10 @@ pub use pii::PiiMiddleware;
 pub use redaction::{
     apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
     Detector, PiiDetectionError, PiiMatch, RedactionStrategy, BUILTIN_PII_TYPES,
+};
+pub use shell::{
+    HostExecutionPolicy, RedactionRule, RedactionStrategy as ShellRedactionStrategy,
+    ShellConfigError, ShellToolMiddleware, ShellToolOptions,
 };
 pub use state::{AgentState, AgentUpdate, JumpTo};
 pub use structured_output::{ResponseFormat, StructuredOutputError, ToolStrategy};
