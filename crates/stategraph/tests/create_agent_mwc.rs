@@ -119,3 +119,21 @@ async fn the_model_router_needs_a_human_message() {
     }
     assert!(log.lock().is_empty(), "the classifier was not asked");
 }
+
+#[tokio::test]
+async fn write_todos_outside_an_agent_answers_without_writing_todos() {
+    use stategraph::prebuilt::agent::{write_todos_tool, WRITE_TODOS_TOOL_DESCRIPTION};
+    use stategraph::prebuilt::ToolNode;
+    use stategraph::{list, map, Message, ToolCall};
+    let tool = write_todos_tool(WRITE_TODOS_TOOL_DESCRIPTION);
+    let todos = list![map! {"status" => "pending", "content" => "a"}];
+    let out = tool.invoke(map! {"todos" => todos.clone()}).await.unwrap();
+    let text = "Updated todo list to [{'content': 'a', 'status': 'pending'}]";
+    assert_eq!(out, stategraph::Value::from(text));
+    let call = ToolCall::new("write_todos", map! {"todos" => todos}, "t1");
+    let ai = Message::ai("").with_tool_calls(vec![call]);
+    let answers = ToolNode::new(vec![tool]).invoke(&[ai]).await.unwrap();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0].text(), text);
+    assert!(answers[0].extra.is_empty(), "{:?}", answers[0].extra);
+}

@@ -88,7 +88,24 @@ impl ToolNode {
 
     /// The tool messages answering `calls`, made in `state` (a map of state keys, which
     /// [`ToolRuntime::state`] gives the tools), concurrently, in the calls' order.
+    /// Writes to other channels a tool asks for (the agent's `write_todos`) are left
+    /// out: only `create_agent`'s `tools` node makes them.
     pub async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        state: &Value,
+        ctx: &NodeContext,
+    ) -> Result<Vec<Message>, NodeError> {
+        let mut answers = self.answer_calls(calls, state, ctx).await?;
+        for answer in &mut answers {
+            answer.extra.remove(UPDATE_KEY);
+        }
+        Ok(answers)
+    }
+
+    /// [`ToolNode::run_calls`] with each tool's other writes kept in the message's
+    /// `extra` under `UPDATE_KEY`, for the agent's `tools` node to take out.
+    pub(crate) async fn answer_calls(
         &self,
         calls: &[ToolCall],
         state: &Value,

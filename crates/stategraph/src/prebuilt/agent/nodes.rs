@@ -258,7 +258,7 @@ pub(crate) fn tools_node(
         async move {
             let state = request.state.to_value();
             let calls = std::slice::from_ref(&request.call);
-            let mut answers = tool_node.run_calls(calls, &state, &request.ctx).await?;
+            let mut answers = tool_node.answer_calls(calls, &state, &request.ctx).await?;
             answers
                 .pop()
                 .ok_or_else(|| NodeError::named("ValueError", "the tool gave no message"))
