@@ -35,8 +35,10 @@
 //! # });
 //! ```
 
+mod auto_mode;
 mod builder;
 mod context_editing;
+mod decisions;
 mod edges;
 mod error;
 mod file_search;
@@ -66,8 +68,10 @@ mod tool_retry;
 mod tool_selection;
 mod wiring;
 
+pub use auto_mode::{AutoModeMiddleware, AUTO_MODE_INSTRUCTIONS};
 pub use builder::{create_agent, AgentBuilder};
 pub use context_editing::{ClearToolUsesEdit, ContextEditingMiddleware, TokenCounter};
+pub use decisions::{DecisionState, Noul, NoulAnswer, NoulCriteria};
 pub use error::MiddlewareConfigError;
 pub use file_search::{FileSearchError, FilesystemFileSearchMiddleware};
 pub use functions::{

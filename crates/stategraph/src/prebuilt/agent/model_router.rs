@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use stategraph_checkpoint::{Map, Value};
 
+use super::decisions::{DecisionState, Noul, NoulAnswer};
 use super::error::MiddlewareConfigError;
 use super::middleware::{Hook, Middleware, ModelHandler, ModelRequest, ModelResponse};
 use super::state::{AgentState, AgentUpdate};
@@ -131,8 +132,9 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-/// A model answering [`Choice`] questions about a state (langchain-core's
-/// `BaseDecisionModel`, for the one question [`ModelRouterMiddleware`] asks).
+/// A model answering [`Choice`] and [`Noul`] questions about a state (langchain-core's
+/// `BaseDecisionModel`, for the questions [`ModelRouterMiddleware`] and
+/// [`AutoModeMiddleware`](super::AutoModeMiddleware) ask).
 #[async_trait]
 pub trait DecisionModel: Send + Sync + 'static {
     /// Answers `question` (id `model_route`) about `state`, the latest human message.
@@ -142,6 +144,21 @@ pub trait DecisionModel: Send + Sync + 'static {
         question: &Choice,
         ctx: &NodeContext,
     ) -> Result<ChoiceAnswer, NodeError>;
+
+    /// Answers the [`Noul`] `question` (id `id`) about `state` with the probability of
+    /// yes ([`AutoModeMiddleware`](super::AutoModeMiddleware) asks `is_risky` per gated
+    /// tool call). By default a model answers none: `NotImplementedError`.
+    async fn noul(
+        &self,
+        state: &DecisionState,
+        id: &str,
+        question: &Noul,
+        ctx: &NodeContext,
+    ) -> Result<NoulAnswer, NodeError> {
+        let _ = (state, question, ctx);
+        let msg = format!("this decision model answers no Noul question ({id:?})");
+        Err(NodeError::named("NotImplementedError", msg))
+    }
 }
 
 /// Picks the agent's model for a run (langchain's `ModelRouterMiddleware`, beta there):
