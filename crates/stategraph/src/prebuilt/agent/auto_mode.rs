@@ -12,7 +12,8 @@ use super::error::MiddlewareConfigError;
 use super::middleware::{Hook, Middleware, ToolCallRequest, ToolHandler};
 use super::model_router::DecisionModel;
 use super::tool_retry::error_tool_message;
-use crate::messages::Message;
+use crate::messages::{Message, ToolCall};
+use crate::prebuilt::Tool;
 use crate::pregel::node_error::NodeError;
 
 /// The question's id.
@@ -109,18 +110,16 @@ impl AutoModeMiddleware {
         }
     }
 
-    /// What the decision model judges for `request`.
-    fn state(request: &ToolCallRequest) -> DecisionState {
-        let messages = request.state.messages();
+    /// What the decision model judges for a call of `tool` in a state of `messages`.
+    fn state(messages: &[Message], call: &ToolCall, tool: Option<&Tool>) -> DecisionState {
         let recent = &messages[messages.len().saturating_sub(RECENT)..];
-        let call = &request.call;
         let mut tool_call = Map::with_capacity(3);
         tool_call.insert("id", call.id.clone().map_or(Value::Nil, Value::from));
         tool_call.insert("name", call.name.as_str());
         tool_call.insert("args", call.args.clone());
         let mut fields = Map::with_capacity(2);
         fields.insert("tool_call", Value::Map(tool_call));
-        if let Some(description) = request.tool.as_ref().map(|t| t.description()) {
+        if let Some(description) = tool.map(Tool::description) {
             if !description.is_empty() {
                 fields.insert("tool_description", description);
             }
@@ -150,7 +149,11 @@ impl Middleware for AutoModeMiddleware {
         if !self.tools.contains(&request.call.name) {
             return handler.call(request).await;
         }
-        let state = Self::state(&request);
+        let state = Self::state(
+            request.state.messages(),
+            &request.call,
+            request.tool.as_ref(),
+        );
         let answer = self
             .classifier
             .noul(&state, QUESTION_ID, &self.question(), &request.ctx)
@@ -170,5 +173,37 @@ impl Middleware for AutoModeMiddleware {
             request.call.name, answer.noul
         );
         Ok(error_tool_message(&request, content))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decision_model_sees_the_last_30_messages_and_no_empty_description() {
+        let messages: Vec<Message> = (0..35).map(|i| Message::human(format!("m{i}"))).collect();
+        let mut call = ToolCall::new("t", Map::new(), "c1");
+        call.id = None;
+        let tool = Tool::new("t", "", |_: serde_json::Value| async move {
+            Ok::<_, crate::prebuilt::ToolError>(1)
+        });
+        let state = AutoModeMiddleware::state(&messages, &call, Some(&tool));
+        assert_eq!(state.messages.len(), 30);
+        assert_eq!(state.messages[0].text(), "m5");
+        assert_eq!(
+            state.fields.len(),
+            1,
+            "no tool_description: {:?}",
+            state.fields
+        );
+        let tool_call = state
+            .fields
+            .get("tool_call")
+            .and_then(Value::as_map)
+            .unwrap();
+        assert_eq!(tool_call.get("id"), Some(&Value::Nil));
+        let few = AutoModeMiddleware::state(&messages[..2], &call, None);
+        assert_eq!(few.messages.len(), 2);
     }
 }
