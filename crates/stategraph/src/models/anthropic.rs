@@ -1,11 +1,12 @@
 //! [`ChatAnthropic`]: Anthropic's Messages API (`POST {base}/v1/messages`).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value as Json;
 
-use super::anthropic_request::request_body;
+use super::anthropic_request::{betas, request_body};
 use super::anthropic_response::{read_message, PROVIDER};
 use super::anthropic_stream::read_stream;
 use super::endpoint::Endpoint;
@@ -103,6 +104,9 @@ impl ChatAnthropic {
         if let Some(key) = &e.api_key {
             headers.push(("x-api-key", key.clone()));
         }
+        if let Some(betas) = betas(e) {
+            headers.push(("anthropic-beta", betas));
+        }
         let resp = transport
             .post(&url, &headers, &body, e.options.retries())
             .await?;
@@ -137,6 +141,23 @@ impl ChatModel for ChatAnthropic {
         let mut bound = self.clone();
         bound.endpoint.bind_tools(tools);
         Arc::new(bound)
+    }
+
+    fn provider(&self) -> Option<String> {
+        Some(PROVIDER.to_owned())
+    }
+
+    fn bind_tools_with(
+        &self,
+        tools: &[Tool],
+        deferred: &BTreeSet<String>,
+        provider_tools: &[Json],
+    ) -> Option<Arc<dyn ChatModel>> {
+        let mut bound = self.clone();
+        bound.endpoint.bind_tools(tools);
+        bound.endpoint.options.deferred = deferred.clone();
+        bound.endpoint.options.provider_tools = provider_tools.to_vec();
+        Some(Arc::new(bound))
     }
 }
 
