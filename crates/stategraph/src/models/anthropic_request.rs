@@ -33,7 +33,8 @@ pub(super) fn request_body(e: &Endpoint, messages: &[Message], stream: bool) -> 
         .tools
         .iter()
         .map(|t| {
-            let mut tool = json!({"name": t.name, "input_schema": t.parameters, "description": t.description});
+            let mut tool =
+                json!({"name": t.name, "input_schema": t.parameters, "description": t.description});
             if o.deferred.contains(&t.name) {
                 tool["defer_loading"] = json!(true);
             }

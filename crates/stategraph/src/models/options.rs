@@ -204,7 +204,10 @@ macro_rules! option_builders {
         /// provider loads their schemas only when its tool search finds them; LangChain's
         /// `extras={"defer_loading": True}`) (builder style).
         #[must_use]
-        pub fn defer_loading<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        pub fn defer_loading<S: Into<String>>(
+            mut self,
+            names: impl IntoIterator<Item = S>,
+        ) -> Self {
             self.endpoint.options.deferred = names.into_iter().map(Into::into).collect();
             self
         }

@@ -1,7 +1,7 @@
 """A capture server for tests/create_agent_pts.rs, and Python's run against it.
 
 `capture.py serve PROVIDER`: serves one model request on 127.0.0.1 (a free port, printed
-first), answering the provider's canned reply (text, no tool calls), then prints the
+first), answering the provider's canned reply (OpenAI's in the API of the path) (text, no tool calls), then prints the
 captured request (path, `anthropic-beta` header, JSON body) as one JSON line and exits.
 
 `capture.py python PROVIDER SEARCHABLE`: runs langchain 1.5.0's `create_agent` with
@@ -48,6 +48,20 @@ REPLY = {
         "tools": [],
         "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
     },
+    "chat_completions": {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "done"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    },
 }
 
 
@@ -65,7 +79,8 @@ def start(provider):
                     "body": json.loads(body),
                 }
             )
-            out = json.dumps(REPLY[provider]).encode()
+            chat = self.path.endswith("/chat/completions")
+            out = json.dumps(REPLY["chat_completions" if chat else provider]).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(out)))

@@ -20,9 +20,9 @@ const SEARCH_TOOLS: [&str; 2] = ["anthropic", "openai"];
 /// The tool-search entry sent to `provider`, if it has one.
 fn search_tool(provider: &str) -> Option<Json> {
     match provider {
-        "anthropic" => Some(
-            json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
-        ),
+        "anthropic" => {
+            Some(json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}))
+        }
         "openai" => Some(json!({"type": "tool_search"})),
         _ => None,
     }
