@@ -216,4 +216,23 @@ mod tests {
         assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "nope"}));
         assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
     }
+
+    #[test]
+    fn deferred_tools_and_provider_tools_go_out_with_their_beta() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let plain = ChatAnthropic::new("c").bind_tool_specs(specs.to_vec());
+        assert_eq!(betas(&plain.endpoint), None);
+        let search =
+            json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"});
+        let m = plain.defer_loading(["shout"]).provider_tool(search.clone());
+        let body = m.request_body(&[], false);
+        let tools = body["tools"].as_array().expect("tools");
+        assert_eq!(tools[0].get("defer_loading"), None);
+        assert_eq!(tools[1]["defer_loading"], json!(true));
+        assert_eq!(tools[2], search);
+        assert_eq!(
+            betas(&m.endpoint).as_deref(),
+            Some("advanced-tool-use-2025-11-20")
+        );
+    }
 }
