@@ -214,3 +214,28 @@ async fn openai_search_needs_the_responses_api_so_ours_refuses_with_a_value_erro
     };
     assert_eq!(names(&got), names(&want));
 }
+
+/// A model of no known provider: a deferred tool fails the call with a `ValueError`
+/// (Python's, when `_get_model_provider` finds none); nothing deferred passes through.
+#[tokio::test]
+async fn a_model_of_no_provider_refuses_a_deferred_tool() {
+    use stategraph::prebuilt::FakeChatModel;
+    use stategraph::Message;
+    let run = |searchable: Vec<&'static str>| async move {
+        let model = FakeChatModel::new([Message::ai("done")]);
+        let agent = create_agent(model, tools())
+            .middleware(ProviderToolSearchMiddleware::new(searchable))
+            .compile()
+            .unwrap();
+        agent
+            .invoke(MessagesState::input("hi"), &RunConfig::default())
+            .await
+    };
+    let err = run(vec!["lookup_order"]).await.unwrap_err().to_string();
+    assert!(
+        err.contains("ValueError('ProviderToolSearchMiddleware could not determine the provider"),
+        "{err}"
+    );
+    assert!(err.contains("supports: anthropic, openai"), "{err}");
+    assert!(run(vec![]).await.is_ok());
+}
