@@ -1,11 +1,12 @@
 //! [`ChatAnthropic`]: Anthropic's Messages API (`POST {base}/v1/messages`).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value as Json;
 
-use super::anthropic_request::request_body;
+use super::anthropic_request::{betas, request_body};
 use super::anthropic_response::{read_message, PROVIDER};
 use super::anthropic_stream::read_stream;
 use super::endpoint::Endpoint;
@@ -103,6 +104,9 @@ impl ChatAnthropic {
         if let Some(key) = &e.api_key {
             headers.push(("x-api-key", key.clone()));
         }
+        if let Some(betas) = betas(e) {
+            headers.push(("anthropic-beta", betas));
+        }
         let resp = transport
             .post(&url, &headers, &body, e.options.retries())
             .await?;
@@ -137,6 +141,23 @@ impl ChatModel for ChatAnthropic {
         let mut bound = self.clone();
         bound.endpoint.bind_tools(tools);
         Arc::new(bound)
+    }
+
+    fn provider(&self) -> Option<String> {
+        Some(PROVIDER.to_owned())
+    }
+
+    fn bind_tools_with(
+        &self,
+        tools: &[Tool],
+        deferred: &BTreeSet<String>,
+        provider_tools: &[Json],
+    ) -> Option<Arc<dyn ChatModel>> {
+        let mut bound = self.clone();
+        bound.endpoint.bind_tools(tools);
+        bound.endpoint.options.deferred = deferred.clone();
+        bound.endpoint.options.provider_tools = provider_tools.to_vec();
+        Some(Arc::new(bound))
     }
 }
 
@@ -194,5 +215,24 @@ mod tests {
         let body = unknown.request_body(&[], false);
         assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "nope"}));
         assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn deferred_tools_and_provider_tools_go_out_with_their_beta() {
+        let specs = ["add", "shout"].map(|n| ToolSpec::new(n, "", json!({"type": "object"})));
+        let plain = ChatAnthropic::new("c").bind_tool_specs(specs.to_vec());
+        assert_eq!(betas(&plain.endpoint), None);
+        let search =
+            json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"});
+        let m = plain.defer_loading(["shout"]).provider_tool(search.clone());
+        let body = m.request_body(&[], false);
+        let tools = body["tools"].as_array().expect("tools");
+        assert_eq!(tools[0].get("defer_loading"), None);
+        assert_eq!(tools[1]["defer_loading"], json!(true));
+        assert_eq!(tools[2], search);
+        assert_eq!(
+            betas(&m.endpoint).as_deref(),
+            Some("advanced-tool-use-2025-11-20")
+        );
     }
 }

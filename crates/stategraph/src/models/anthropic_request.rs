@@ -32,9 +32,15 @@ pub(super) fn request_body(e: &Endpoint, messages: &[Message], stream: bool) -> 
     let mut tools: Vec<Json> = o
         .tools
         .iter()
-        .map(
-            |t| json!({"name": t.name, "input_schema": t.parameters, "description": t.description}),
-        )
+        .map(|t| {
+            let mut tool =
+                json!({"name": t.name, "input_schema": t.parameters, "description": t.description});
+            if o.deferred.contains(&t.name) {
+                tool["defer_loading"] = json!(true);
+            }
+            tool
+        })
+        .chain(o.provider_tools.iter().cloned())
         .collect();
     let mut choice = o.tool_choice.clone();
     if let Some((name, schema)) = &o.json_schema {
@@ -62,6 +68,18 @@ pub(super) fn request_body(e: &Endpoint, messages: &[Message], stream: bool) -> 
         }
     }
     Json::Object(body)
+}
+
+/// The betas the request's tools need, as langchain-anthropic adds them (its
+/// `_TOOL_TYPE_TO_BETA` for the tool-search tools): the `anthropic-beta` header's value.
+pub(super) fn betas(e: &Endpoint) -> Option<String> {
+    let needed = e.options.provider_tools.iter().any(|t| {
+        matches!(
+            str_at(t, "type"),
+            Some("tool_search_tool_regex_20251119" | "tool_search_tool_bm25_20251119")
+        )
+    });
+    needed.then(|| "advanced-tool-use-2025-11-20".to_owned())
 }
 
 /// The system prompt and the conversation in the wire's form: tool results are user

@@ -178,6 +178,13 @@ impl ChatModel for ChatOpenAI {
         bound.endpoint.bind_tools(tools);
         Arc::new(bound)
     }
+
+    /// `"openai"`. Its [`bind_tools_with`](ChatModel::bind_tools_with) is `None`: OpenAI's
+    /// server-side `tool_search` lives in the Responses API (langchain-openai switches to
+    /// it for such a tool), and this client speaks Chat Completions.
+    fn provider(&self) -> Option<String> {
+        Some(PROVIDER.to_owned())
+    }
 }
 
 #[cfg(test)]

@@ -59,9 +59,14 @@ pub(super) fn request_body(
             .iter()
             .filter(|t| alone.is_none_or(|name| t.name == name))
             .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+                let mut tool = json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}});
+                if o.deferred.contains(&t.name) {
+                    tool["defer_loading"] = json!(true);
+                }
+                tool
             })
+            .chain(o.provider_tools.iter().cloned())
             .collect();
         body.insert("tools".into(), Json::Array(tools));
         if let Some(choice) = &choice {

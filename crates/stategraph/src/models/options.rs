@@ -97,6 +97,11 @@ pub(crate) struct Options {
     pub(crate) max_retries: Option<u32>,
     /// A named `tool_choice` goes out as that tool alone with `Required`.
     pub(crate) narrow_named_choice: bool,
+    /// Names of the bound tools sent with `defer_loading: true` (provider tool search).
+    pub(crate) deferred: std::collections::BTreeSet<String>,
+    /// Raw provider tool entries sent after the bound tools (`{"type":
+    /// "tool_search_tool_bm25_20251119", ..}`).
+    pub(crate) provider_tools: Vec<serde_json::Value>,
 }
 
 impl Options {
@@ -192,6 +197,27 @@ macro_rules! option_builders {
         #[must_use]
         pub fn bind_tool_specs(mut self, tools: Vec<crate::models::ToolSpec>) -> Self {
             self.endpoint.options.tools = tools;
+            self
+        }
+
+        /// Sends the bound tools named in `names` with `defer_loading: true` (the
+        /// provider loads their schemas only when its tool search finds them; LangChain's
+        /// `extras={"defer_loading": True}`) (builder style).
+        #[must_use]
+        pub fn defer_loading<S: Into<String>>(
+            mut self,
+            names: impl IntoIterator<Item = S>,
+        ) -> Self {
+            self.endpoint.options.deferred = names.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// Adds a raw provider tool entry, sent as given after the bound tools (a
+        /// server-side tool such as Anthropic's `{"type": "tool_search_tool_bm25_20251119",
+        /// "name": "tool_search_tool_bm25"}`; LangChain's dict tools) (builder style).
+        #[must_use]
+        pub fn provider_tool(mut self, tool: serde_json::Value) -> Self {
+            self.endpoint.options.provider_tools.push(tool);
             self
         }
 

@@ -29,6 +29,26 @@ pub trait ChatModel: Send + Sync + 'static {
     /// This model with `tools` bound: the model may call them (a provider sends their
     /// names, descriptions and schemas with each request). Python's `bind_tools`.
     fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel>;
+
+    /// The provider, as LangChain names it (`"anthropic"`, `"openai"`), if this model
+    /// knows it (Python's `_get_ls_params()["ls_provider"]`). `None` by default.
+    fn provider(&self) -> Option<String> {
+        None
+    }
+
+    /// This model with `tools` bound, those named in `deferred` sent with
+    /// `defer_loading: true`, and the raw `provider_tools` entries sent after them
+    /// (server-side tools such as a tool search); `None` (the default) when this model
+    /// cannot send them.
+    fn bind_tools_with(
+        &self,
+        tools: &[Tool],
+        deferred: &std::collections::BTreeSet<String>,
+        provider_tools: &[serde_json::Value],
+    ) -> Option<Arc<dyn ChatModel>> {
+        let _ = (tools, deferred, provider_tools);
+        None
+    }
 }
 
 /// A shared model is a model: what `stategraph::models::init_chat_model`
@@ -42,6 +62,19 @@ impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
 
     fn bind_tools(&self, tools: &[Tool]) -> Arc<dyn ChatModel> {
         (**self).bind_tools(tools)
+    }
+
+    fn provider(&self) -> Option<String> {
+        (**self).provider()
+    }
+
+    fn bind_tools_with(
+        &self,
+        tools: &[Tool],
+        deferred: &std::collections::BTreeSet<String>,
+        provider_tools: &[serde_json::Value],
+    ) -> Option<Arc<dyn ChatModel>> {
+        (**self).bind_tools_with(tools, deferred, provider_tools)
     }
 }
 

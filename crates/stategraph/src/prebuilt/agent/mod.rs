@@ -53,6 +53,7 @@ mod model_retry;
 mod model_router;
 mod nodes;
 mod pii;
+mod provider_tool_search;
 mod redaction;
 mod shell;
 mod state;
@@ -89,6 +90,7 @@ pub use model_refusal::ModelRefusalMiddleware;
 pub use model_retry::{ModelFallbackMiddleware, ModelRetryMiddleware, RetryFailure, RetryOn};
 pub use model_router::{Choice, ChoiceAnswer, DecisionModel, ModelChoice, ModelRouterMiddleware};
 pub use pii::PiiMiddleware;
+pub use provider_tool_search::ProviderToolSearchMiddleware;
 pub use redaction::{
     apply_strategy, detect_credit_card, detect_email, detect_ip, detect_mac_address, detect_url,
     Detector, PiiDetectionError, PiiMatch, RedactionStrategy, BUILTIN_PII_TYPES,

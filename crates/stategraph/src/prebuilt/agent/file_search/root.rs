@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use crate::prebuilt::tool::ToolError;
 
-/// A virtual path refused by [`FilesystemFileSearchMiddleware::resolve`] (Python's
+/// A virtual path refused by [`super::FilesystemFileSearchMiddleware::resolve`] (Python's
 /// `ValueError`s, with its messages).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileSearchError {
