@@ -40,7 +40,7 @@ pub use error::{Error, InputFate, Result};
 pub use graph::typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
 pub use graph::{
     CompileOptions, CompiledGraph, IntoNodeOutput, NoInput, NodeContext, NodeError, NodeInput,
-    NodeOptions, Outcome, RunStream, StateGraph, StateUpdate, END, START,
+    NodeOptions, Outcome, RunStream, StateGraph, StateUpdate, COPY, END, INPUT, START,
 };
 pub use messages::{Message, Role, ToolCall};
 pub use overwrite::Overwrite;

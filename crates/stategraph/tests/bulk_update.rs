@@ -21,7 +21,7 @@ use stategraph::checkpoint::{
 };
 use stategraph::{
     list, update, CompileOptions, CompiledGraph, DynState, Error, RunConfig, StateGraph,
-    StateUpdate, Value, END, START,
+    StateUpdate, Value, COPY, END, START,
 };
 use support::golden::to_json;
 
@@ -263,5 +263,188 @@ async fn bad_supersteps_are_typed_errors_that_store_nothing() {
         matches!(&unknown, Err(Error::UnknownNode { node, .. }) if node == "nope"),
         "{unknown:?}"
     );
+    assert_eq!(dump(saver.as_ref(), "t").await, json!([]));
+}
+
+/// A run of the chain paused before `c` on thread `thread`.
+async fn paused_thread(saver: Arc<dyn CheckpointSaver>, thread: &str) -> CompiledGraph<DynState> {
+    let graph = chain(saver, &["c"]);
+    let out = graph
+        .invoke(update([("value", "x")]), &RunConfig::thread(thread))
+        .await
+        .expect("runs to c");
+    assert!(out.is_interrupted());
+    graph
+}
+
+/// The special forms `bulk_update_special.py` applies, on a memory saver: its dump.
+async fn special_side() -> J {
+    let saver = Arc::new(MemorySaver::new());
+    let g = chain(saver.clone(), &[]);
+    g.bulk_update_state(
+        &RunConfig::thread("clear_fresh"),
+        vec![vec![Update::clear()]],
+    )
+    .await
+    .expect("clears a new thread");
+    let p = paused_thread(saver.clone(), "clear").await;
+    p.update_state(
+        &RunConfig::thread("clear"),
+        Vec::<(String, Value)>::new(),
+        Some(END),
+    )
+    .await
+    .expect("clears a paused thread");
+    let p = paused_thread(saver.clone(), "clear_fork").await;
+    let past = saver
+        .get_tuple(&CheckpointConfig::thread("clear_fork"))
+        .await
+        .expect("reads")
+        .expect("a checkpoint")
+        .config;
+    p.update_state(
+        &RunConfig::thread("clear_fork"),
+        update([("value", "z")]),
+        Some("c"),
+    )
+    .await
+    .expect("updates as c");
+    p.bulk_update_state(&past, vec![vec![Update::clear()]])
+        .await
+        .expect("clears a past checkpoint");
+    g.bulk_update_state(
+        &RunConfig::thread("input_fresh"),
+        vec![vec![Update::input(update([("value", "i")]))]],
+    )
+    .await
+    .expect("input on a new thread");
+    let p = paused_thread(saver.clone(), "input").await;
+    p.bulk_update_state(
+        &RunConfig::thread("input"),
+        vec![
+            vec![Update::input(update([("trail", list!["t"])]))],
+            vec![at([("value", Value::from("w"))], "a")],
+        ],
+    )
+    .await
+    .expect("input on a paused thread");
+    let p = paused_thread(saver.clone(), "copy").await;
+    p.update_state(
+        &RunConfig::thread("copy"),
+        Vec::<(String, Value)>::new(),
+        Some(COPY),
+    )
+    .await
+    .expect("copies");
+    let p = paused_thread(saver.clone(), "copy_update").await;
+    p.bulk_update_state(
+        &RunConfig::thread("copy_update"),
+        vec![
+            vec![Update::copy()],
+            vec![at([("value", Value::from("q"))], "c")],
+        ],
+    )
+    .await
+    .expect("copies then updates");
+    let mut out = serde_json::Map::new();
+    for t in [
+        "clear_fresh",
+        "clear",
+        "clear_fork",
+        "input_fresh",
+        "input",
+        "copy",
+        "copy_update",
+    ] {
+        out.insert(t.into(), dump(saver.as_ref(), t).await);
+    }
+    J::Object(out)
+}
+
+#[tokio::test]
+async fn special_as_node_forms_save_what_python_saves() {
+    let Some(python) = python() else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    let out = std::process::Command::new(python)
+        .arg(dir.join("bulk_update_special.py"))
+        .current_dir(&dir)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "bulk_update_special.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected: J = serde_json::from_slice(&out.stdout).expect("the script prints JSON");
+    let got = special_side().await;
+    for (key, ours) in got.as_object().expect("an object") {
+        assert_eq!(
+            ours, &expected[key],
+            "{key}: ours\n{ours:#}\nPython's\n{:#}",
+            expected[key]
+        );
+    }
+    let errors = &expected["errors"];
+    assert_eq!(
+        errors["clear"][1],
+        "Cannot apply multiple updates when clearing state"
+    );
+    assert_eq!(
+        errors["input"][1],
+        "Cannot apply multiple updates when updating as input"
+    );
+    assert_eq!(
+        errors["copy"][1],
+        "Cannot copy checkpoint with multiple updates"
+    );
+    assert_eq!(
+        errors["copy_fresh"][1],
+        "Cannot copy a non-existent checkpoint"
+    );
+}
+
+#[tokio::test]
+async fn special_forms_not_alone_are_typed_errors_that_store_nothing() {
+    let saver = Arc::new(MemorySaver::new());
+    let graph = chain(saver.clone(), &[]);
+    let cfg = RunConfig::thread("t");
+    let cases = [
+        (
+            Update::clear(),
+            "Cannot apply multiple updates when clearing state",
+        ),
+        (
+            Update::input(update([("value", "v")])),
+            "Cannot apply multiple updates when updating as input",
+        ),
+        (
+            Update::copy(),
+            "Cannot copy checkpoint with multiple updates",
+        ),
+    ];
+    for (special, says) in cases {
+        let r = graph
+            .bulk_update_state(
+                &cfg,
+                vec![
+                    vec![at([("value", Value::from("v"))], "a")],
+                    vec![special, at([("value", Value::from("w"))], "a")],
+                ],
+            )
+            .await;
+        match r {
+            Err(Error::InvalidUpdate(m)) => assert_eq!(m, says),
+            other => panic!("expected InvalidUpdate({says}), got {other:?}"),
+        }
+    }
+    let copy = graph
+        .bulk_update_state(&cfg, vec![vec![Update::copy()]])
+        .await;
+    match copy {
+        Err(Error::InvalidUpdate(m)) => assert_eq!(m, "Cannot copy a non-existent checkpoint"),
+        other => panic!("expected InvalidUpdate, got {other:?}"),
+    }
     assert_eq!(dump(saver.as_ref(), "t").await, json!([]));
 }

@@ -16,6 +16,7 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use super::read_state::not_found;
 use super::state_api::thread_of;
+use super::update_special::Special;
 use crate::channels::Channels;
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
@@ -29,18 +30,18 @@ use crate::state::{IntoUpdate, State};
 
 /// What an update starts from: the checkpoint it addresses (if the thread has one) and
 /// its live channels.
-struct Base {
-    saved: Option<CheckpointTuple>,
+pub(super) struct Base {
+    pub(super) saved: Option<CheckpointTuple>,
     /// The thread moved past the addressed checkpoint (the update forks a branch).
-    superseded: bool,
-    checkpoint: Checkpoint,
+    pub(super) superseded: bool,
+    pub(super) checkpoint: Checkpoint,
     /// The channel versions of the addressed checkpoint.
-    previous: ChannelVersions,
+    pub(super) previous: ChannelVersions,
     /// The addressed checkpoint's step (-1 for a new thread).
-    step: i64,
+    pub(super) step: i64,
     /// The config of the addressed checkpoint, where its writes are stored.
-    config: CheckpointConfig,
-    channels: Channels,
+    pub(super) config: CheckpointConfig,
+    pub(super) channels: Channels,
 }
 
 /// One update of a superstep given to [`CompiledGraph::bulk_update_state`]: `values` as
@@ -84,11 +85,13 @@ impl<U> StateUpdate<U> {
 }
 
 /// One update of a superstep after its writers ran: where its writes go.
-struct RanUpdate {
-    task_id: String,
-    path: TaskPath,
-    as_node: String,
-    writes: Vec<(String, Value)>,
+pub(super) struct RanUpdate {
+    pub(super) task_id: String,
+    pub(super) path: TaskPath,
+    pub(super) as_node: String,
+    /// The channels it was triggered by (none for input).
+    pub(super) triggers: Vec<String>,
+    pub(super) writes: Vec<(String, Value)>,
 }
 
 impl<S: State> CompiledGraph<S> {
@@ -132,17 +135,24 @@ impl<S: State> CompiledGraph<S> {
         if supersteps.iter().any(Vec::is_empty) {
             return Err(Error::InvalidUpdate("No updates provided".into()));
         }
+        for updates in supersteps.iter().filter(|s| s.len() > 1) {
+            if let Some(form) = updates[0].as_node.as_deref().and_then(Special::of) {
+                return Err(Error::InvalidUpdate(form.multiple_error().into()));
+            }
+        }
         for update in supersteps.iter().filter(|s| s.len() > 1).flatten() {
             if update.as_node.is_none() {
                 return Err(multiple_without_node());
             }
         }
-        for node in supersteps
+        for (i, node) in supersteps
             .iter()
-            .flatten()
-            .filter_map(|u| u.as_node.as_deref())
+            .flat_map(|s| s.iter().enumerate())
+            .filter_map(|(i, u)| Some((i, u.as_node.as_deref()?)))
         {
-            self.node_exists(node)?;
+            if i > 0 || Special::of(node).is_none() {
+                self.node_exists(node)?;
+            }
         }
         let mut cfg = config.checkpoint_config("");
         // Like a run: waits until the saves of a dropped run of the thread are stored.
@@ -178,6 +188,18 @@ impl<S: State> CompiledGraph<S> {
         updates: Vec<StateUpdate<U>>,
         first: bool,
     ) -> Result<CheckpointConfig> {
+        let special = updates
+            .first()
+            .and_then(|u| u.as_node.as_deref())
+            .and_then(Special::of);
+        if let Some(form) = special {
+            let values = updates.into_iter().next().map(|u| u.values);
+            let values =
+                values.ok_or_else(|| Error::InvalidUpdate("No updates provided".into()))?;
+            return self
+                .special_superstep(saver, cfg, form, values, first)
+                .await;
+        }
         let graph = self.graph.clone();
         let mut base = self.load_base(saver, cfg).await?;
         let mut prepared: IndexMap<String, VecDeque<String>> = IndexMap::new();
@@ -220,6 +242,7 @@ impl<S: State> CompiledGraph<S> {
                 task_id,
                 path,
                 as_node,
+                triggers: vec!["__interrupt__".to_owned()],
                 writes,
             });
         }
@@ -228,29 +251,32 @@ impl<S: State> CompiledGraph<S> {
                 store_writes(saver.as_ref(), &base.config, &r.writes, &r.task_id, &r.path).await?;
             }
         }
-        self.save_superstep(saver, base, &ran, first).await
+        let step = base.step + 1;
+        self.save_superstep(saver, base, &ran, first, CheckpointSource::Update, step)
+            .await
     }
 
     /// Applies the superstep's writes to the base and saves the checkpoint of source
     /// `update` after it (with the DeltaChannel snapshots it is due).
-    async fn save_superstep(
+    pub(super) async fn save_superstep(
         &self,
         saver: &Arc<dyn CheckpointSaver>,
         mut base: Base,
         ran: &[RanUpdate],
         first: bool,
+        source: CheckpointSource,
+        step: i64,
     ) -> Result<CheckpointConfig> {
         let graph = &self.graph;
         let writes: Vec<(String, Value)> =
             ran.iter().flat_map(|r| r.writes.iter().cloned()).collect();
         let fork = fork_channels(graph, &base, &writes, first);
-        let triggers = vec!["__interrupt__".to_owned()];
         let tasks: Vec<TaskWrites> = ran
             .iter()
             .map(|r| TaskWrites {
                 path: &r.path,
                 name: &r.as_node,
-                triggers: &triggers,
+                triggers: &r.triggers,
                 writes: &r.writes,
             })
             .collect();
@@ -262,24 +288,53 @@ impl<S: State> CompiledGraph<S> {
             &next,
             &graph.trigger_to_nodes,
         )?;
+        let updated: BTreeSet<String> = writes
+            .iter()
+            .filter(|(c, _)| c != PUSH)
+            .map(|(c, _)| c.clone())
+            .collect();
+        self.finish_superstep(saver, base, updated, fork, source, step)
+            .await
+    }
+
+    /// Saves the checkpoint after the base's applied writes (`updated`: the channels they
+    /// wrote; `fork`: DeltaChannels to snapshot), of `source` at `step`, with the
+    /// DeltaChannel snapshots it is due.
+    pub(super) async fn finish_superstep(
+        &self,
+        saver: &Arc<dyn CheckpointSaver>,
+        mut base: Base,
+        updated: BTreeSet<String>,
+        fork: BTreeSet<String>,
+        source: CheckpointSource,
+        step: i64,
+    ) -> Result<CheckpointConfig> {
+        let graph = &self.graph;
+        let next = |c: Option<&ChannelVersion>| saver.get_next_version(c);
         let parents = base
             .saved
             .as_ref()
             .and_then(|t| t.metadata.parents.clone())
             .unwrap_or_default();
         let mut metadata = CheckpointMetadata {
-            source: Some(CheckpointSource::Update),
-            step: Some(base.step + 1),
+            source: Some(source),
+            step: Some(step),
             parents: Some(parents),
             extra: IndexMap::new(),
         };
         let ts = self.sources.ts();
-        let id = self.sources.ids().uuid6(base.step + 1);
+        let id = self.sources.ids().uuid6(step);
         let checkpoint = std::mem::replace(&mut base.checkpoint, Checkpoint::empty("", ""));
         let mut next_checkpoint = create_checkpoint(checkpoint, &base.channels, id, ts, None);
         if d::has_delta_channels(graph) {
-            let to_snapshot =
-                delta_snapshots(graph, &base, &writes, fork, &next_checkpoint, &mut metadata);
+            let to_snapshot = delta_snapshots(
+                graph,
+                &base,
+                &updated,
+                fork,
+                &next_checkpoint,
+                &mut metadata,
+            );
             d::apply_snapshots(
                 &mut next_checkpoint,
                 &base.channels,
@@ -303,7 +358,7 @@ impl<S: State> CompiledGraph<S> {
 
     /// Reads the checkpoint `cfg` addresses (the latest without an id; an id the saver
     /// does not have is [`Error::CheckpointNotFound`]) and its live channels.
-    async fn load_base(
+    pub(super) async fn load_base(
         &self,
         saver: &Arc<dyn CheckpointSaver>,
         cfg: &CheckpointConfig,
@@ -387,7 +442,7 @@ impl<S: State> CompiledGraph<S> {
 }
 
 /// Stores the update's writes (but `Send`s) on the checkpoint it addresses, as a task's.
-async fn store_writes(
+pub(super) async fn store_writes(
     saver: &dyn CheckpointSaver,
     config: &CheckpointConfig,
     writes: &[(String, Value)],
@@ -407,7 +462,7 @@ async fn store_writes(
 /// saved checkpoint has writes for (they belong to another child), those overwritten,
 /// and, when the thread moved past the checkpoint, those written (their writes are not
 /// stored on it). Only the first superstep of a bulk update counts the saved writes.
-fn fork_channels(
+pub(super) fn fork_channels(
     graph: &PregelGraph,
     base: &Base,
     writes: &[(String, Value)],
@@ -438,7 +493,7 @@ fn fork_channels(
 fn delta_snapshots(
     graph: &PregelGraph,
     base: &Base,
-    writes: &[(String, Value)],
+    updated: &BTreeSet<String>,
     fork: BTreeSet<String>,
     next_checkpoint: &Checkpoint,
     metadata: &mut CheckpointMetadata,
@@ -460,13 +515,8 @@ fn delta_snapshots(
             )
             .collect(),
         Some(t) => {
-            let updated: BTreeSet<String> = writes
-                .iter()
-                .filter(|(c, _)| c != PUSH)
-                .map(|(c, _)| c.clone())
-                .collect();
             let counters =
-                d::advance_counters(graph, &d::read_counters(&t.metadata), Some(&updated));
+                d::advance_counters(graph, &d::read_counters(&t.metadata), Some(updated));
             let mut due = d::due_by_counters(channels, &counters, versions);
             due.extend(fork);
             d::write_counters(metadata, counters, &due);
@@ -477,7 +527,7 @@ fn delta_snapshots(
 
 /// Saves the update's checkpoint after `config`'s (on a new branch when `superseded`);
 /// the config of the checkpoint stored. A conflict stores nothing of the update.
-async fn put_update(
+pub(super) async fn put_update(
     saver: &dyn CheckpointSaver,
     mut config: CheckpointConfig,
     superseded: bool,
