@@ -277,6 +277,44 @@ async fn paused_thread(saver: Arc<dyn CheckpointSaver>, thread: &str) -> Compile
     graph
 }
 
+/// The task id of the input writes (`uuid5(checkpoint_id, "__input__")`) and whether the
+/// copy is stored under its source's parent, as `bulk_update_special.py` prints them.
+async fn links(saver: &dyn CheckpointSaver) -> J {
+    let list = |t: &str| {
+        let cfg = CheckpointConfig::thread(t);
+        async move {
+            saver
+                .list(Some(&cfg), &ListOptions::default())
+                .await
+                .expect("lists")
+        }
+    };
+    let tuples = list("input").await;
+    let paused_at = tuples
+        .iter()
+        .find(|t| t.metadata.step == Some(2))
+        .expect("the paused checkpoint");
+    let ns = uuid::Uuid::parse_str(&paused_at.checkpoint.id).expect("a uuid");
+    let expected = uuid::Uuid::new_v5(&ns, b"__input__").to_string();
+    let ids: Vec<&str> = paused_at
+        .pending_writes
+        .iter()
+        .filter(|w| w.channel == "__start__")
+        .map(|w| w.task_id.as_str())
+        .collect();
+    let copies = list("copy").await;
+    let parent = |i: usize| {
+        copies[i]
+            .parent_config
+            .as_ref()
+            .and_then(|c| c.checkpoint_id.clone())
+    };
+    json!({
+        "input_task_id_is_uuid5": ids == [expected.as_str()],
+        "copy_parent_is_source_parent": parent(0).is_some() && parent(0) == parent(1),
+    })
+}
+
 /// The special forms `bulk_update_special.py` applies, on a memory saver: its dump.
 async fn special_side() -> J {
     let saver = Arc::new(MemorySaver::new());
@@ -358,6 +396,7 @@ async fn special_side() -> J {
     ] {
         out.insert(t.into(), dump(saver.as_ref(), t).await);
     }
+    out.insert("links".into(), links(saver.as_ref()).await);
     J::Object(out)
 }
 
@@ -386,6 +425,11 @@ async fn special_as_node_forms_save_what_python_saves() {
             expected[key]
         );
     }
+    assert_eq!(expected["links"]["input_task_id_is_uuid5"], J::Bool(true));
+    assert_eq!(
+        expected["links"]["copy_parent_is_source_parent"],
+        J::Bool(true)
+    );
     let errors = &expected["errors"];
     assert_eq!(
         errors["clear"][1],

@@ -4,6 +4,7 @@ fork of the checkpoint), on the chain of `bulk_update.py`, dumped in its shape.
 """
 
 import json
+from uuid import UUID, uuid5
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END
@@ -17,6 +18,21 @@ def paused(saver, thread):
     cfg = {"configurable": {"thread_id": thread}}
     g.invoke({"value": "x"}, cfg)
     return g, cfg
+
+
+def links(saver):
+    """The task id of the input writes and where the copy is stored."""
+    tuples = list(saver.list({"configurable": {"thread_id": "input"}}))
+    paused_at = next(t for t in tuples if t.metadata["step"] == 2)
+    ids = {w[0] for w in paused_at.pending_writes if w[1] == "__start__"}
+    expected = str(uuid5(UUID(paused_at.checkpoint["id"]), "__input__"))
+    copies = list(saver.list({"configurable": {"thread_id": "copy"}}))
+    copy, source = copies[0], copies[1]
+    return {
+        "input_task_id_is_uuid5": ids == {expected},
+        "copy_parent_is_source_parent": copy.parent_config["configurable"]["checkpoint_id"]
+        == source.parent_config["configurable"]["checkpoint_id"],
+    }
 
 
 def main():
@@ -62,6 +78,7 @@ def main():
         errors["copy_fresh"] = [type(e).__name__, str(e)]
     out = {t: dump(saver, t) for t in threads}
     out["errors"] = errors
+    out["links"] = links(saver)
     print(json.dumps(out, indent=1))
 
 
