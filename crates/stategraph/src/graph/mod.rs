@@ -19,6 +19,7 @@ mod read_state;
 pub mod run_stream;
 pub mod state_api;
 pub mod typed_stream;
+mod update_forms;
 mod update_special;
 mod update_state;
 pub mod virtual_nodes;
@@ -33,6 +34,6 @@ pub use node::{IntoNodeOutput, NodeContext, NodeError, NodeHandler, NodeInput, N
 pub use outcome::Outcome;
 pub use run_stream::RunStream;
 pub use typed_stream::{FromWrites, MessageMetadata, StreamOptions, StreamPart};
-pub use update_special::{COPY, INPUT};
+pub use update_forms::{COPY, INPUT};
 pub use update_state::StateUpdate;
 pub use virtual_nodes::{END, START};

@@ -13,6 +13,7 @@ use stategraph_checkpoint::{
 };
 
 use super::compiled::CompiledGraph;
+use super::update_forms::{Special, COPY, INPUT};
 use super::update_state::{fork_channels, put_update, store_writes, RanUpdate, StateUpdate};
 use super::virtual_nodes::END;
 use crate::error::{Error, Result};
@@ -21,46 +22,8 @@ use crate::pregel::status::read_task_statuses;
 use crate::pregel::task::TaskPath;
 use crate::state::{IntoUpdate, State};
 
-/// `as_node` that applies an update's values as new input (LangGraph's `"__input__"`).
-pub const INPUT: &str = "__input__";
-
-/// `as_node` that copies the addressed checkpoint as a fork (LangGraph's `"__copy__"`).
-pub const COPY: &str = "__copy__";
-
 /// The metadata key of the DeltaChannel snapshot counters a copy keeps.
 const COUNTERS_KEY: &str = "counters_since_delta_snapshot";
-
-/// A special form of update, named by its `as_node`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Special {
-    /// [`END`] with no values: the pending tasks are cleared.
-    Clear,
-    /// [`INPUT`]: the values are new input.
-    Input,
-    /// [`COPY`]: a fork of the checkpoint.
-    Copy,
-}
-
-impl Special {
-    /// The special form `as_node` names, if any.
-    pub(super) fn of(as_node: &str) -> Option<Special> {
-        match as_node {
-            END => Some(Special::Clear),
-            INPUT => Some(Special::Input),
-            COPY => Some(Special::Copy),
-            _ => None,
-        }
-    }
-
-    /// LangGraph's message when this form is not alone in its superstep.
-    pub(super) fn multiple_error(self) -> &'static str {
-        match self {
-            Special::Clear => "Cannot apply multiple updates when clearing state",
-            Special::Input => "Cannot apply multiple updates when updating as input",
-            Special::Copy => "Cannot copy checkpoint with multiple updates",
-        }
-    }
-}
 
 impl<U> StateUpdate<U> {
     /// Clears the pending tasks of the checkpoint (LangGraph's `StateUpdate(None, END)`):

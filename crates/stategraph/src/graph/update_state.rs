@@ -16,7 +16,7 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use super::read_state::not_found;
 use super::state_api::thread_of;
-use super::update_special::Special;
+use super::update_forms::Special;
 use crate::channels::Channels;
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
@@ -97,7 +97,10 @@ pub(super) struct RanUpdate {
 impl<S: State> CompiledGraph<S> {
     /// Changes the state of a thread as if node `as_node` had returned `values`: the
     /// node's writers run (edges and conditional edges fire as usual) and a checkpoint with
-    /// source `update` is saved. `as_node = None` infers the node as LangGraph does. Returns
+    /// source `update` is saved. `as_node = None` infers the node as LangGraph does;
+    /// `Some(END)` with no values clears the pending tasks, `Some(INPUT)` applies the
+    /// values as new input and `Some(COPY)` copies the checkpoint as a fork (see
+    /// [`StateUpdate::clear`], [`StateUpdate::input`], [`StateUpdate::copy`]). Returns
     /// the config of the new checkpoint. Waits while a run of the thread (in this process,
     /// on this saver) is under way or a dropped one is still storing its saves.
     pub async fn update_state(
@@ -118,7 +121,9 @@ impl<S: State> CompiledGraph<S> {
     /// one superstep run on the same state and are saved together as ONE checkpoint of
     /// source `update`; the next superstep starts from it. Returns the config of the last
     /// checkpoint. No supersteps, an empty superstep, several updates where one has no
-    /// `as_node`, or an unknown node fail before anything is stored; otherwise a failing
+    /// `as_node`, a special form ([`StateUpdate::clear`], [`StateUpdate::input`],
+    /// [`StateUpdate::copy`]) that is not alone in its superstep, or an unknown node fail
+    /// before anything is stored; otherwise a failing
     /// superstep stores nothing of itself (earlier ones stay). Waits for a run of the
     /// thread like [`CompiledGraph::update_state`].
     pub async fn bulk_update_state<U: IntoUpdate>(
