@@ -1,7 +1,11 @@
 //! The names of the special `as_node` forms of `update_state` (LangGraph's `END`,
 //! `"__input__"`, `"__copy__"`) and the messages when one is not alone in its superstep.
 
+use indexmap::IndexMap;
+use stategraph_checkpoint::{ChannelVersion, ChannelVersions};
+
 use super::virtual_nodes::END;
+use crate::pregel::graph::PregelGraph;
 
 /// `as_node` that applies an update's values as new input (LangGraph's `"__input__"`).
 pub const INPUT: &str = "__input__";
@@ -38,5 +42,29 @@ impl Special {
             Special::Input => "Cannot apply multiple updates when updating as input",
             Special::Copy => "Cannot copy checkpoint with multiple updates",
         }
+    }
+}
+
+/// The node an update without `as_node` is attributed to (LangGraph's `_infer_as_node`).
+pub(super) fn infer_as_node(
+    graph: &PregelGraph,
+    versions_seen: &IndexMap<String, ChannelVersions>,
+) -> Option<String> {
+    if graph.nodes.len() == 1 {
+        return graph.nodes.keys().next().cloned();
+    }
+    let mut seen: Vec<(&ChannelVersion, &String)> = versions_seen
+        .iter()
+        .filter(|(n, _)| graph.nodes.contains_key(*n))
+        .flat_map(|(n, s)| s.values().map(move |v| (v, n)))
+        .collect();
+    if seen.is_empty() {
+        return Some("__start__".to_owned());
+    }
+    seen.sort();
+    match seen.len() {
+        1 => Some(seen[0].1.clone()),
+        n if seen[n - 1].0 != seen[n - 2].0 => Some(seen[n - 1].1.clone()),
+        _ => None,
     }
 }

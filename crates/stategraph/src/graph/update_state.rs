@@ -16,7 +16,7 @@ use super::compiled::CompiledGraph;
 use super::node::{NodeContext, NodeOutput};
 use super::read_state::not_found;
 use super::state_api::thread_of;
-use super::update_forms::Special;
+use super::update_forms::{infer_as_node, Special};
 use crate::channels::Channels;
 use crate::config::AsRunConfig;
 use crate::error::{Error, Result};
@@ -577,28 +577,4 @@ fn update_task_id(checkpoint_id: &str, i: usize) -> String {
         format!("__interrupt__:{i}")
     };
     uuid::Uuid::new_v5(&ns, name.as_bytes()).to_string()
-}
-
-/// The node an update without `as_node` is attributed to (LangGraph's `_infer_as_node`).
-fn infer_as_node(
-    graph: &PregelGraph,
-    versions_seen: &IndexMap<String, ChannelVersions>,
-) -> Option<String> {
-    if graph.nodes.len() == 1 {
-        return graph.nodes.keys().next().cloned();
-    }
-    let mut seen: Vec<(&ChannelVersion, &String)> = versions_seen
-        .iter()
-        .filter(|(n, _)| graph.nodes.contains_key(*n))
-        .flat_map(|(n, s)| s.values().map(move |v| (v, n)))
-        .collect();
-    if seen.is_empty() {
-        return Some("__start__".to_owned());
-    }
-    seen.sort();
-    match seen.len() {
-        1 => Some(seen[0].1.clone()),
-        n if seen[n - 1].0 != seen[n - 2].0 => Some(seen[n - 1].1.clone()),
-        _ => None,
-    }
 }
