@@ -17,10 +17,11 @@ use stategraph_checkpoint::{
     CheckpointSaver, MemorySaver, Value,
 };
 
-const SCENARIOS: [&str; 8] = [
+const SCENARIOS: [&str; 9] = [
     "chain3",
     "conditional",
     "delta_chat",
+    "functional",
     "interrupt_resume",
     "join",
     "send_fanout",
@@ -362,6 +363,11 @@ async fn check(scenario: &str) -> MemorySaver {
 #[tokio::test]
 async fn single_node_is_stored_byte_for_byte() {
     check("single_node").await;
+}
+
+#[tokio::test]
+async fn functional_is_stored_byte_for_byte() {
+    check("functional").await;
 }
 
 #[tokio::test]
